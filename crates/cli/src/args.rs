@@ -1,0 +1,140 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// How good is this code reviewer, and can we prove it?
+///
+/// revcal keeps a library of scoring rubrics, scores reviews against them, plants bugs
+/// to measure what a reviewer catches, and keeps a signed reputation of reviewers.
+#[derive(Debug, Parser)]
+#[command(name = "revcal", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    /// When to colour output: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// When to use colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lint, list, look up and search the rubric library.
+    #[command(subcommand)]
+    Rubric(RubricCommand),
+}
+
+/// Where to read the rubric library from.
+#[derive(Debug, Clone, Args)]
+pub struct LibraryArgs {
+    /// Rubric directory [default: $REVCAL_RUBRICS, else ./rubrics when it exists, else the
+    /// library built into revcal].
+    #[arg(long, value_name = "DIR")]
+    pub rubrics: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RubricCommand {
+    /// Check rubric files and report every problem, compiler-style.
+    ///
+    /// Every file is checked against the rubric JSON Schema and the format's rules
+    /// (anchors cover the scale, thresholds inside it, shares sum to 1, patterns compile,
+    /// ids unique, ...). Each problem names file:line:col, the rule, the field and a fix.
+    ///
+    /// Exit status: 0 clean, 1 problems found (errors, or warnings with --deny-warnings),
+    /// 2 usage or I/O error.
+    #[command(
+        after_help = "Examples:\n  revcal rubric lint\n  revcal rubric lint rubrics/code_review_v1.yaml --format json\n  revcal rubric lint rubrics --deny-warnings --format github"
+    )]
+    Lint {
+        /// Files or directories (walked for *.yaml, *.yml, *.json, skipping schema.json).
+        #[arg(value_name = "PATHS", default_value = "rubrics")]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+        format: LintFormat,
+        /// Treat warnings as failures (exit 1).
+        #[arg(long)]
+        deny_warnings: bool,
+    },
+    /// List the rubrics in the library.
+    List {
+        #[command(flatten)]
+        library: LibraryArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one rubric. Exit status 1 when there is no rubric with that id.
+    Get {
+        /// The rubric_id, e.g. code_review_v1.
+        id: String,
+        #[command(flatten)]
+        library: LibraryArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DocumentFormat::Yaml)]
+        format: DocumentFormat,
+    },
+    /// Find rubrics by artifact type and by words in their id, name or description.
+    ///
+    /// Exit status 1 when nothing matches.
+    #[command(
+        after_help = "Examples:\n  revcal rubric search --artifact-type jira_tickets\n  revcal rubric search review accuracy"
+    )]
+    Search {
+        /// Words that must all appear (case-insensitively) in the id, name or description.
+        text: Vec<String>,
+        /// Only rubrics for this artifact type (e.g. code_review, jira_tickets).
+        #[arg(long, value_name = "TYPE")]
+        artifact_type: Option<String>,
+        #[command(flatten)]
+        library: LibraryArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the rubric JSON Schema (what rubrics/schema.json holds; point your editor at it).
+    Schema,
+    /// List every lint rule with its id.
+    Rules {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// How `rubric lint` prints diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    /// Compiler-style: file:line:col, the source line with a caret, the hint.
+    Human,
+    /// One JSON document with a summary and every diagnostic.
+    Json,
+    /// GitHub Actions workflow commands (::error file=...,line=...::message).
+    Github,
+}
+
+/// A document format for printing a rubric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DocumentFormat {
+    /// YAML, as rubric files are written.
+    Yaml,
+    /// Pretty-printed JSON.
+    Json,
+}

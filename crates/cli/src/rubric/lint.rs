@@ -1,0 +1,42 @@
+//! `revcal rubric lint`.
+
+use super::render;
+use crate::EXIT_USAGE;
+use crate::args::LintFormat;
+use crate::style::Style;
+use anyhow::Result;
+use revcal_rubric_repo::{Linter, RepoError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub fn run(paths: &[PathBuf], format: LintFormat, deny_warnings: bool, style: &Style) -> Result<ExitCode> {
+    let linter = Linter::new()?;
+    let report = match linter.lint_paths(paths) {
+        Ok(report) => report,
+        Err(RepoError::NotFound { path }) => {
+            let hint = if path.as_os_str() == "rubrics" {
+                " (lint looks in ./rubrics by default; name the files or directories to check)"
+            } else {
+                ""
+            };
+            anyhow::bail!("`{}` does not exist{hint}", path.display());
+        }
+        Err(other) => return Err(other.into()),
+    };
+    if report.files.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        anyhow::bail!("no rubric files (*.yaml, *.yml, *.json) under {}", shown.join(", "));
+    }
+    match format {
+        LintFormat::Human => render::human(&report, style),
+        LintFormat::Json => render::json(&report)?,
+        LintFormat::Github => render::github(&report),
+    }
+    Ok(if report.io_failures > 0 {
+        ExitCode::from(EXIT_USAGE)
+    } else if report.passes(deny_warnings) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,121 @@
+//! Negative-criteria checks: names, patterns that compile, and the bare-dot warning.
+
+use super::document::check_identifier;
+use crate::pointer;
+use crate::rule::{Issue, Rule};
+use crate::types::{Rubric, compile_pattern};
+use std::collections::HashMap;
+
+pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
+    let mut first_seen: HashMap<&str, usize> = HashMap::new();
+    for (index, negative) in rubric.negative_criteria.iter().enumerate() {
+        let at = pointer::build(["negative_criteria".to_owned(), index.to_string()]);
+        check_identifier(&negative.name, &pointer::join(&at, "name"), "negative criterion name", issues);
+        if let Some(&first) = first_seen.get(negative.name.as_str()) {
+            issues.push(
+                Issue::error(
+                    Rule::Name,
+                    pointer::join(&at, "name"),
+                    format!("negative criterion `{}` is defined twice", negative.name),
+                )
+                .with_hint("merge the two pattern lists under one name")
+                .with_related(format!("/negative_criteria/{first}/name"), "first defined here"),
+            );
+        } else {
+            first_seen.insert(negative.name.as_str(), index);
+        }
+        let patterns_at = pointer::join(&at, "fail_patterns");
+        if negative.fail_patterns.is_empty() {
+            issues.push(
+                Issue::error(
+                    Rule::Pattern,
+                    patterns_at.clone(),
+                    format!("`{}` has no fail_patterns", negative.name),
+                )
+                .with_hint("list at least one pattern, or remove the negative criterion"),
+            );
+        }
+        for (position, pattern) in negative.fail_patterns.iter().enumerate() {
+            let pattern_at = pointer::join(&patterns_at, position);
+            if pattern.is_empty() {
+                issues.push(
+                    Issue::error(Rule::Pattern, pattern_at, "empty pattern matches every artifact")
+                        .with_hint("remove it, or write the text that must not appear"),
+                );
+                continue;
+            }
+            if let Err(error) = compile_pattern(pattern, negative.literal) {
+                let detail = error.to_string();
+                let last_line = detail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&detail);
+                issues.push(
+                    Issue::error(
+                        Rule::Pattern,
+                        pattern_at,
+                        format!(
+                            "pattern `{pattern}` does not compile: {}",
+                            last_line.trim().trim_start_matches("error: ")
+                        ),
+                    )
+                    .with_hint(
+                        "escape regex metacharacters with `\\`, or set `literal: true` to match plain text",
+                    ),
+                );
+                continue;
+            }
+            if !negative.literal
+                && let Some(column) = literal_dot_warning(pattern)
+            {
+                let (before, after) = pattern.split_at(column);
+                let escaped = format!("{before}\\{after}");
+                issues.push(
+                    Issue::warning(
+                        Rule::Pattern,
+                        pattern_at,
+                        format!("`.` in pattern `{pattern}` matches any character, not only a dot"),
+                    )
+                    .with_hint(format!(
+                        "write `{escaped}` (in double-quoted YAML: `{}`) to match a literal dot, or set `literal: true`",
+                        escaped.replace('\\', "\\\\")
+                    )),
+                );
+            }
+        }
+    }
+}
+
+/// The byte offset of the first `.` in `pattern` that was most likely meant as a literal
+/// dot: unescaped, outside a character class, not followed by a quantifier, and right
+/// after a letter or digit (as in `etc.` or `e.g.`). `.*` and `\.` are not flagged.
+///
+/// ```
+/// use revcal_rubric_model::validate::literal_dot_warning;
+/// assert_eq!(literal_dot_warning("etc."), Some(3));
+/// assert_eq!(literal_dot_warning(r"etc\."), None);
+/// assert_eq!(literal_dot_warning("TODO.*later"), None);
+/// assert_eq!(literal_dot_warning("[.]"), None);
+/// ```
+pub fn literal_dot_warning(pattern: &str) -> Option<usize> {
+    let bytes = pattern.as_bytes();
+    let mut class_depth = 0usize;
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\\' => {
+                index += 2;
+                continue;
+            }
+            b'[' => class_depth += 1,
+            b']' if class_depth > 0 => class_depth -= 1,
+            b'.' if class_depth == 0 => {
+                let after_word = index > 0 && bytes[index - 1].is_ascii_alphanumeric();
+                let quantified = matches!(bytes.get(index + 1), Some(b'*' | b'+' | b'?' | b'{'));
+                if after_word && !quantified {
+                    return Some(index);
+                }
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    None
+}

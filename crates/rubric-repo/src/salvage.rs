@@ -1,0 +1,111 @@
+//! Checking what can be checked in a document the schema rejected.
+//!
+//! When one criterion has a type error (`weight: heavy`), the whole document cannot
+//! become a typed [`Rubric`], yet its other criteria still deserve their anchors,
+//! examples and thresholds checked in the same run. This module drops the list items that
+//! do not parse, checks the rest, maps item indices back to the document, and suppresses
+//! the checks that need the whole list (shares summing to 1, ceilings naming criteria).
+
+use revcal_rubric_model::{Ceiling, Criterion, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// A typed rubric built from the parts of a document that parse.
+pub(crate) struct Salvaged {
+    pub rubric: Rubric,
+    /// For each list, the document indices of the items kept, when any were dropped.
+    reduced: Vec<(&'static str, Vec<usize>)>,
+    /// Names of the criteria that were dropped (as far as they could be read).
+    dropped_names: Vec<String>,
+}
+
+/// Builds a rubric from `document` without the list items that fail to parse. `None` when
+/// a top-level field itself is broken (then no semantic check is meaningful).
+pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
+    let mut document = document.clone();
+    let mut reduced = Vec::new();
+    let dropped_names = document
+        .get("criteria")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| serde_json::from_value::<Criterion>((*item).clone()).is_err())
+        .filter_map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    keep_parsable::<Criterion>(&mut document, "criteria", &mut reduced);
+    keep_parsable::<NegativeCriterion>(&mut document, "negative_criteria", &mut reduced);
+    keep_parsable::<Ceiling>(&mut document, "ceilings", &mut reduced);
+    let rubric = serde_json::from_value(document).ok()?;
+    Some(Salvaged { rubric, reduced, dropped_names })
+}
+
+fn keep_parsable<T: DeserializeOwned>(
+    document: &mut Value,
+    list: &'static str,
+    reduced: &mut Vec<(&'static str, Vec<usize>)>,
+) {
+    let Some(slot) = document.get_mut(list) else { return };
+    let items = match slot.take() {
+        Value::Array(items) => items,
+        _ => Vec::new(),
+    };
+    let total = items.len();
+    let (kept_indices, kept): (Vec<usize>, Vec<Value>) = items
+        .into_iter()
+        .enumerate()
+        .filter(|(_, item)| serde_json::from_value::<T>(item.clone()).is_ok())
+        .unzip();
+    if kept.len() != total || total == 0 {
+        reduced.push((list, kept_indices));
+    }
+    *slot = Value::Array(kept);
+}
+
+impl Salvaged {
+    /// True when `list` lost items (or was not a list).
+    fn reduced(&self, list: &str) -> bool {
+        self.reduced.iter().any(|(name, _)| *name == list)
+    }
+
+    /// Maps an issue found on the salvaged rubric back to the document; `None` for
+    /// issues that only arise because items were dropped.
+    pub fn translate(&self, mut issue: Issue) -> Option<Issue> {
+        let criteria_reduced = self.reduced("criteria");
+        let needs_all_criteria = match issue.rule {
+            Rule::Share => issue.pointer == "/criteria" || pointer::segments(&issue.pointer).len() == 2,
+            // A ceiling may name a criterion that was dropped: only then is "no such
+            // criterion" an artefact of the salvage.
+            Rule::Ceiling => {
+                issue.pointer.ends_with("/criterion") && self.names_dropped_criterion(&issue.pointer)
+            }
+            Rule::Threshold => issue.severity == Severity::Warning,
+            Rule::Schema => issue.pointer == "/criteria",
+            _ => false,
+        };
+        if criteria_reduced && needs_all_criteria {
+            return None;
+        }
+        issue.pointer = self.remap(&issue.pointer);
+        if let Some(related) = issue.related.as_mut() {
+            related.pointer = self.remap(&related.pointer);
+        }
+        Some(issue)
+    }
+
+    fn names_dropped_criterion(&self, ceiling_pointer: &str) -> bool {
+        let index = pointer::segments(ceiling_pointer).get(1).and_then(|i| i.parse::<usize>().ok());
+        let named = index.and_then(|i| self.rubric.ceilings.get(i)).map(|c| c.criterion.as_str());
+        named.is_some_and(|name| self.dropped_names.iter().any(|dropped| dropped == name))
+    }
+
+    fn remap(&self, at: &str) -> String {
+        let mut segments = pointer::segments(at);
+        if let [list, index, ..] = segments.as_mut_slice()
+            && let Some((_, kept)) = self.reduced.iter().find(|(name, _)| name == list)
+            && let Some(original) = index.parse::<usize>().ok().and_then(|i| kept.get(i))
+        {
+            *index = original.to_string();
+        }
+        pointer::build(&segments)
+    }
+}

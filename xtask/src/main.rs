@@ -1,0 +1,96 @@
+//! Maintainer tasks: `cargo xtask <task>`.
+//!
+//! - `schema [--check]`: write `rubrics/schema.json` from the Rust types, or fail when the
+//!   checked-in file is stale.
+//! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
+//! - `ci`: run `.ci/run`, exactly what CI runs.
+//! - `bench [rubrics]`: run the benchmarks.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  schema [--check]   write rubrics/schema.json from the Rust types; --check fails when it is stale
+  lint-rubrics       lint the shipped rubrics with warnings denied
+  ci                 run .ci/run (format, clippy, tests, schema check, rubric lint)
+  bench [rubrics]    run the benchmarks (criterion; ratios and percentiles are printed)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("xtask: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<ExitCode> {
+    let root = workspace_root();
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    match args.first().map(String::as_str) {
+        Some("schema") => schema(&root, rest.contains(&"--check")),
+        Some("lint-rubrics") => cargo(
+            &root,
+            &["run", "-q", "-p", "revcal-cli", "--", "rubric", "lint", "rubrics", "--deny-warnings"],
+        ),
+        Some("ci") => status(Command::new("bash").arg(root.join(".ci/run")).current_dir(&root)),
+        Some("bench") => match rest.first().copied() {
+            None | Some("rubrics") => {
+                cargo(&root, &["bench", "-p", "revcal-rubric-repo", "--bench", "repository"])
+            }
+            Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
+        },
+        Some("-h" | "--help" | "help") | None => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(other) => bail!("unknown task `{other}`\n\n{USAGE}"),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn schema(root: &Path, check: bool) -> Result<ExitCode> {
+    let path = root.join("rubrics/schema.json");
+    let generated = revcal_rubric_model::json_schema_text();
+    if check {
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current != generated {
+            eprintln!(
+                "xtask: {} is stale: the rubric types changed without regenerating it.\n       run `cargo xtask schema` and commit the result.",
+                path.display()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        println!("{} is up to date", path.display());
+    } else {
+        std::fs::write(&path, generated).with_context(|| format!("cannot write {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<ExitCode> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    status(Command::new(cargo).args(args).current_dir(root))
+}
+
+fn status(command: &mut Command) -> Result<ExitCode> {
+    let status = command.status().with_context(|| format!("cannot run {command:?}"))?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::FAILURE,
+    })
+}
