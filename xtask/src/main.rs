@@ -63,10 +63,8 @@ fn workspace_root() -> PathBuf {
 
 fn schema(root: &Path, check: bool) -> Result<ExitCode> {
     let path = root.join("rubrics/schema.json");
-    let generated = revcal_rubric_model::json_schema_text();
     if check {
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
-        if current != generated {
+        if !schema_is_current(&path) {
             eprintln!(
                 "xtask: {} is stale: the rubric types changed without regenerating it.\n       run `cargo xtask schema` and commit the result.",
                 path.display()
@@ -75,10 +73,16 @@ fn schema(root: &Path, check: bool) -> Result<ExitCode> {
         }
         println!("{} is up to date", path.display());
     } else {
-        std::fs::write(&path, generated).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(&path, revcal_rubric_model::json_schema_text())
+            .with_context(|| format!("cannot write {}", path.display()))?;
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// True when the file at `path` holds exactly the schema the current types generate.
+fn schema_is_current(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|current| current == revcal_rubric_model::json_schema_text())
 }
 
 fn cargo(root: &Path, args: &[&str]) -> Result<ExitCode> {
@@ -93,4 +97,34 @@ fn status(command: &mut Command) -> Result<ExitCode> {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::FAILURE,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_file_that_lags_the_types_is_stale() {
+        let dir = std::env::temp_dir().join(format!("xtask-schema-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("schema.json");
+        let current = revcal_rubric_model::json_schema_text();
+        std::fs::write(&path, &current).unwrap();
+        assert!(schema_is_current(&path));
+        // What the file looked like before a field was added to the model.
+        let before: String = current.replacen("\"calibration_dataset\"", "\"dataset\"", 1);
+        std::fs::write(&path, before).unwrap();
+        assert!(!schema_is_current(&path));
+        std::fs::remove_file(&path).unwrap();
+        assert!(!schema_is_current(&path), "a missing file is stale");
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_checked_in_schema_is_current() {
+        assert!(
+            schema_is_current(&workspace_root().join("rubrics/schema.json")),
+            "rubrics/schema.json is stale: run `cargo xtask schema`"
+        );
+    }
 }

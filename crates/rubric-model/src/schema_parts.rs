@@ -43,7 +43,17 @@ pub fn json_schema() -> serde_json::Value {
     schema.insert("$id".to_owned(), "https://revcal.dev/schemas/rubric.schema.json".into());
     let mut value = schema.to_value();
     tidy(&mut value);
-    value
+    // Identity first, so that the published file reads top-down.
+    let mut ordered = serde_json::Map::new();
+    if let serde_json::Value::Object(mut fields) = value {
+        for key in ["$schema", "$id", "title", "description"] {
+            if let Some(field) = fields.remove(key) {
+                ordered.insert(key.to_owned(), field);
+            }
+        }
+        ordered.extend(fields);
+    }
+    serde_json::Value::Object(ordered)
 }
 
 /// Removes what schemars adds for Rust's sake but a rubric author's editor should not see:

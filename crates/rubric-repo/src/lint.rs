@@ -211,6 +211,7 @@ impl Linter {
             }
         }
         for (issue, target) in issues {
+            let target = if names_a_key(&issue.pointer) { Target::Key } else { target };
             out.diagnostics.push(place(path, &marks, issue, target));
         }
         out.diagnostics.sort_by_key(|d| (d.line, d.column, d.rule));
@@ -260,13 +261,23 @@ fn without_unknown_fields(mut value: Value, schema_issues: &[SchemaIssue]) -> Va
     value
 }
 
+/// Anchor and example entries are judged by their keys (`4-5`, `score_9`): a caret under
+/// the key says which entry is meant.
+fn names_a_key(at: &str) -> bool {
+    matches!(
+        pointer::segments(at).as_slice(),
+        [criteria, _, map, _] if criteria == "criteria" && (map == "anchors" || map == "examples")
+    )
+}
+
 fn place(path: &Path, marks: &Marks, issue: Issue, target: Target) -> Diagnostic {
     let span = marks.locate(&issue.pointer, target);
     let mut diagnostic =
         Diagnostic::new(path, span, issue.pointer, issue.rule, issue.severity, issue.message)
             .with_hint(issue.hint);
     if let Some(related) = issue.related {
-        let at = marks.locate(&related.pointer, Target::Auto);
+        let target = if names_a_key(&related.pointer) { Target::Key } else { Target::Auto };
+        let at = marks.locate(&related.pointer, target);
         diagnostic.related.push(RelatedLocation {
             file: path.to_path_buf(),
             line: at.start.line,

@@ -32,6 +32,15 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
         .filter(|item| serde_json::from_value::<Criterion>((*item).clone()).is_err())
         .filter_map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect();
+    // Scalars written where text belongs (`version: 1.0`) were reported by the schema;
+    // read them as their text so that the rest of the document can still be checked.
+    for field in ["rubric_id", "name", "version", "artifact_type", "description", "calibration_dataset"] {
+        if let Some(slot) = document.get_mut(field)
+            && (slot.is_number() || slot.is_boolean())
+        {
+            *slot = Value::String(slot.to_string());
+        }
+    }
     keep_parsable::<Criterion>(&mut document, "criteria", &mut reduced);
     keep_parsable::<NegativeCriterion>(&mut document, "negative_criteria", &mut reduced);
     keep_parsable::<Ceiling>(&mut document, "ceilings", &mut reduced);

@@ -111,22 +111,23 @@ fn check_anchors(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Vec
             );
             continue;
         }
+        // Report the first point this key shares with an earlier anchor, once; still count
+        // the key's other points as covered so that no phantom gap follows.
+        let overlap =
+            points.clone().find_map(|point| covered_by.get(&point).map(|earlier| (point, earlier.clone())));
+        if let Some((point, earlier)) = overlap {
+            issues.push(
+                Issue::error(
+                    Rule::Anchors,
+                    key_at.clone(),
+                    format!("point {point} is covered twice, by anchor `{earlier}` and by anchor `{parsed}`"),
+                )
+                .with_hint("each point of the scale needs exactly one anchor")
+                .with_related(pointer::join(&anchors_at, &earlier), "first covered here"),
+            );
+        }
         for point in points {
-            if let Some(earlier) = covered_by.get(&point) {
-                issues.push(
-                    Issue::error(
-                        Rule::Anchors,
-                        key_at.clone(),
-                        format!(
-                            "point {point} is covered twice, by anchor `{earlier}` and by anchor `{parsed}`"
-                        ),
-                    )
-                    .with_hint("each point of the scale needs exactly one anchor")
-                    .with_related(pointer::join(&anchors_at, earlier), "first covered here"),
-                );
-                break;
-            }
-            covered_by.insert(point, key.to_owned());
+            covered_by.entry(point).or_insert_with(|| key.to_owned());
         }
     }
     let gaps: Vec<u32> = (scale.min..=scale.max).filter(|p| !covered_by.contains_key(p)).collect();

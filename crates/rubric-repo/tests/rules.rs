@@ -1,0 +1,284 @@
+//! One broken rubric per rule of the format: each test asserts the rule id, the line and
+//! column of the offending node (not of the document start), and the field.
+
+mod common;
+
+use common::*;
+use revcal_rubric_model::Severity;
+use revcal_rubric_repo::Linter;
+
+#[test]
+fn the_sample_is_clean() {
+    assert!(lint(SAMPLE).is_empty(), "{:#?}", lint(SAMPLE));
+}
+
+#[test]
+fn rl01_duplicate_rubric_id_names_both_files_and_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("calibration")).unwrap();
+    std::fs::write(dir.path().join("calibration/sample.jsonl"), "").unwrap();
+    std::fs::write(dir.path().join("a.yaml"), SAMPLE).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), format!("# copy\n\n{SAMPLE}")).unwrap();
+    let report = Linter::new().unwrap().lint_paths(&[dir.path().to_path_buf()]).unwrap();
+    let d = single(&report.diagnostics);
+    assert_at(&d, "RL-01", (4, 12), "/rubric_id");
+    assert!(d.file.ends_with("b.yaml"));
+    assert!(d.message.contains("a.yaml:2"), "{}", d.message);
+    assert_eq!(d.related.len(), 1);
+    assert!(d.related[0].file.ends_with("a.yaml"));
+    assert_eq!((d.related[0].line, d.related[0].column), (2, 12));
+    // Both rubrics parsed, but the duplicate is not valid.
+    assert_eq!(report.rubrics.iter().filter(|r| r.valid).count(), 1);
+}
+
+#[test]
+fn rl02_anchor_gap_overlap_range_and_malformed_keys() {
+    let text = broken("      4: Clear\n", "");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-02", position_of(&text, "anchors:"), "/criteria/0/anchors");
+    assert!(d.message.contains("point 4"), "{}", d.message);
+
+    let text = broken("      3: Mostly focused", "      3-4: Mostly focused");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-02", position_of(&text, "4-5: Focused"), "/criteria/1/anchors/4-5");
+    // The key (not its text) is underlined.
+    assert_eq!(d.end_column - d.column, 3);
+    assert!(d.message.contains("point 4 is covered twice"), "{}", d.message);
+    let related = &d.related[0];
+    assert_eq!((related.line, related.column), position_of(&text, "3-4: Mostly"));
+
+    let text = broken("      5: Crisp", "      5: Crisp\n      6: Beyond");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-02", position_of(&text, "6: Beyond"), "/criteria/0/anchors/6");
+    assert!(d.message.contains("outside the scale 1..5"), "{}", d.message);
+
+    let text = broken("      5: Crisp", "      five: Crisp");
+    let diagnostics = lint(&text);
+    let d =
+        diagnostics.iter().find(|d| d.pointer == "/criteria/0/anchors/five").expect("malformed key reported");
+    assert_at(&d, "RL-02", position_of(&text, "five"), "/criteria/0/anchors/five");
+    // And the point it failed to cover.
+    assert!(
+        diagnostics.iter().any(|d| d.rule.id() == "RL-02" && d.message.contains("point 5")),
+        "{diagnostics:#?}"
+    );
+}
+
+#[test]
+fn rl03_examples_for_min_and_max() {
+    let text = broken("      score_5: One change.\n", "");
+    let d = single(lint(&text));
+    assert_at(
+        &d,
+        "RL-03",
+        position_of(&text, "examples:\n      score_1: Everything"),
+        "/criteria/1/examples",
+    );
+    assert!(d.message.contains("score_5"), "{}", d.message);
+
+    let text = broken("      score_1: stuff", "      score_1: stuff\n      score_9: nine");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-03", position_of(&text, "score_9"), "/criteria/0/examples/score_9");
+}
+
+#[test]
+fn rl04_version_format() {
+    for (written, hint) in
+        [("1.0", "1.0.0"), ("v1.0.0", "1.0.0"), ("1.0.0-beta", "1.0.0"), ("\"1.0\"", "1.0.0")]
+    {
+        let text = broken("version: 1.0.0", &format!("version: {written}"));
+        let d = single(lint(&text));
+        assert_at(&d, "RL-04", position_of(&text, written), "/version");
+        assert!(d.hint.as_deref().unwrap_or_default().contains(hint), "{written}: {d:#?}");
+    }
+}
+
+#[test]
+fn rl05_thresholds_inside_the_scale() {
+    let text =
+        broken("    threshold: 3\n    anchors:\n      1-2", "    threshold: 11\n    anchors:\n      1-2");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-05", position_in(&text, "threshold: 11", "11"), "/criteria/1/threshold");
+
+    let text = broken("pass_threshold: 3.5", "pass_threshold: 0");
+    assert_at(
+        &single(lint(&text)),
+        "RL-05",
+        position_in(&text, "pass_threshold: 0", "0"),
+        "/scoring/pass_threshold",
+    );
+
+    let text = broken("essential_minimum: 3", "essential_minimum: 6");
+    assert_at(
+        &single(lint(&text)),
+        "RL-05",
+        position_in(&text, "minimum: 6", "6"),
+        "/scoring/essential_minimum",
+    );
+}
+
+#[test]
+fn rl06_weight_is_essential_or_important() {
+    let text = broken("weight: important", "weight: importnt");
+    let diagnostics = lint(&text);
+    let d = single(&diagnostics);
+    assert_at(&d, "RL-06", position_of(&text, "importnt"), "/criteria/1/weight");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `important`?"));
+}
+
+#[test]
+fn rl09_calibration_dataset_is_a_uri_reference() {
+    let text = broken("calibration/sample.jsonl", "calibration/my sample.jsonl");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-09", position_of(&text, "calibration/my"), "/calibration_dataset");
+    let text = broken("calibration/sample.jsonl", "\"1http://example.com/x\"");
+    assert_at(&single(lint(&text)), "RL-09", position_of(&text, "\"1http"), "/calibration_dataset");
+}
+
+#[test]
+fn rl09_a_missing_local_dataset_is_a_warning_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sample.yaml"), SAMPLE).unwrap();
+    let report = Linter::new().unwrap().lint_paths(&[dir.path().to_path_buf()]).unwrap();
+    let d = single(&report.diagnostics);
+    assert_eq!((d.rule.id(), d.severity), ("RL-09", Severity::Warning));
+    assert!(d.message.contains("does not exist"), "{}", d.message);
+    std::fs::create_dir(dir.path().join("calibration")).unwrap();
+    std::fs::write(dir.path().join("calibration/sample.jsonl"), "").unwrap();
+    let report = Linter::new().unwrap().lint_paths(&[dir.path().to_path_buf()]).unwrap();
+    assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
+}
+
+#[test]
+fn schema_types_required_and_unknown_fields() {
+    // Type.
+    let text = broken("threshold: 3", "threshold: high");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_in(&text, "threshold: high", "high"), "/criteria/0/threshold");
+    assert!(d.message.contains("must be a number"), "{}", d.message);
+    // Required: the pointer names the missing field; the position is its mapping.
+    let text = broken("    description: Is it about one thing?\n", "");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_of(&text, "name: scope"), "/criteria/1/description");
+    assert!(d.message.contains("`description`"), "{}", d.message);
+    // Unknown, with a "did you mean".
+    let text = broken("    share: 0.4", "    share: 0.4\n    treshold: 4");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_of(&text, "treshold"), "/criteria/1/treshold");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `threshold`?"));
+    // A scalar where the rubric mapping should be.
+    let d = single(lint("just a sentence\n"));
+    assert_at(&d, "SCHEMA", (1, 1), "");
+}
+
+#[test]
+fn scale_must_be_an_ascending_range() {
+    let text = broken("scale: {min: 1, max: 5}", "scale: {min: 5, max: 5}");
+    let diagnostics = lint(&text);
+    let d = diagnostics.iter().find(|d| d.rule.id() == "SCALE").expect("scale reported");
+    assert_at(&d, "SCALE", position_of(&text, "scale"), "/scale");
+}
+
+#[test]
+fn names_are_unique() {
+    let text = broken("name: scope", "name: clarity");
+    let d = single(lint(&text));
+    assert_at(
+        &d,
+        "NAME",
+        position_in(&text, "name: clarity\n    description: Is it", "clarity"),
+        "/criteria/1/name",
+    );
+    assert_eq!((d.related[0].line, d.related[0].column), position_in(&text, "name: clarity", "clarity"));
+}
+
+#[test]
+fn shares_all_or_none_in_range_and_summing_to_one() {
+    let text = broken("    share: 0.4\n", "");
+    let d = single(lint(&text));
+    assert_at(&d, "SHARE", position_of(&text, "name: scope"), "/criteria/1");
+
+    let text = broken("share: 0.4", "share: 0.3");
+    let d = single(lint(&text));
+    assert_at(&d, "SHARE", position_of(&text, "criteria:"), "/criteria");
+    assert!(d.message.contains("0.9"), "{}", d.message);
+
+    let text = broken("share: 0.6", "share: 0").replacen("share: 0.4", "share: 1.0", 1);
+    let d = single(lint(&text));
+    assert_at(&d, "SHARE", position_in(&text, "share: 0\n", "0"), "/criteria/0/share");
+
+    // Within the 0.001 tolerance.
+    let text = broken("share: 0.4", "share: 0.4005");
+    assert!(lint(&text).is_empty());
+}
+
+#[test]
+fn ceilings_name_a_criterion_and_stay_in_the_scale() {
+    let text = broken("criterion: clarity", "criterion: clarty");
+    let d = single(lint(&text));
+    assert_at(&d, "CEILING", position_of(&text, "clarty"), "/ceilings/0/criterion");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `clarity`?"));
+
+    let text = broken("cap: 2.0", "cap: 12");
+    assert_at(&single(lint(&text)), "CEILING", position_in(&text, "cap: 12", "12"), "/ceilings/0/cap");
+}
+
+#[test]
+fn patterns_compile_and_bare_dots_warn() {
+    let text = broken("\"and so on\"", "\"(and so on\"");
+    let d = single(lint(&text));
+    assert_at(&d, "PATTERN", position_of(&text, "\"(and"), "/negative_criteria/0/fail_patterns/1");
+    assert_eq!(d.severity, Severity::Error);
+
+    let text = broken(r"'etc\.'", "\"etc.\"");
+    let d = single(lint(&text));
+    assert_at(&d, "PATTERN", position_of(&text, "\"etc.\""), "/negative_criteria/0/fail_patterns/0");
+    assert_eq!(d.severity, Severity::Warning);
+
+    // A literal criterion may say `etc.`.
+    let text = broken(r"fail_patterns: ['etc\.', ", "literal: true\n    fail_patterns: ['etc.', ");
+    assert!(lint(&text).is_empty(), "{:#?}", lint(&text));
+}
+
+#[test]
+fn yaml_syntax_errors_and_duplicate_keys() {
+    let text = broken("name: Sample", "name: [Sample");
+    let d = single(lint(&text));
+    assert_eq!(d.rule.id(), "YAML");
+    assert!(d.line >= 3, "points into the document, not at its start: {d:#?}");
+
+    let text = broken("name: Sample", "name: Sample\nname: Other");
+    let d = single(lint(&text));
+    assert_at(&d, "YAML", position_of(&text, "name: Other"), "/name");
+    assert_eq!((d.related[0].line, d.related[0].column), position_of(&text, "name: Sample"));
+}
+
+#[test]
+fn every_problem_in_a_file_is_reported_in_one_run() {
+    let text = SAMPLE
+        .replacen("version: 1.0.0", "version: 1.0", 1)
+        .replacen("weight: important", "weight: heavy", 1)
+        .replacen("      4: Clear\n", "", 1)
+        .replacen("pass_threshold: 3.5", "pass_threshold: 9", 1)
+        .replacen("    threshold: 3\n", "    threshold: 3\n    colour: red\n", 1);
+    let rules: Vec<&str> = lint(&text).iter().map(|d| d.rule.id()).collect();
+    for expected in ["RL-04", "RL-06", "RL-02", "RL-05", "SCHEMA"] {
+        assert!(rules.contains(&expected), "{expected} missing from {rules:?}");
+    }
+}
+
+#[test]
+fn the_rubric_library_spec_example_passes_with_one_warning() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rubrics/user_story_spec_example.yaml");
+    let report = Linter::new().unwrap().lint_paths(&[path.into()]).unwrap();
+    assert_eq!(report.error_count(), 0, "{:#?}", report.diagnostics);
+    let d = single(&report.diagnostics);
+    assert_eq!((d.rule.id(), d.severity), ("PATTERN", Severity::Warning));
+    assert!(d.message.contains("`etc.`"), "{}", d.message);
+    let rubric = &report.rubrics[0].rubric;
+    assert_eq!(rubric.rubric_id, "user_story_quality_v1");
+    let names: Vec<&str> = rubric.criteria.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["clarity", "testability"]);
+    let negatives: Vec<&str> = rubric.negative_criteria.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(negatives, ["no_assumptions", "no_vague_language"]);
+}
