@@ -56,7 +56,7 @@ fn rl02_anchor_gap_overlap_range_and_malformed_keys() {
     let diagnostics = lint(&text);
     let d =
         diagnostics.iter().find(|d| d.pointer == "/criteria/0/anchors/five").expect("malformed key reported");
-    assert_at(&d, "RL-02", position_of(&text, "five"), "/criteria/0/anchors/five");
+    assert_at(d, "RL-02", position_of(&text, "five"), "/criteria/0/anchors/five");
     // And the point it failed to cover.
     assert!(
         diagnostics.iter().any(|d| d.rule.id() == "RL-02" && d.message.contains("point 5")),
@@ -176,7 +176,7 @@ fn scale_must_be_an_ascending_range() {
     let text = broken("scale: {min: 1, max: 5}", "scale: {min: 5, max: 5}");
     let diagnostics = lint(&text);
     let d = diagnostics.iter().find(|d| d.rule.id() == "SCALE").expect("scale reported");
-    assert_at(&d, "SCALE", position_of(&text, "scale"), "/scale");
+    assert_at(d, "SCALE", position_of(&text, "scale"), "/scale");
 }
 
 #[test]
