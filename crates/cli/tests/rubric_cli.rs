@@ -258,3 +258,24 @@ fn rules_lists_every_rule() {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
 }
+
+/// The README's tour shows real output: every line it quotes appears in what
+/// `revcal rubric lint examples/broken` prints.
+#[test]
+fn the_readme_tour_matches_real_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find("$ revcal rubric lint examples/broken\n").expect("the tour is in the README");
+    let block = &readme[start..];
+    let block = &block[..block.find("```").unwrap()];
+    let output = revcal(&["rubric", "lint", "examples/broken"]);
+    assert_eq!(output.status.code(), Some(1));
+    let actual = stdout(&output);
+    let quoted: Vec<&str> = block.lines().skip(1).filter(|line| *line != "...").collect();
+    assert!(quoted.len() > 10, "the tour quotes real lines");
+    for line in quoted {
+        assert!(
+            actual.lines().any(|real| real == line),
+            "README line not in real output: {line:?}\n{actual}"
+        );
+    }
+}

@@ -248,14 +248,17 @@ fn syntax_hint(syntax: Syntax) -> String {
     .to_owned()
 }
 
-/// The document without the unknown fields the schema reported, so that the rest of it
-/// is still checked.
+/// The document without the unknown fields the schema reported (a misspelt required
+/// field is read under its intended name), so that the rest of it is still checked.
 fn without_unknown_fields(mut value: Value, schema_issues: &[SchemaIssue]) -> Value {
     for found in schema_issues.iter().filter(|found| found.unknown_field) {
         let mut segments = pointer::segments(&found.issue.pointer);
         let Some(key) = segments.pop() else { continue };
-        if let Some(Value::Object(parent)) = value.pointer_mut(&pointer::build(&segments)) {
-            parent.remove(&key);
+        if let Some(Value::Object(parent)) = value.pointer_mut(&pointer::build(&segments))
+            && let Some(field) = parent.remove(&key)
+            && let Some(meant) = &found.rename_to
+        {
+            parent.insert(meant.clone(), field);
         }
     }
     value

@@ -19,6 +19,9 @@ pub(crate) struct SchemaIssue {
     pub target: Target,
     /// Set for unknown fields: the loader drops them and goes on checking the rest.
     pub unknown_field: bool,
+    /// For a misspelt required field (`wieght` where `weight` is missing): the name the
+    /// author meant, under which the loader reads the value to go on checking.
+    pub rename_to: Option<String>,
 }
 
 /// The compiled rubric schema.
@@ -55,28 +58,55 @@ impl SchemaChecker {
                 .with_hint("start with `rubric_id: ...`, `name: ...`, `version: ...`"),
                 target: Target::Auto,
                 unknown_field: false,
+                rename_to: None,
             });
             return found;
         }
         // Missing fields are gathered per mapping: one diagnostic that lists them all reads
         // better than six at the same place.
         let mut missing: Vec<(String, Vec<String>)> = Vec::new();
+        let mut unknown: Vec<(String, String)> = Vec::new();
         for error in self.validator.iter_errors(document) {
             let at = error.instance_path().as_str().to_owned();
-            if let ValidationErrorKind::Required { property } = error.kind() {
-                let name = property.as_str().unwrap_or_default().to_owned();
-                match missing.iter_mut().find(|(parent, _)| *parent == at) {
-                    Some((_, names)) => names.push(name),
-                    None => missing.push((at, vec![name])),
+            match error.kind() {
+                ValidationErrorKind::Required { property } => {
+                    let name = property.as_str().unwrap_or_default().to_owned();
+                    match missing.iter_mut().find(|(parent, _)| *parent == at) {
+                        Some((_, names)) => names.push(name),
+                        None => missing.push((at, vec![name])),
+                    }
                 }
-                continue;
+                ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    unknown.extend(unexpected.iter().map(|key| (at.clone(), key.clone())));
+                }
+                kind => self.translate(&at, kind, error.instance(), &mut found),
             }
-            self.translate(&at, error.kind(), error.instance(), &mut found);
         }
-        for (at, names) in missing {
+        // A misspelt required field is one mistake, not two: report the unknown name with
+        // its correction, and drop the "missing" that the misspelling caused.
+        for (at, key) in unknown {
+            let mut issue = self.unknown_key(&at, &key);
+            let meant = self.misspelling_of(&at, &key);
+            if let Some(meant) =
+                meant.filter(|m| missing.iter().any(|(p, names)| *p == at && names.contains(m)))
+            {
+                for (_, names) in missing.iter_mut().filter(|(parent, _)| *parent == at) {
+                    names.retain(|name| *name != meant);
+                }
+                issue.rename_to = Some(meant);
+            }
+            found.push(issue);
+        }
+        for (at, names) in missing.into_iter().filter(|(_, names)| !names.is_empty()) {
             found.push(self.missing_fields(&at, &names));
         }
         found
+    }
+
+    /// The known field that `key` is a plausible misspelling of.
+    fn misspelling_of(&self, at: &str, key: &str) -> Option<String> {
+        let known = self.known_fields(at);
+        suggest::closest(key, known.iter().map(String::as_str)).map(str::to_owned)
     }
 
     fn missing_fields(&self, at: &str, names: &[String]) -> SchemaIssue {
@@ -111,19 +141,15 @@ impl SchemaChecker {
                 ))
             }
         };
-        SchemaIssue { issue, target: Target::Auto, unknown_field: false }
+        SchemaIssue { issue, target: Target::Auto, unknown_field: false, rename_to: None }
     }
 
     fn translate(&self, at: &str, kind: &ValidationErrorKind, instance: &Value, out: &mut Vec<SchemaIssue>) {
         let field = field_name(at);
         let rule = rule_for(at);
-        let value_issue = |issue: Issue| SchemaIssue { issue, target: Target::Auto, unknown_field: false };
+        let value_issue =
+            |issue: Issue| SchemaIssue { issue, target: Target::Auto, unknown_field: false, rename_to: None };
         match kind {
-            ValidationErrorKind::AdditionalProperties { unexpected } => {
-                for key in unexpected {
-                    out.push(self.unknown_key(at, key));
-                }
-            }
             ValidationErrorKind::Type { kind } => {
                 let expected = expected_types(kind);
                 let issue = if rule == Rule::Version {
@@ -277,7 +303,7 @@ impl SchemaChecker {
                     .with_hint(hint)
             }
         };
-        SchemaIssue { issue, target: Target::Key, unknown_field: true }
+        SchemaIssue { issue, target: Target::Key, unknown_field: true, rename_to: None }
     }
 
     /// The property names the schema allows at `at`.

@@ -282,3 +282,20 @@ fn the_rubric_library_spec_example_passes_with_one_warning() {
     let negatives: Vec<&str> = rubric.negative_criteria.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(negatives, ["no_assumptions", "no_vague_language"]);
 }
+
+#[test]
+fn a_misspelt_required_field_is_one_error_and_checking_goes_on() {
+    // `wieght` for `weight`, in a criterion that also has a threshold outside the scale.
+    let text = broken(
+        "    weight: important\n    share: 0.4\n    threshold: 3",
+        "    wieght: important\n    share: 0.4\n    threshold: 9",
+    );
+    let diagnostics = lint(&text);
+    let rules: Vec<(&str, &str)> = diagnostics.iter().map(|d| (d.rule.id(), d.pointer.as_str())).collect();
+    assert_eq!(
+        rules,
+        [("SCHEMA", "/criteria/1/wieght"), ("RL-05", "/criteria/1/threshold")],
+        "{diagnostics:#?}"
+    );
+    assert_eq!(diagnostics[0].hint.as_deref(), Some("did you mean `weight`?"));
+}
