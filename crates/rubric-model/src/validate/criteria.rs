@@ -1,7 +1,8 @@
 //! Per-criterion checks: names, anchors (RL-02), examples (RL-03), thresholds (RL-05)
 //! and shares (SHARE).
 
-use super::{document::check_identifier, num};
+use super::document::{check_identifier, check_unique_names};
+use super::num;
 use crate::anchor::AnchorKey;
 use crate::pointer;
 use crate::rule::{Issue, Rule};
@@ -22,23 +23,16 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
             .with_hint("add a criterion with name, description, weight, threshold, anchors and examples"),
         );
     }
-    let mut first_seen: HashMap<&str, usize> = HashMap::new();
+    check_unique_names(
+        rubric.criteria.iter().map(|c| c.name.as_str()),
+        "criteria",
+        "criterion",
+        "give each criterion its own name, or merge the two",
+        issues,
+    );
     for (index, criterion) in rubric.criteria.iter().enumerate() {
         let at = pointer::build(["criteria".to_owned(), index.to_string()]);
         check_identifier(&criterion.name, &pointer::join(&at, "name"), "criterion name", issues);
-        if let Some(&first) = first_seen.get(criterion.name.as_str()) {
-            issues.push(
-                Issue::error(
-                    Rule::Name,
-                    pointer::join(&at, "name"),
-                    format!("criterion `{}` is defined twice", criterion.name),
-                )
-                .with_hint("give each criterion its own name, or merge the two")
-                .with_related(format!("/criteria/{first}/name"), "first defined here"),
-            );
-        } else {
-            first_seen.insert(criterion.name.as_str(), index);
-        }
         if criterion.description.trim().is_empty() {
             issues.push(
                 Issue::error(

@@ -66,6 +66,34 @@ pub(super) fn check_identifier(value: &str, at: &str, field: &str, issues: &mut 
     }
 }
 
+/// NAME: each name in `names` (the items of the list at `/list`) is defined once; a
+/// repeat points back at the first definition.
+pub(super) fn check_unique_names<'a>(
+    names: impl Iterator<Item = &'a str>,
+    list: &str,
+    noun: &str,
+    hint: &str,
+    issues: &mut Vec<Issue>,
+) {
+    let mut first_seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (index, name) in names.enumerate() {
+        match first_seen.get(name) {
+            Some(&first) => issues.push(
+                Issue::error(
+                    Rule::Name,
+                    format!("/{list}/{index}/name"),
+                    format!("{noun} `{name}` is defined twice"),
+                )
+                .with_hint(hint)
+                .with_related(format!("/{list}/{first}/name"), "first defined here"),
+            ),
+            None => {
+                first_seen.insert(name, index);
+            }
+        }
+    }
+}
+
 /// A fix hint for a name that is not lower snake_case, suggesting the nearest valid name.
 ///
 /// ```

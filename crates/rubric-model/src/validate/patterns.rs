@@ -1,29 +1,21 @@
 //! Negative-criteria checks: names, patterns that compile, and the bare-dot warning.
 
-use super::document::check_identifier;
+use super::document::{check_identifier, check_unique_names};
 use crate::pointer;
 use crate::rule::{Issue, Rule};
 use crate::types::Rubric;
-use std::collections::HashMap;
 
 pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
-    let mut first_seen: HashMap<&str, usize> = HashMap::new();
+    check_unique_names(
+        rubric.negative_criteria.iter().map(|n| n.name.as_str()),
+        "negative_criteria",
+        "negative criterion",
+        "merge the two pattern lists under one name",
+        issues,
+    );
     for (index, negative) in rubric.negative_criteria.iter().enumerate() {
         let at = pointer::build(["negative_criteria".to_owned(), index.to_string()]);
         check_identifier(&negative.name, &pointer::join(&at, "name"), "negative criterion name", issues);
-        if let Some(&first) = first_seen.get(negative.name.as_str()) {
-            issues.push(
-                Issue::error(
-                    Rule::Name,
-                    pointer::join(&at, "name"),
-                    format!("negative criterion `{}` is defined twice", negative.name),
-                )
-                .with_hint("merge the two pattern lists under one name")
-                .with_related(format!("/negative_criteria/{first}/name"), "first defined here"),
-            );
-        } else {
-            first_seen.insert(negative.name.as_str(), index);
-        }
         let patterns_at = pointer::join(&at, "fail_patterns");
         if negative.fail_patterns.is_empty() {
             issues.push(
