@@ -5,6 +5,7 @@
 
 mod args;
 mod library;
+mod output;
 mod rubric;
 mod style;
 
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let style = style::Style::for_stderr(cli.color);
             eprintln!("{}: {error:#}", style.error("error"));

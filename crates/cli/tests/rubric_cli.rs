@@ -279,3 +279,36 @@ fn the_readme_tour_matches_real_output() {
         );
     }
 }
+
+#[test]
+fn output_failures_are_errors_not_panics() {
+    // A full disk: a clear error and exit 2.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["rubric", "lint", "examples/broken", "--format", "json"])
+        .current_dir(root())
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("cannot write the lint report") && !message.contains("panicked"), "{message}");
+
+    // A reader that goes away (`revcal ... | head -1`): a quiet end.
+    let many = tempfile::tempdir().unwrap();
+    for n in 0..200 {
+        std::fs::write(many.path().join(format!("b{n}.yaml")), BROKEN).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["rubric", "lint", "."])
+        .current_dir(many.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let message = stderr(&output);
+    assert!(!message.contains("panicked"), "{message}");
+    assert_eq!(output.status.code(), Some(0), "{message}");
+}

@@ -55,12 +55,16 @@ pub fn segments(pointer: &str) -> Vec<String> {
 /// ```
 /// use revcal_rubric_model::pointer::field_path;
 /// assert_eq!(field_path("/criteria/0/threshold"), "criteria[0].threshold");
+/// assert_eq!(field_path("/criteria/1/anchors/3"), "criteria[1].anchors.3");
 /// assert_eq!(field_path(""), "(document)");
 /// ```
 pub fn field_path(pointer: &str) -> String {
     let mut out = String::new();
+    let mut previous = String::new();
     for segment in segments(pointer) {
-        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+        // Anchor and example keys are names even when they are numbers (`anchors.3`).
+        let is_key = previous == "anchors" || previous == "examples";
+        if !is_key && !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
             let _ = write!(out, "[{segment}]");
         } else {
             if !out.is_empty() {
@@ -68,6 +72,7 @@ pub fn field_path(pointer: &str) -> String {
             }
             out.push_str(&segment);
         }
+        previous = segment;
     }
     if out.is_empty() {
         out.push_str("(document)");

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 #[schemars(title = "revcal rubric", description = "A versioned scoring rubric for one kind of artifact.")]
 pub struct Rubric {
+    /// The JSON Schema the file follows, for editors (JSON files cannot carry the
+    /// `yaml-language-server` comment that YAML files use).
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     /// Unique id in the library, lower snake_case, e.g. `code_review_v1`.
     #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*$"))]
     pub rubric_id: String,
@@ -118,7 +122,7 @@ pub struct Criterion {
     pub weight: Weight,
     /// Share of the overall score, in (0, 1]; all criteria have one or none do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[schemars(range(max = 1.0), extend("exclusiveMinimum" = 0.0))]
     pub share: Option<f64>,
     /// Minimum acceptable score for this criterion, inside the scale.
     pub threshold: f64,

@@ -7,7 +7,7 @@ use crate::salvage::salvage;
 use crate::schema_check::{SchemaChecker, SchemaIssue};
 use crate::source::{FileProblem, read_text};
 use crate::walk::discover;
-use crate::yaml::{self, Syntax};
+use crate::yaml::{self, Syntax, SyntaxError};
 use revcal_rubric_model::{Issue, Rubric, Rule, Severity, pointer, validate};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -145,14 +145,12 @@ impl Linter {
         };
         let (marks, value) = match parse_document(text, syntax) {
             Ok(parsed) => parsed,
-            Err((message, line, column)) => {
-                let span = Span {
-                    start: crate::marks::Position { line, column },
-                    end: crate::marks::Position { line, column: column + 1 },
-                };
+            Err(error) => {
+                let start = crate::marks::Position { line: error.line, column: error.column };
+                let span = Span { start, end: crate::marks::Position { column: error.column + 1, ..start } };
                 out.diagnostics.push(
-                    Diagnostic::new(path, span, String::new(), Rule::Yaml, Severity::Error, message)
-                        .with_hint(Some(syntax_hint(syntax))),
+                    Diagnostic::new(path, span, String::new(), Rule::Yaml, Severity::Error, error.message)
+                        .with_hint(error.hint),
                 );
                 return out;
             }
@@ -179,37 +177,42 @@ impl Linter {
         }
 
         let schema_issues = self.schema.check(&value);
-        let mut issues: Vec<(Issue, Target)> =
-            schema_issues.iter().map(|found| (found.issue.clone(), found.target)).collect();
-        let reported: HashSet<(String, Rule)> =
-            issues.iter().map(|(issue, _)| (issue.pointer.clone(), issue.rule)).collect();
-        let fresh = |issue: &Issue| !reported.contains(&(issue.pointer.clone(), issue.rule));
         let value = without_unknown_fields(value, &schema_issues);
+        // Semantic checks, on the typed rubric or on whatever of it still parses.
+        let mut semantic: Vec<Issue> = Vec::new();
         match serde_json::from_value::<Rubric>(value.clone()) {
             Ok(rubric) => {
-                issues.extend(validate(&rubric).into_iter().filter(fresh).map(|issue| (issue, Target::Auto)));
+                semantic = validate(&rubric);
                 if on_disk {
-                    issues.extend(missing_dataset(path, &rubric).map(|issue| (issue, Target::Auto)));
+                    semantic.extend(missing_dataset(path, &rubric));
                 }
                 out.rubric = Some((rubric, marks.locate("/rubric_id", Target::Auto)));
             }
             Err(error) if schema_issues.is_empty() => {
                 let message = format!("the document does not fit the rubric format: {error}");
-                issues.push((Issue::error(Rule::Schema, "", message), Target::Auto));
+                semantic.push(Issue::error(Rule::Schema, "", message));
             }
             Err(_) => {
                 // The schema already explained why; check whatever still parses.
                 if let Some(salvaged) = salvage(&value) {
-                    issues.extend(
-                        validate(&salvaged.rubric)
-                            .into_iter()
-                            .filter_map(|issue| salvaged.translate(issue))
-                            .filter(fresh)
-                            .map(|issue| (issue, Target::Auto)),
-                    );
+                    semantic = validate(&salvaged.rubric)
+                        .into_iter()
+                        .filter_map(|i| salvaged.translate(i))
+                        .collect();
+                    out.rubric = Some((salvaged.rubric, marks.locate("/rubric_id", Target::Auto)));
                 }
             }
         }
+        // A problem both checks found is reported once, in the semantic check's words
+        // (it knows the criterion's name and the scale).
+        let semantic_found: HashSet<(&str, Rule)> =
+            semantic.iter().map(|i| (i.pointer.as_str(), i.rule)).collect();
+        let mut issues: Vec<(Issue, Target)> = schema_issues
+            .iter()
+            .filter(|found| !semantic_found.contains(&(found.issue.pointer.as_str(), found.issue.rule)))
+            .map(|found| (found.issue.clone(), found.target))
+            .collect();
+        issues.extend(semantic.into_iter().map(|issue| (issue, Target::Auto)));
         for (issue, target) in issues {
             let target = if names_a_key(&issue.pointer) { Target::Key } else { target };
             out.diagnostics.push(place(path, &marks, issue, target));
@@ -219,33 +222,21 @@ impl Linter {
     }
 }
 
-/// Parses positions and value; a syntax error comes back as (message, line, column).
-fn parse_document(text: &str, syntax: Syntax) -> Result<(Marks, Value), (String, usize, usize)> {
+/// Parses positions and value.
+fn parse_document(text: &str, syntax: Syntax) -> Result<(Marks, Value), SyntaxError> {
     match syntax {
         Syntax::Yaml => {
-            let marks = Marks::parse(text)
-                .map_err(|error| (error.message, error.position.line, error.position.column))?;
-            let value =
-                yaml::parse(text, syntax).map_err(|error| (error.message, error.line, error.column))?;
-            Ok((marks, value))
+            let marks = Marks::parse(text).map_err(|error| SyntaxError {
+                hint: Some(yaml::hint_for(&error.message, syntax)),
+                message: error.message,
+                line: error.position.line,
+                column: error.position.column,
+            })?;
+            Ok((marks, yaml::parse(text, syntax)?))
         }
-        Syntax::Json => {
-            // serde_json is the authority on JSON syntax; positions are best effort.
-            let value =
-                yaml::parse(text, syntax).map_err(|error| (error.message, error.line, error.column))?;
-            Ok((Marks::parse(text).unwrap_or_default(), value))
-        }
+        // serde_json is the authority on JSON syntax; positions are best effort.
+        Syntax::Json => Ok((Marks::parse(text).unwrap_or_default(), yaml::parse(text, syntax)?)),
     }
-}
-
-fn syntax_hint(syntax: Syntax) -> String {
-    match syntax {
-        Syntax::Yaml => {
-            "check indentation (spaces, not tabs), colons after keys, and closing brackets and quotes"
-        }
-        Syntax::Json => "check commas between entries, double quotes around keys, and closing brackets",
-    }
-    .to_owned()
 }
 
 /// The document without the unknown fields the schema reported (a misspelt required
@@ -307,6 +298,9 @@ fn file_diagnostic(path: &Path, problem: FileProblem) -> Diagnostic {
 /// A warning when `calibration_dataset` is a relative path to a file that is not there.
 fn missing_dataset(path: &Path, rubric: &Rubric) -> Option<Issue> {
     let reference = rubric.calibration_dataset.as_deref()?;
+    if revcal_rubric_model::validate::uri_reference_problem(reference).is_some() {
+        return None; // RL-09 already reports the reference itself.
+    }
     let local = crate::dataset::local_path(path, reference)?;
     (!local.exists()).then(|| {
         Issue::warning(

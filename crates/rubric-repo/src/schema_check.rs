@@ -85,8 +85,14 @@ impl SchemaChecker {
         // A misspelt required field is one mistake, not two: report the unknown name with
         // its correction, and drop the "missing" that the misspelling caused.
         for (at, key) in unknown {
-            let mut issue = self.unknown_key(&at, &key);
-            let meant = self.misspelling_of(&at, &key);
+            // A field already written is no candidate for "did you mean".
+            let present: Vec<String> = document
+                .pointer(&at)
+                .and_then(Value::as_object)
+                .map(|object| object.keys().cloned().collect())
+                .unwrap_or_default();
+            let mut issue = self.unknown_key(&at, &key, &present);
+            let meant = self.misspelling_of(&at, &key, &present);
             if let Some(meant) =
                 meant.filter(|m| missing.iter().any(|(p, names)| *p == at && names.contains(m)))
             {
@@ -104,8 +110,8 @@ impl SchemaChecker {
     }
 
     /// The known field that `key` is a plausible misspelling of.
-    fn misspelling_of(&self, at: &str, key: &str) -> Option<String> {
-        let known = self.known_fields(at);
+    fn misspelling_of(&self, at: &str, key: &str, present: &[String]) -> Option<String> {
+        let known: Vec<String> = self.known_fields(at).into_iter().filter(|f| !present.contains(f)).collect();
         suggest::closest(key, known.iter().map(String::as_str)).map(str::to_owned)
     }
 
@@ -165,9 +171,7 @@ impl SchemaChecker {
                         {
                             Some(format!("remove the quotes: `{field}: {}`", text.trim()))
                         }
-                        (Value::Number(_) | Value::Bool(_), "a string") => {
-                            Some(format!("quote it: `{field}: \"{}\"`", scalar_text(instance)))
-                        }
+                        (Value::Number(_) | Value::Bool(_), "a string") => Some(quote_hint(at, instance)),
                         _ => None,
                     };
                     Issue::error(
@@ -231,19 +235,29 @@ impl SchemaChecker {
                 };
                 out.push(value_issue(issue));
             }
-            ValidationErrorKind::Minimum { limit } | ValidationErrorKind::ExclusiveMinimum { limit } => {
-                out.push(value_issue(Issue::error(
-                    rule,
-                    at,
-                    format!("{field} {} is below the minimum {limit}", scalar_text(instance)),
-                )));
-            }
-            ValidationErrorKind::Maximum { limit } | ValidationErrorKind::ExclusiveMaximum { limit } => {
-                out.push(value_issue(Issue::error(
-                    rule,
-                    at,
-                    format!("{field} {} is above the maximum {limit}", scalar_text(instance)),
-                )));
+            ValidationErrorKind::Minimum { limit }
+            | ValidationErrorKind::ExclusiveMinimum { limit }
+            | ValidationErrorKind::Maximum { limit }
+            | ValidationErrorKind::ExclusiveMaximum { limit } => {
+                let relation = match kind {
+                    ValidationErrorKind::Minimum { .. } => "is below the minimum",
+                    ValidationErrorKind::ExclusiveMinimum { .. } => "must be above",
+                    ValidationErrorKind::Maximum { .. } => "is above the maximum",
+                    _ => "must be below",
+                };
+                let hint = match rule {
+                    Rule::Share => Some(
+                        "a share is the fraction of the overall score a criterion carries, in (0, 1]"
+                            .to_owned(),
+                    ),
+                    _ => self
+                        .description(at)
+                        .map(|d| format!("{field}: {}", lowercase_first(d.trim_end_matches('.')))),
+                };
+                out.push(value_issue(
+                    Issue::error(rule, at, format!("{field} {} {relation} {limit}", scalar_text(instance)))
+                        .with_optional_hint(hint),
+                ));
             }
             ValidationErrorKind::MinItems { .. } | ValidationErrorKind::MinProperties { .. } => {
                 let hint = match rule {
@@ -270,7 +284,7 @@ impl SchemaChecker {
     }
 
     /// An unknown key: for anchors and examples, a malformed key; elsewhere, an unknown field.
-    fn unknown_key(&self, at: &str, key: &str) -> SchemaIssue {
+    fn unknown_key(&self, at: &str, key: &str, present: &[String]) -> SchemaIssue {
         let key_at = pointer::join(at, key);
         let issue = match rule_for(&key_at) {
             Rule::Anchors => {
@@ -288,16 +302,21 @@ impl SchemaChecker {
             )
             .with_hint("name examples after their score, e.g. `score_5`"),
             _ => {
-                let known = self.known_fields(at);
+                let all = self.known_fields(at);
+                let unused: Vec<&str> =
+                    all.iter().map(String::as_str).filter(|f| !present.iter().any(|p| p == f)).collect();
                 let place = if at.is_empty() {
                     "a rubric".to_owned()
                 } else {
                     format!("`{}`", pointer::field_path(at))
                 };
-                let hint = match suggest::closest(key, known.iter().map(String::as_str)) {
-                    Some(near) => format!("did you mean `{near}`?"),
-                    None if !known.is_empty() => format!("fields allowed here: {}", known.join(", ")),
-                    None => "remove it".to_owned(),
+                let hint = match (suggest::closest(key, all.iter().map(String::as_str)), unused.is_empty()) {
+                    (Some(near), _) if present.iter().any(|p| p == near) => {
+                        format!("`{near}` is already set here; remove `{key}` or merge it into `{near}`")
+                    }
+                    (Some(near), _) => format!("did you mean `{near}`?"),
+                    (None, false) => format!("fields allowed here and not yet used: {}", unused.join(", ")),
+                    (None, true) => format!("remove `{key}`"),
                 };
                 Issue::error(Rule::Schema, key_at.clone(), format!("unknown field `{key}` in {place}"))
                     .with_hint(hint)
@@ -461,6 +480,15 @@ fn lowercase_first(text: &str) -> String {
     match chars.next() {
         Some(first) => first.to_lowercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+/// "quote it: `name: \"42\"`" for a named field, "quote it: `\"42\"`" for a list item.
+fn quote_hint(at: &str, instance: &Value) -> String {
+    let value = scalar_text(instance);
+    match pointer::segments(at).last() {
+        Some(name) if !name.bytes().all(|b| b.is_ascii_digit()) => format!("quote it: `{name}: \"{value}\"`"),
+        _ => format!("quote it: `\"{value}\"`"),
     }
 }
 

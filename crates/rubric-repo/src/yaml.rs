@@ -15,6 +15,34 @@ pub(crate) struct SyntaxError {
     pub message: String,
     pub line: usize,
     pub column: usize,
+    pub hint: Option<String>,
+}
+
+/// Messages for documents that parse but hold what a rubric cannot (see [`JsonVisitor`]).
+const NOT_FINITE: &str = "is not a finite number";
+const TAGS: &str = "YAML tags (`!name`) are not supported in rubrics";
+const COLLECTION_KEY: &str = "cannot be a mapping key";
+
+/// The fix hint for a parser message: content problems get their own, syntax errors the
+/// usual suspects of their format.
+pub(crate) fn hint_for(message: &str, syntax: Syntax) -> String {
+    if message.contains(NOT_FINITE) {
+        "write a number such as 3 or 2.5 (`.nan` and `.inf` are not scores)".to_owned()
+    } else if message.contains(TAGS) {
+        "remove the `!tag`; rubric values are plain strings, numbers and lists".to_owned()
+    } else if message.contains(COLLECTION_KEY) {
+        "keys are plain names such as `threshold` or `3`".to_owned()
+    } else if message.contains("recursion limit") || message.contains("nested deeper") {
+        "a rubric is four levels deep; this document nests far deeper".to_owned()
+    } else {
+        match syntax {
+            Syntax::Yaml => {
+                "check indentation (spaces, not tabs), colons after keys, and closing brackets and quotes"
+            }
+            Syntax::Json => "check commas between entries, double quotes around keys, and closing brackets",
+        }
+        .to_owned()
+    }
 }
 
 /// The document syntax of a file, chosen by its extension.
@@ -27,17 +55,22 @@ pub(crate) enum Syntax {
 /// Parses one document into a JSON value.
 pub(crate) fn parse(text: &str, syntax: Syntax) -> Result<Value, SyntaxError> {
     match syntax {
-        Syntax::Json => serde_json::from_str(text).map_err(|error| SyntaxError {
-            message: strip_position(&error.to_string()),
-            line: error.line().max(1),
-            column: error.column().max(1),
+        Syntax::Json => serde_json::from_str(text).map_err(|error| {
+            let message = strip_position(&error.to_string());
+            SyntaxError {
+                hint: Some(hint_for(&message, syntax)),
+                message,
+                line: error.line().max(1),
+                column: error.column().max(1),
+            }
         }),
         Syntax::Yaml => {
             let deserializer = serde_yaml::Deserializer::from_str(text);
             JsonSeed.deserialize(deserializer).map_err(|error| {
                 let (line, column) =
                     error.location().map_or((1, 1), |l| (l.line().max(1), l.column().max(1)));
-                SyntaxError { message: strip_position(&error.to_string()), line, column }
+                let message = strip_position(&error.to_string());
+                SyntaxError { hint: Some(hint_for(&message, syntax)), message, line, column }
             })
         }
     }
@@ -142,7 +175,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, _data: A) -> Result<Value, A::Error> {
-        Err(de::Error::custom("YAML tags (`!name`) are not supported in rubrics"))
+        Err(de::Error::custom(TAGS))
     }
 }
 
@@ -191,15 +224,15 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<String, A::Error> {
-        Err(de::Error::custom("a list cannot be a mapping key"))
+        Err(de::Error::custom(format!("a list {COLLECTION_KEY}")))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<String, A::Error> {
-        Err(de::Error::custom("a mapping cannot be a mapping key"))
+        Err(de::Error::custom(format!("a mapping {COLLECTION_KEY}")))
     }
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, _data: A) -> Result<String, A::Error> {
-        Err(de::Error::custom("YAML tags (`!name`) are not supported in rubrics"))
+        Err(de::Error::custom(TAGS))
     }
 }
 

@@ -73,6 +73,14 @@ fn json_rubrics_load_and_are_located() {
     let json = serde_json::to_string_pretty(&value).unwrap();
     assert!(lint_named("sample.json", &json).is_empty(), "{:#?}", lint_named("sample.json", &json));
 
+    // JSON cannot carry the YAML schema comment, so `$schema` is allowed.
+    let with_schema = json.replacen('{', "{\n  \"$schema\": \"../rubrics/schema.json\",", 1);
+    assert!(
+        lint_named("sample.json", &with_schema).is_empty(),
+        "{:#?}",
+        lint_named("sample.json", &with_schema)
+    );
+
     let broken_json = json.replace("\"version\": \"1.0.0\"", "\"version\": \"1.0\"");
     let d = single(lint_named("sample.json", &broken_json));
     assert_eq!(d.rule.id(), "RL-04");
@@ -147,7 +155,10 @@ fn an_unreadable_file_is_reported_and_counted_as_an_io_failure() {
 fn invalid_libraries_fail_to_load_with_every_diagnostic() {
     let error = Repository::from_sources(&[
         (Path::new("a.yaml"), broken("version: 1.0.0", "version: 1")),
-        (Path::new("b.yaml"), broken("pass_threshold: 3.5", "pass_threshold: 7")),
+        (
+            Path::new("b.yaml"),
+            broken("pass_threshold: 3.5", "pass_threshold: 7").replace("sample_v1", "other_v1"),
+        ),
     ])
     .unwrap_err();
     let RepoError::Invalid { report } = &error else { panic!("{error:?}") };

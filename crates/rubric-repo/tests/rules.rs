@@ -165,6 +165,14 @@ fn schema_types_required_and_unknown_fields() {
     let text = broken("    share: 0.4", "    share: 0.4\n    treshold: 4");
     let d = single(lint(&text));
     assert_at(&d, "SCHEMA", position_of(&text, "treshold"), "/criteria/1/treshold");
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("`threshold` is already set here; remove `treshold` or merge it into `threshold`")
+    );
+    // When the intended field is not there yet, the hint names it.
+    let text = broken("    share: 0.4\n    threshold: 3", "    share: 0.4\n    treshold: 3");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_of(&text, "treshold"), "/criteria/1/treshold");
     assert_eq!(d.hint.as_deref(), Some("did you mean `threshold`?"));
     // A scalar where the rubric mapping should be.
     let d = single(lint("just a sentence\n"));
@@ -298,4 +306,56 @@ fn a_misspelt_required_field_is_one_error_and_checking_goes_on() {
         "{diagnostics:#?}"
     );
     assert_eq!(diagnostics[0].hint.as_deref(), Some("did you mean `weight`?"));
+}
+
+#[test]
+fn a_broken_scale_is_reported_once_not_per_threshold() {
+    let text = broken("scale: {min: 1, max: 5}", "scale: {min: 5, max: 1}");
+    let diagnostics = lint(&text);
+    let rules: Vec<&str> = diagnostics.iter().map(|d| d.rule.id()).collect();
+    assert_eq!(rules, ["SCALE"], "{diagnostics:#?}");
+}
+
+#[test]
+fn empty_anchor_text_names_the_anchor_and_criterion() {
+    let text = broken("      3: Usable", "      3: \"\"");
+    let d = single(lint(&text));
+    assert_at(&d, "RL-02", position_in(&text, "3: \"\"", "3"), "/criteria/0/anchors/3");
+    assert_eq!(d.message, "anchor `3` of `clarity` is empty");
+    assert_eq!(d.field(), "criteria[0].anchors.3");
+}
+
+#[test]
+fn a_number_where_a_pattern_belongs_gets_a_quoting_hint() {
+    let text = broken("\"and so on\"]", "42]");
+    let d = single(lint(&text));
+    assert_at(&d, "PATTERN", position_in(&text, "42]", "42"), "/negative_criteria/0/fail_patterns/1");
+    assert_eq!(d.hint.as_deref(), Some("quote it: `\"42\"`"));
+}
+
+#[test]
+fn the_dot_hint_escapes_every_literal_dot() {
+    let text = broken(r"'etc\.'", "\"e.g. minor\"");
+    let d = single(lint(&text));
+    assert_eq!(d.rule.id(), "PATTERN");
+    assert!(d.hint.as_deref().unwrap().starts_with(r"write `e\.g\. minor`"), "{d:#?}");
+}
+
+#[test]
+fn content_errors_get_their_own_hints() {
+    let text = broken("threshold: 3", "threshold: .nan");
+    let d = single(lint(&text));
+    assert_eq!(d.rule.id(), "YAML");
+    assert!(d.message.contains("not a finite number"), "{}", d.message);
+    assert!(d.hint.as_deref().unwrap().contains("`.nan`"), "{d:#?}");
+}
+
+#[test]
+fn a_bad_dataset_reference_is_not_also_reported_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sample.yaml"), broken("calibration/sample.jsonl", "\"my data.jsonl\""))
+        .unwrap();
+    let report = Linter::new().unwrap().lint_paths(&[dir.path().to_path_buf()]).unwrap();
+    let d = single(&report.diagnostics);
+    assert_eq!((d.rule.id(), d.severity), ("RL-09", Severity::Error));
 }

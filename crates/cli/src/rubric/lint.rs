@@ -3,8 +3,9 @@
 use super::render;
 use crate::EXIT_USAGE;
 use crate::args::LintFormat;
+use crate::output::emit;
 use crate::style::Style;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use revcal_rubric_repo::{Linter, RepoError};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,11 +28,12 @@ pub fn run(paths: &[PathBuf], format: LintFormat, deny_warnings: bool, style: &S
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         anyhow::bail!("no rubric files (*.yaml, *.yml, *.json) under {}", shown.join(", "));
     }
-    match format {
+    let text = match format {
         LintFormat::Human => render::human(&report, style),
         LintFormat::Json => render::json(&report)?,
         LintFormat::Github => render::github(&report),
-    }
+    };
+    emit(&text).context("cannot write the lint report")?;
     Ok(if report.io_failures > 0 {
         ExitCode::from(EXIT_USAGE)
     } else if report.passes(deny_warnings) {

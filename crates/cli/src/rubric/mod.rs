@@ -5,6 +5,7 @@ mod render;
 
 use crate::args::{DocumentFormat, LibraryArgs, RubricCommand};
 use crate::library;
+use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::{Context, Result};
 use revcal_rubric_model::{Rubric, Rule, suggest};
@@ -31,21 +32,23 @@ pub fn run(command: RubricCommand, style: &Style) -> Result<ExitCode> {
             Ok(if found.is_empty() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
         RubricCommand::Schema => {
-            print!("{}", revcal_rubric_model::json_schema_text());
+            emit(&revcal_rubric_model::json_schema_text()).context("cannot write the schema")?;
             Ok(ExitCode::SUCCESS)
         }
         RubricCommand::Rules { json } => {
+            let mut out = String::new();
             if json {
                 let rules: Vec<_> = Rule::ALL
                     .iter()
                     .map(|rule| serde_json::json!({"rule": rule.id(), "checks": rule.summary()}))
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&rules)?);
+                outln!(out, "{}", serde_json::to_string_pretty(&rules)?);
             } else {
                 for rule in Rule::ALL {
-                    println!("{:<8} {}", style.bold(rule.id()), rule.summary());
+                    outln!(out, "{:<8} {}", style.bold(rule.id()), rule.summary());
                 }
             }
+            emit(&out).context("cannot write the rules")?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -68,7 +71,7 @@ fn get(id: &str, library: &LibraryArgs, format: DocumentFormat) -> Result<ExitCo
             .map_err(anyhow::Error::msg)
             .context("cannot write the rubric as YAML")?,
     };
-    print!("{text}");
+    emit(&text).context("cannot write the rubric")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -79,6 +82,7 @@ fn print_rubrics(
     style: &Style,
     source: &str,
 ) -> Result<()> {
+    let mut out = String::new();
     if json {
         let rows: Vec<_> = rubrics
             .iter()
@@ -94,8 +98,8 @@ fn print_rubrics(
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
+        outln!(out, "{}", serde_json::to_string_pretty(&rows)?);
+        return emit(&out).context("cannot write the list");
     }
     if rubrics.is_empty() {
         eprintln!("no rubrics match (searched {source})");
@@ -103,7 +107,8 @@ fn print_rubrics(
     }
     let width = rubrics.iter().map(|r| r.key().len()).max().unwrap_or(0).max(7);
     let type_width = rubrics.iter().map(|r| r.artifact_type.len()).max().unwrap_or(0).max(13);
-    println!(
+    outln!(
+        out,
         "{}",
         style.bold(&format!(
             "{:<width$}  {:<type_width$}  {:>5}  {:>8}  NAME",
@@ -112,7 +117,8 @@ fn print_rubrics(
     );
     for r in rubrics {
         let scale = format!("{}-{}", r.scale.min, r.scale.max);
-        println!(
+        outln!(
+            out,
             "{:<width$}  {:<type_width$}  {:>5}  {:>8}  {}",
             r.key(),
             r.artifact_type,
@@ -121,6 +127,7 @@ fn print_rubrics(
             r.name
         );
     }
+    emit(&out).context("cannot write the list")?;
     eprintln!(
         "{}",
         style.dim(&format!(

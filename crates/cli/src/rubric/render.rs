@@ -1,6 +1,7 @@
 //! Printing lint reports: compiler-style for people, JSON for tools, workflow commands
 //! for GitHub Actions.
 
+use crate::output::outln;
 use crate::style::Style;
 use anyhow::Result;
 use revcal_rubric_model::Severity;
@@ -10,17 +11,18 @@ use std::path::{Path, PathBuf};
 
 /// `path:LINE:COL: error[RULE]: message`, the source line with a caret under the node,
 /// the field, the hint, and related places.
-pub fn human(report: &LintReport, style: &Style) {
+pub fn human(report: &LintReport, style: &Style) -> String {
+    let mut out = String::new();
     let mut sources = SourceCache::default();
     for diagnostic in &report.diagnostics {
-        print!("{}", format_human(diagnostic, sources.line(&diagnostic.file, diagnostic.line), style));
+        out.push_str(&format_human(diagnostic, sources.line(&diagnostic.file, diagnostic.line), style));
     }
     let (errors, warnings) = (report.error_count(), report.warning_count());
     let files = report.files.len();
     let rubrics = report.rubrics.len();
     let checked = format!("{rubrics} rubric{} in {files} file{}", plural(rubrics), plural(files));
     if errors == 0 && warnings == 0 {
-        println!("{}: checked {checked}: no problems", style.success("ok"));
+        outln!(out, "{}: checked {checked}: no problems", style.success("ok"));
     } else {
         let mut parts = Vec::new();
         if errors > 0 {
@@ -31,8 +33,9 @@ pub fn human(report: &LintReport, style: &Style) {
         }
         let troubled =
             report.diagnostics.iter().map(|d| &d.file).collect::<std::collections::HashSet<_>>().len();
-        println!("checked {checked}: {} in {troubled} file{}", parts.join(" and "), plural(troubled));
+        outln!(out, "checked {checked}: {} in {troubled} file{}", parts.join(" and "), plural(troubled));
     }
+    out
 }
 
 fn plural(n: usize) -> &'static str {
@@ -91,7 +94,7 @@ pub fn format_human(d: &Diagnostic, source_line: Option<&str>, style: &Style) ->
 }
 
 /// One JSON document: a summary and every diagnostic.
-pub fn json(report: &LintReport) -> Result<()> {
+pub fn json(report: &LintReport) -> Result<String> {
     let document = serde_json::json!({
         "files": report.files.len(),
         "rubrics": report.rubrics.len(),
@@ -99,12 +102,12 @@ pub fn json(report: &LintReport) -> Result<()> {
         "warnings": report.warning_count(),
         "diagnostics": report.diagnostics,
     });
-    println!("{}", serde_json::to_string_pretty(&document)?);
-    Ok(())
+    Ok(serde_json::to_string_pretty(&document)? + "\n")
 }
 
 /// GitHub Actions workflow commands, one per diagnostic, then a plain summary.
-pub fn github(report: &LintReport) {
+pub fn github(report: &LintReport) -> String {
+    let mut out = String::new();
     for d in &report.diagnostics {
         let command = match d.severity {
             Severity::Error => "error",
@@ -117,7 +120,8 @@ pub fn github(report: &LintReport) {
         if let Some(hint) = &d.hint {
             message.push_str(&format!("\nhint: {hint}"));
         }
-        println!(
+        outln!(
+            out,
             "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
             escape_property(&d.file.to_string_lossy()),
             d.line,
@@ -128,12 +132,14 @@ pub fn github(report: &LintReport) {
             escape_data(&message)
         );
     }
-    println!(
+    outln!(
+        out,
         "revcal rubric lint: {} error(s), {} warning(s) in {} file(s)",
         report.error_count(),
         report.warning_count(),
         report.files.len()
     );
+    out
 }
 
 /// Escapes a workflow-command message.

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 /// Tolerance on the sum of shares.
 const SHARE_TOLERANCE: f64 = 0.001;
 
-pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<Issue>) {
     if rubric.criteria.is_empty() {
         issues.push(
             Issue::error(
@@ -43,7 +43,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
                 .with_hint("say what the criterion measures"),
             );
         }
-        if !rubric.scale.contains(criterion.threshold) {
+        if scale_is_valid && !rubric.scale.contains(criterion.threshold) {
             issues.push(
                 Issue::error(
                     Rule::Threshold,
@@ -59,7 +59,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
                 .with_hint(format!("pick a value between {} and {}", rubric.scale.min, rubric.scale.max)),
             );
         }
-        if rubric.scale.min < rubric.scale.max {
+        if scale_is_valid {
             check_anchors(criterion, rubric.scale, &at, issues);
             check_examples(criterion, rubric.scale, &at, issues);
         }
@@ -223,8 +223,10 @@ fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
                         Rule::Share,
                         format!("/criteria/{index}"),
                         format!(
-                            "criterion `{}` has no share, but {with_share} other criteria do",
-                            criterion.name
+                            "criterion `{}` has no share, but {with_share} other {} do{}",
+                            criterion.name,
+                            if with_share == 1 { "criterion" } else { "criteria" },
+                            if with_share == 1 { "es" } else { "" }
                         ),
                     )
                     .with_hint(

@@ -151,8 +151,8 @@ pub fn version_problem(version: &str) -> Option<(String, String)> {
     Some((message, hint))
 }
 
-pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
-    let scale = rubric.scale;
+/// CEILING: every ceiling names a criterion of the rubric.
+pub(super) fn check_ceiling_criteria(rubric: &Rubric, issues: &mut Vec<Issue>) {
     let names: Vec<&str> = rubric.criteria.iter().map(|c| c.name.as_str()).collect();
     for (index, ceiling) in rubric.ceilings.iter().enumerate() {
         let at = pointer::build(["ceilings".to_owned(), index.to_string()]);
@@ -173,6 +173,14 @@ pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
                 .with_hint(hint),
             );
         }
+    }
+}
+
+pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
+    check_ceiling_criteria(rubric, issues);
+    let scale = rubric.scale;
+    for (index, ceiling) in rubric.ceilings.iter().enumerate() {
+        let at = pointer::build(["ceilings".to_owned(), index.to_string()]);
         for (field, value) in [("below", ceiling.below), ("cap", ceiling.cap)] {
             if !scale.contains(value) {
                 issues.push(

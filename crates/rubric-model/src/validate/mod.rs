@@ -10,7 +10,7 @@ mod patterns;
 mod uri;
 
 pub use document::{identifier_hint, version_problem};
-pub use patterns::literal_dot_warning;
+pub use patterns::{escape_literal_dots, literal_dot_warning};
 pub use uri::uri_reference_problem;
 
 use crate::rule::Issue;
@@ -43,10 +43,17 @@ use crate::types::Rubric;
 pub fn validate(rubric: &Rubric) -> Vec<Issue> {
     let mut issues = Vec::new();
     document::check(rubric, &mut issues);
-    criteria::check(rubric, &mut issues);
+    // Every range check measures against the scale: with a broken scale they would only
+    // repeat its error.
+    let scale_is_valid = rubric.scale.min < rubric.scale.max;
+    criteria::check(rubric, scale_is_valid, &mut issues);
     patterns::check(rubric, &mut issues);
-    document::check_ceilings(rubric, &mut issues);
-    document::check_scoring(rubric, &mut issues);
+    if scale_is_valid {
+        document::check_ceilings(rubric, &mut issues);
+        document::check_scoring(rubric, &mut issues);
+    } else {
+        document::check_ceiling_criteria(rubric, &mut issues);
+    }
     document::check_calibration_dataset(rubric, &mut issues);
     issues
 }

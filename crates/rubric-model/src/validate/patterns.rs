@@ -54,11 +54,8 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
                 );
                 continue;
             }
-            if !negative.literal
-                && let Some(column) = literal_dot_warning(pattern)
-            {
-                let (before, after) = pattern.split_at(column);
-                let escaped = format!("{before}\\{after}");
+            if !negative.literal && literal_dot_warning(pattern).is_some() {
+                let escaped = escape_literal_dots(pattern);
                 issues.push(
                     Issue::warning(
                         Rule::Pattern,
@@ -97,7 +94,32 @@ fn check_syntax(pattern: &str, literal: bool) -> Result<(), String> {
 /// assert_eq!(literal_dot_warning("[.]"), None);
 /// ```
 pub fn literal_dot_warning(pattern: &str) -> Option<usize> {
+    literal_dots(pattern).into_iter().next()
+}
+
+/// `pattern` with every dot that [`literal_dot_warning`] would flag escaped.
+///
+/// ```
+/// use revcal_rubric_model::validate::escape_literal_dots;
+/// assert_eq!(escape_literal_dots("e.g. etc."), r"e\.g\. etc\.");
+/// assert_eq!(escape_literal_dots("v1.*"), "v1.*");
+/// ```
+pub fn escape_literal_dots(pattern: &str) -> String {
+    let dots = literal_dots(pattern);
+    let mut out = String::with_capacity(pattern.len() + dots.len());
+    for (index, ch) in pattern.char_indices() {
+        if dots.contains(&index) {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Byte offsets of the dots that were most likely meant literally.
+fn literal_dots(pattern: &str) -> Vec<usize> {
     let bytes = pattern.as_bytes();
+    let mut found = Vec::new();
     let mut class_depth = 0usize;
     let mut index = 0;
     while index < bytes.len() {
@@ -112,12 +134,12 @@ pub fn literal_dot_warning(pattern: &str) -> Option<usize> {
                 let after_word = index > 0 && bytes[index - 1].is_ascii_alphanumeric();
                 let quantified = matches!(bytes.get(index + 1), Some(b'*' | b'+' | b'?' | b'{'));
                 if after_word && !quantified {
-                    return Some(index);
+                    found.push(index);
                 }
             }
             _ => {}
         }
         index += 1;
     }
-    None
+    found
 }

@@ -1,0 +1,32 @@
+//! Standard output without panics: `println!` panics when the reader has gone away
+//! (`revcal ... | head`) or the disk is full. Commands build their text and hand it here.
+
+use std::io::{self, Write};
+
+/// Appends one formatted line to a `String` buffer.
+macro_rules! outln {
+    ($buffer:expr) => {
+        $buffer.push('\n')
+    };
+    ($buffer:expr, $($arg:tt)*) => {{
+        $buffer.push_str(&format!($($arg)*));
+        $buffer.push('\n');
+    }};
+}
+pub(crate) use outln;
+
+/// Writes `text` to standard output and flushes it.
+pub fn emit(text: &str) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// True when `error` is a write to a pipe whose reader has closed it: not a failure of
+/// the command, so it ends quietly.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|io| io.kind() == io::ErrorKind::BrokenPipe)
+}
