@@ -5,10 +5,16 @@ use std::path::PathBuf;
 
 /// How good is this code reviewer, and can we prove it?
 ///
-/// revcal keeps a library of scoring rubrics, scores reviews against them, plants bugs
-/// to measure what a reviewer catches, and keeps a signed reputation of reviewers.
+/// revcal keeps a library of versioned scoring rubrics for reviews and the artifacts they
+/// judge, and checks those rubrics the way a compiler checks code.
 #[derive(Debug, Parser)]
-#[command(name = "revcal", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "revcal",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_help = "Start with:\n  revcal rubric lint rubrics     check a rubric library\n  revcal rubric list             the rubrics at hand"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -22,14 +28,11 @@ pub struct Cli {
     pub color: ColorChoice,
 }
 
-/// When to use colour.
+/// When to use colour (the flag's own help explains the choices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set.
     Auto,
-    /// Always.
     Always,
-    /// Never.
     Never,
 }
 
