@@ -15,11 +15,15 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
-/// Writes `text` to standard output and flushes it.
+/// Writes `text` to standard output and flushes it. A reader that has closed the pipe
+/// (`revcal ... | head -1`) has all it wants: the rest is dropped and the command still
+/// ends with the exit status of its result.
 pub fn emit(text: &str) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 /// True when `error` is a write to a pipe whose reader has closed it: not a failure of

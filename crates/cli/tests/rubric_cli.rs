@@ -294,7 +294,8 @@ fn output_failures_are_errors_not_panics() {
     let message = stderr(&output);
     assert!(message.contains("cannot write the lint report") && !message.contains("panicked"), "{message}");
 
-    // A reader that goes away (`revcal ... | head -1`): a quiet end.
+    // A reader that goes away (`revcal ... | head -1`): a quiet end, with the exit status
+    // of the lint itself.
     let many = tempfile::tempdir().unwrap();
     for n in 0..200 {
         std::fs::write(many.path().join(format!("b{n}.yaml")), BROKEN).unwrap();
@@ -310,5 +311,5 @@ fn output_failures_are_errors_not_panics() {
     let output = child.wait_with_output().unwrap();
     let message = stderr(&output);
     assert!(!message.contains("panicked"), "{message}");
-    assert_eq!(output.status.code(), Some(0), "{message}");
+    assert_eq!(output.status.code(), Some(1), "{message}");
 }

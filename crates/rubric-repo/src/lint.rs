@@ -213,6 +213,23 @@ impl Linter {
             .map(|found| (found.issue.clone(), found.target))
             .collect();
         issues.extend(semantic.into_iter().map(|issue| (issue, Target::Auto)));
+        // Issues found under a misspelt key (read as the name the author meant) are placed
+        // at the key as written.
+        let renames: Vec<(String, String)> = schema_issues
+            .iter()
+            .filter_map(|found| {
+                let meant = found.rename_to.as_ref()?;
+                let mut segments = pointer::segments(&found.issue.pointer);
+                segments.pop();
+                Some((pointer::join(&pointer::build(&segments), meant), found.issue.pointer.clone()))
+            })
+            .collect();
+        for (issue, _) in &mut issues {
+            issue.pointer = as_written(&issue.pointer, &renames);
+            if let Some(related) = issue.related.as_mut() {
+                related.pointer = as_written(&related.pointer, &renames);
+            }
+        }
         for (issue, target) in issues {
             let target = if names_a_key(&issue.pointer) { Target::Key } else { target };
             out.diagnostics.push(place(path, &marks, issue, target));
@@ -253,6 +270,19 @@ fn without_unknown_fields(mut value: Value, schema_issues: &[SchemaIssue]) -> Va
         }
     }
     value
+}
+
+/// `at` with a renamed prefix (`/criteria/1/weight`) turned back into the key the document
+/// really has (`/criteria/1/wieght`).
+fn as_written(at: &str, renames: &[(String, String)]) -> String {
+    for (meant, written) in renames {
+        if let Some(rest) = at.strip_prefix(meant.as_str())
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            return format!("{written}{rest}");
+        }
+    }
+    at.to_owned()
 }
 
 /// Anchor and example entries are judged by their keys (`4-5`, `score_9`): a caret under

@@ -6,7 +6,9 @@
 //! do not parse, checks the rest, maps item indices back to the document, and suppresses
 //! the checks that need the whole list (shares summing to 1, ceilings naming criteria).
 
-use revcal_rubric_model::{Ceiling, Criterion, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer};
+use revcal_rubric_model::{
+    Ceiling, Criterion, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer, suggest,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -17,6 +19,10 @@ pub(crate) struct Salvaged {
     reduced: Vec<(&'static str, Vec<usize>)>,
     /// Names of the criteria that were dropped (as far as they could be read).
     dropped_names: Vec<String>,
+    /// Names of every criterion written in the document, kept or dropped.
+    all_names: Vec<String>,
+    /// True when `criteria` is not a list at all: then no criterion name is known.
+    criteria_unreadable: bool,
 }
 
 /// Builds a rubric from `document` without the list items that fail to parse. `None` when
@@ -24,6 +30,14 @@ pub(crate) struct Salvaged {
 pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
     let mut document = document.clone();
     let mut reduced = Vec::new();
+    let criteria_unreadable = !document.get("criteria").is_some_and(Value::is_array);
+    let all_names: Vec<String> = document
+        .get("criteria")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect();
     let dropped_names = document
         .get("criteria")
         .and_then(Value::as_array)
@@ -34,7 +48,9 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
         .collect();
     // Scalars written where text belongs (`version: 1.0`) were reported by the schema;
     // read them as their text so that the rest of the document can still be checked.
-    for field in ["rubric_id", "name", "version", "artifact_type", "description", "calibration_dataset"] {
+    for field in
+        ["$schema", "rubric_id", "name", "version", "artifact_type", "description", "calibration_dataset"]
+    {
         if let Some(slot) = document.get_mut(field)
             && (slot.is_number() || slot.is_boolean())
         {
@@ -45,7 +61,7 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
     keep_parsable::<NegativeCriterion>(&mut document, "negative_criteria", &mut reduced);
     keep_parsable::<Ceiling>(&mut document, "ceilings", &mut reduced);
     let rubric = serde_json::from_value(document).ok()?;
-    Some(Salvaged { rubric, reduced, dropped_names })
+    Some(Salvaged { rubric, reduced, dropped_names, all_names, criteria_unreadable })
 }
 
 fn keep_parsable<T: DeserializeOwned>(
@@ -94,6 +110,18 @@ impl Salvaged {
         if criteria_reduced && needs_all_criteria {
             return None;
         }
+        if issue.rule == Rule::Ceiling && issue.pointer.ends_with("/criterion") {
+            // Suggest among every criterion written, not only those that parsed.
+            let written = pointer::segments(&issue.pointer)
+                .get(1)
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| self.rubric.ceilings.get(i))
+                .map(|c| c.criterion.clone())
+                .unwrap_or_default();
+            if let Some(near) = suggest::closest(&written, self.all_names.iter().map(String::as_str)) {
+                issue.hint = Some(format!("did you mean `{near}`?"));
+            }
+        }
         issue.pointer = self.remap(&issue.pointer);
         if let Some(related) = issue.related.as_mut() {
             related.pointer = self.remap(&related.pointer);
@@ -102,6 +130,9 @@ impl Salvaged {
     }
 
     fn names_dropped_criterion(&self, ceiling_pointer: &str) -> bool {
+        if self.criteria_unreadable {
+            return true;
+        }
         let index = pointer::segments(ceiling_pointer).get(1).and_then(|i| i.parse::<usize>().ok());
         let named = index.and_then(|i| self.rubric.ceilings.get(i)).map(|c| c.criterion.as_str());
         named.is_some_and(|name| self.dropped_names.iter().any(|dropped| dropped == name))

@@ -29,6 +29,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, RepoError> {
     }
     files.sort();
     files.dedup();
+    // `rubrics/a.yaml` and `./rubrics/a.yaml` are one file: check it once, or it would
+    // clash with itself as a duplicate rubric_id.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|file| seen.insert(fs::canonicalize(file).unwrap_or_else(|_| file.clone())));
     Ok(files)
 }
 

@@ -166,3 +166,15 @@ fn invalid_libraries_fail_to_load_with_every_diagnostic() {
     assert_eq!(rules, ["RL-04", "RL-05"]);
     assert!(error.to_string().contains("2 errors"), "{error}");
 }
+
+#[test]
+fn one_file_named_two_ways_is_checked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = broken("calibration_dataset: calibration/sample.jsonl\n", "");
+    std::fs::write(dir.path().join("a.yaml"), text).unwrap();
+    let plain = dir.path().join("a.yaml");
+    let dotted = dir.path().join(".").join("a.yaml");
+    let report = Linter::new().unwrap().lint_paths(&[plain, dotted, dir.path().to_path_buf()]).unwrap();
+    assert_eq!(report.files.len(), 1);
+    assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
+}

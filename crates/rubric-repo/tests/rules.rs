@@ -359,3 +359,60 @@ fn a_bad_dataset_reference_is_not_also_reported_missing() {
     let d = single(&report.diagnostics);
     assert_eq!((d.rule.id(), d.severity), ("RL-09", Severity::Error));
 }
+
+#[test]
+fn problems_under_a_misspelt_key_are_placed_at_the_key_as_written() {
+    let text = broken("version: 1.0.0", "vesion: 1.0");
+    let diagnostics = lint(&text);
+    let found: Vec<(&str, &str)> = diagnostics.iter().map(|d| (d.rule.id(), d.pointer.as_str())).collect();
+    assert_eq!(found, [("SCHEMA", "/vesion"), ("RL-04", "/vesion")], "{diagnostics:#?}");
+    assert_eq!((diagnostics[1].line, diagnostics[1].column), position_in(&text, "vesion: 1.0", "1.0"));
+}
+
+#[test]
+fn entry_checks_run_even_while_the_scale_is_broken() {
+    let text = broken("scale: {min: 1, max: 5}", "scale: {min: 1, max: 1000}").replacen(
+        "      3: Usable",
+        "      3: \"\"",
+        1,
+    );
+    let diagnostics = lint(&text);
+    let found: Vec<(&str, &str)> = diagnostics.iter().map(|d| (d.rule.id(), d.message.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            ("SCALE", "scale 1..1000 has 1000 points; at most 101 are allowed"),
+            ("RL-02", "anchor `3` of `clarity` is empty")
+        ]
+    );
+}
+
+#[test]
+fn share_ranges_read_the_same_whether_or_not_every_criterion_has_a_share() {
+    for text in [
+        broken("share: 0.6", "share: 0"),
+        broken("share: 0.6", "share: 0").replacen("    share: 0.4\n", "", 1),
+    ] {
+        let diagnostics = lint(&text);
+        let d = diagnostics.iter().find(|d| d.pointer == "/criteria/0/share").expect("share reported");
+        assert_eq!(d.message, "share 0 of `clarity` is outside (0, 1]");
+    }
+}
+
+#[test]
+fn an_unreadable_criteria_list_does_not_fail_the_ceilings() {
+    let start = SAMPLE.find("criteria:\n").unwrap();
+    let end = SAMPLE.find("negative_criteria:").unwrap();
+    let text = format!("{}criteria: 5\n{}", &SAMPLE[..start], &SAMPLE[end..]);
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_in(&text, "criteria: 5", "5"), "/criteria");
+}
+
+#[test]
+fn a_ceiling_hint_considers_criteria_that_did_not_parse() {
+    let text =
+        broken("weight: essential", "weight: heavy").replacen("criterion: clarity", "criterion: clarty", 1);
+    let diagnostics = lint(&text);
+    let d = diagnostics.iter().find(|d| d.rule.id() == "CEILING").expect("ceiling reported");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `clarity`?"));
+}

@@ -59,15 +59,15 @@ pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<Issu
                 .with_hint(format!("pick a value between {} and {}", rubric.scale.min, rubric.scale.max)),
             );
         }
-        if scale_is_valid {
-            check_anchors(criterion, rubric.scale, &at, issues);
-            check_examples(criterion, rubric.scale, &at, issues);
-        }
+        let scale = scale_is_valid.then_some(rubric.scale);
+        check_anchors(criterion, scale, &at, issues);
+        check_examples(criterion, scale, &at, issues);
     }
     check_shares(rubric, issues);
 }
 
-fn check_anchors(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Vec<Issue>) {
+/// RL-02. Without a usable scale only the entries themselves are checked.
+fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: &mut Vec<Issue>) {
     let anchors_at = pointer::join(at, "anchors");
     // Which anchor key covers each point, to report overlaps against the first cover.
     let mut covered_by: HashMap<u32, String> = HashMap::new();
@@ -93,6 +93,7 @@ fn check_anchors(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Vec
                 continue;
             }
         };
+        let Some(scale) = scale else { continue };
         let points = parsed.points();
         if *points.start() < scale.min || *points.end() > scale.max {
             issues.push(
@@ -124,6 +125,7 @@ fn check_anchors(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Vec
             covered_by.entry(point).or_insert_with(|| key.to_owned());
         }
     }
+    let Some(scale) = scale else { return };
     let gaps: Vec<u32> = (scale.min..=scale.max).filter(|p| !covered_by.contains_key(p)).collect();
     if !gaps.is_empty() {
         let list = describe_points(&gaps);
@@ -157,7 +159,8 @@ fn describe_points(points: &[u32]) -> String {
     format!("{noun} {}", runs.join(", "))
 }
 
-fn check_examples(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Vec<Issue>) {
+/// RL-03. Without a usable scale only the entries themselves are checked.
+fn check_examples(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: &mut Vec<Issue>) {
     let examples_at = pointer::join(at, "examples");
     let mut present = Vec::new();
     for (key, text) in criterion.examples.iter() {
@@ -166,12 +169,22 @@ fn check_examples(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Ve
             .strip_prefix("score_")
             .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|digits| digits.parse::<u32>().ok());
-        match score {
-            None => issues.push(
+        let Some(score) = score else {
+            let example = scale.map_or_else(|| "score_5".to_owned(), |s| format!("score_{}", s.max));
+            issues.push(
                 Issue::error(Rule::Examples, key_at, format!("example key `{key}` is not `score_<n>`"))
-                    .with_hint(format!("name examples after their score, e.g. `score_{}`", scale.max)),
-            ),
-            Some(score) if score < scale.min || score > scale.max => issues.push(
+                    .with_hint(format!("name examples after their score, e.g. `{example}`")),
+            );
+            continue;
+        };
+        if text.trim().is_empty() {
+            issues.push(
+                Issue::error(Rule::Examples, key_at.clone(), format!("example `{key}` is empty"))
+                    .with_hint("quote or describe a real artifact that earns this score"),
+            );
+        }
+        match scale {
+            Some(scale) if score < scale.min || score > scale.max => issues.push(
                 Issue::error(
                     Rule::Examples,
                     key_at,
@@ -179,17 +192,10 @@ fn check_examples(criterion: &Criterion, scale: Scale, at: &str, issues: &mut Ve
                 )
                 .with_hint(format!("examples are for scores {} to {}", scale.min, scale.max)),
             ),
-            Some(score) => {
-                if text.trim().is_empty() {
-                    issues.push(
-                        Issue::error(Rule::Examples, key_at, format!("example `{key}` is empty"))
-                            .with_hint("quote or describe a real artifact that earns this score"),
-                    );
-                }
-                present.push(score);
-            }
+            _ => present.push(score),
         }
     }
+    let Some(scale) = scale else { return };
     let missing: Vec<String> = [scale.min, scale.max]
         .into_iter()
         .filter(|end| !present.contains(end))
@@ -215,19 +221,33 @@ fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
     if with_share == 0 {
         return;
     }
+    for (index, criterion) in rubric.criteria.iter().enumerate() {
+        if let Some(share) = criterion.share
+            && !(share > 0.0 && share <= 1.0)
+        {
+            issues.push(
+                Issue::error(
+                    Rule::Share,
+                    format!("/criteria/{index}/share"),
+                    format!("share {} of `{}` is outside (0, 1]", num(share), criterion.name),
+                )
+                .with_hint("a share is the fraction of the overall score a criterion carries, in (0, 1]"),
+            );
+        }
+    }
     if with_share < rubric.criteria.len() {
+        let others = if with_share == 1 {
+            "1 other criterion does".to_owned()
+        } else {
+            format!("{with_share} other criteria do")
+        };
         for (index, criterion) in rubric.criteria.iter().enumerate() {
             if criterion.share.is_none() {
                 issues.push(
                     Issue::error(
                         Rule::Share,
                         format!("/criteria/{index}"),
-                        format!(
-                            "criterion `{}` has no share, but {with_share} other {} do{}",
-                            criterion.name,
-                            if with_share == 1 { "criterion" } else { "criteria" },
-                            if with_share == 1 { "es" } else { "" }
-                        ),
+                        format!("criterion `{}` has no share, but {others}", criterion.name),
                     )
                     .with_hint(
                         "give every criterion a share, or remove all shares to weigh criteria equally",
@@ -237,21 +257,7 @@ fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
         }
         return;
     }
-    let mut sum = 0.0;
-    for (index, criterion) in rubric.criteria.iter().enumerate() {
-        let share = criterion.share.unwrap_or_default();
-        sum += share;
-        if !(share > 0.0 && share <= 1.0) {
-            issues.push(
-                Issue::error(
-                    Rule::Share,
-                    format!("/criteria/{index}/share"),
-                    format!("share {} of `{}` is outside (0, 1]", num(share), criterion.name),
-                )
-                .with_hint("a share is the fraction of the overall score this criterion carries"),
-            );
-        }
-    }
+    let sum: f64 = rubric.criteria.iter().filter_map(|c| c.share).sum();
     if (sum - 1.0).abs() > SHARE_TOLERANCE || sum.is_nan() {
         let difference = 1.0 - sum;
         let hint = if difference > 0.0 {

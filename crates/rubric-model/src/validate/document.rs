@@ -5,10 +5,16 @@ use super::{num, uri::uri_reference_problem};
 use crate::pointer;
 use crate::rule::{Issue, Rule};
 use crate::suggest::closest;
-use crate::types::{Rubric, Weight};
+use crate::types::{Rubric, Scale, Weight};
 
 /// Largest number of points a scale may have: every point needs an anchor.
 const MAX_SCALE_POINTS: u32 = 101;
+
+/// True when the scale is a range that anchors can cover; every check that measures
+/// against the scale waits for this, so that a broken scale is one error, not twenty.
+pub(super) fn scale_is_usable(scale: Scale) -> bool {
+    scale.min < scale.max && scale.points() <= MAX_SCALE_POINTS
+}
 
 pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
     check_identifier(&rubric.rubric_id, "/rubric_id", "rubric_id", issues);
@@ -28,7 +34,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
             Issue::error(
                 Rule::Scale,
                 "/scale",
-                format!("scale {}..{} is empty: min must be below max", scale.min, scale.max),
+                format!("scale {}..{} has no range: min must be below max", scale.min, scale.max),
             )
             .with_hint("for example `scale: {min: 1, max: 5}`"),
         );

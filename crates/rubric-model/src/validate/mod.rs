@@ -45,7 +45,7 @@ pub fn validate(rubric: &Rubric) -> Vec<Issue> {
     document::check(rubric, &mut issues);
     // Every range check measures against the scale: with a broken scale they would only
     // repeat its error.
-    let scale_is_valid = rubric.scale.min < rubric.scale.max;
+    let scale_is_valid = document::scale_is_usable(rubric.scale);
     criteria::check(rubric, scale_is_valid, &mut issues);
     patterns::check(rubric, &mut issues);
     if scale_is_valid {
