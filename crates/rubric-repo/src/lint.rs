@@ -9,6 +9,7 @@ use crate::source::{FileProblem, read_text};
 use crate::walk::discover;
 use crate::yaml::{self, Syntax, SyntaxError};
 use revcal_rubric_model::{Issue, Rubric, Rule, Severity, pointer, validate};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -180,7 +181,7 @@ impl Linter {
         let value = without_unknown_fields(value, &schema_issues);
         // Semantic checks, on the typed rubric or on whatever of it still parses.
         let mut semantic: Vec<Issue> = Vec::new();
-        match serde_json::from_value::<Rubric>(value.clone()) {
+        match Rubric::deserialize(&value) {
             Ok(rubric) => {
                 semantic = validate(&rubric);
                 if on_disk {

@@ -9,6 +9,7 @@
 use revcal_rubric_model::{
     Ceiling, Criterion, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer, suggest,
 };
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -43,7 +44,7 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|item| serde_json::from_value::<Criterion>((*item).clone()).is_err())
+        .filter(|item| Criterion::deserialize(*item).is_err())
         .filter_map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect();
     // Scalars written where text belongs (`version: 1.0`) were reported by the schema;
@@ -78,7 +79,7 @@ fn keep_parsable<T: DeserializeOwned>(
     let (kept_indices, kept): (Vec<usize>, Vec<Value>) = items
         .into_iter()
         .enumerate()
-        .filter(|(_, item)| serde_json::from_value::<T>(item.clone()).is_ok())
+        .filter(|(_, item)| T::deserialize(item).is_ok())
         .unzip();
     if kept.len() != total || total == 0 {
         reduced.push((list, kept_indices));
