@@ -76,11 +76,8 @@ fn keep_parsable<T: DeserializeOwned>(
         _ => Vec::new(),
     };
     let total = items.len();
-    let (kept_indices, kept): (Vec<usize>, Vec<Value>) = items
-        .into_iter()
-        .enumerate()
-        .filter(|(_, item)| T::deserialize(item).is_ok())
-        .unzip();
+    let (kept_indices, kept): (Vec<usize>, Vec<Value>) =
+        items.into_iter().enumerate().filter(|(_, item)| T::deserialize(item).is_ok()).unzip();
     if kept.len() != total || total == 0 {
         reduced.push((list, kept_indices));
     }
