@@ -9,7 +9,6 @@
 use revcal_rubric_model::{
     Ceiling, Criterion, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer, suggest,
 };
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -32,20 +31,13 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
     let mut document = document.clone();
     let mut reduced = Vec::new();
     let criteria_unreadable = !document.get("criteria").is_some_and(Value::is_array);
-    let all_names: Vec<String> = document
+    // Criterion names by position, read from the document as written.
+    let written_names: Vec<Option<String>> = document
         .get("criteria")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    let dropped_names = document
-        .get("criteria")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|item| Criterion::deserialize(*item).is_err())
-        .filter_map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
+        .map(|item| item.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect();
     // Scalars written where text belongs (`version: 1.0`) were reported by the schema;
     // read them as their text so that the rest of the document can still be checked.
@@ -62,6 +54,15 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
     keep_parsable::<NegativeCriterion>(&mut document, "negative_criteria", &mut reduced);
     keep_parsable::<Ceiling>(&mut document, "ceilings", &mut reduced);
     let rubric = serde_json::from_value(document).ok()?;
+    // The criteria that did not parse are the ones whose positions were not kept.
+    let kept_criteria = reduced.iter().find(|(list, _)| *list == "criteria").map(|(_, kept)| kept);
+    let dropped_names = written_names
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| kept_criteria.is_some_and(|kept| !kept.contains(index)))
+        .filter_map(|(_, name)| name.clone())
+        .collect();
+    let all_names = written_names.into_iter().flatten().collect();
     Some(Salvaged { rubric, reduced, dropped_names, all_names, criteria_unreadable })
 }
 

@@ -73,20 +73,16 @@ fn yamlish() -> impl Strategy<Value = String> {
     leaf.prop_recursive(5, 64, 6, move |inner| {
         prop_oneof![
             prop::collection::vec((key.clone(), inner.clone()), 1..6).prop_map(|entries| {
-                let body: String = entries.iter().map(|(k, v)| format!("{k}:{}", indent(v))).collect();
+                let body: String = entries.iter().map(|(k, v)| format!("{k}:{v}")).collect();
                 format!("\n{}", indent_block(&body))
             }),
             prop::collection::vec(inner, 1..4).prop_map(|items| {
-                let body: String = items.iter().map(|v| format!("-{}", indent(v))).collect();
+                let body: String = items.iter().map(|v| format!("-{v}")).collect();
                 format!("\n{}", indent_block(&body))
             }),
         ]
     })
     .prop_map(|doc| format!("rubric_id:{doc}criteria:{}", "\n  - name: x\n"))
-}
-
-fn indent(value: &str) -> String {
-    value.to_owned()
 }
 
 fn indent_block(body: &str) -> String {
