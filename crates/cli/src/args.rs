@@ -41,6 +41,16 @@ pub enum Command {
     /// Lint, list, look up and search the rubric library.
     #[command(subcommand)]
     Rubric(RubricCommand),
+    /// Score a review against a rubric: weighted score, ceilings, verdict and exit code.
+    Score(crate::score::ScoreArgs),
+    /// Plant bugs: list the mutants tree-sitter operators make in Rust, JavaScript and Python.
+    Mutate(crate::mutate::MutateArgs),
+    /// Measure a reviewer: plant bugs in a commit, run the reviewer, score what it caught.
+    Calibrate(crate::calibrate::CalibrateArgs),
+    /// Calibrate two bundled reviewers on a bundled project: no setup, no network, no API key.
+    Demo(crate::demo::DemoArgs),
+    /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.
+    Elo(crate::elo::EloArgs),
 }
 
 /// Where to read the rubric library from.

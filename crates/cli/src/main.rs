@@ -4,9 +4,14 @@
 //! library crates.
 
 mod args;
+mod calibrate;
+mod demo;
+mod elo;
 mod library;
+mod mutate;
 mod output;
 mod rubric;
+mod score;
 mod style;
 
 use args::{Cli, Command};
@@ -22,6 +27,11 @@ fn main() -> ExitCode {
     let style = style::Style::for_stdout(cli.color);
     let outcome = match cli.command {
         Command::Rubric(command) => rubric::run(command, &style),
+        Command::Score(args) => score::run(args, &style),
+        Command::Mutate(args) => mutate::run(args, &style),
+        Command::Calibrate(args) => calibrate::run(args, &style),
+        Command::Demo(args) => demo::run(args, &style),
+        Command::Elo(args) => elo::run(args, &style),
     };
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,1 @@
+//! Reviewer calibration: plant bugs, run the reviewer, restore, parse findings, score recall.

@@ -1,0 +1,1 @@
+//! Review reputation: signed review messages, an ELO engine, a ledger and receipts.

@@ -1,0 +1,1 @@
+//! Tree-sitter mutation operators: planted bugs for Rust, JavaScript and Python.
