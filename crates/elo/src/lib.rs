@@ -1,1 +1,75 @@
-//! Review reputation: signed review messages, an ELO engine, a ledger and receipts.
+//! Review reputation: RFC-001 review messages, Ed25519 signatures over RFC 8785 canonical
+//! JSON, an ELO rating engine, an SQLite ledger, and signed receipts.
+//!
+//! - [`SignedMessage::parse`] validates one message (every field, named on error), checks
+//!   that `from` is the id of `pubkey` and that `sig` verifies, and computes its id.
+//! - [`Engine`] (and [`rate`]) apply the rating rules to an ordered stream, purely.
+//! - [`Ledger`] stores messages once by id in SQLite (WAL, safe under concurrent writers),
+//!   keeps ratings materialised in the same transaction, replays, and issues [`Receipt`]s
+//!   signed with its own key. [`Ledger::handle`] answers one protocol message.
+//!
+//! ```
+//! use revcal_elo::{Content, Keypair, Ledger, Message, OutcomeContent, RequestContent,
+//!                  ReviewContent, SignedMessage, Verdict, verify_receipt};
+//!
+//! let author = Keypair::from_seed([1; 32]);
+//! let reviewer = Keypair::from_seed([2; 32]);
+//! let send = |key: &Keypair, to: &str, content| {
+//!     let message = Message { from: key.agent_id(), to: to.into(), ts: 1_700_000_000, content };
+//!     SignedMessage::sign(&message, key).unwrap()
+//! };
+//! let request = send(&author, "#review", Content::Request(RequestContent {
+//!     repo: "github.com/acme/api".into(), change: "PR #7".into(), extra: Default::default() }));
+//! let review = send(&reviewer, "#review", Content::Review(ReviewContent {
+//!     request_id: request.id.clone(), verdict: Verdict::RequestChanges, comments: vec![], summary: None }));
+//! let outcome = send(&author, "#review", Content::Outcome(OutcomeContent {
+//!     request_id: request.id.clone(), merged: true, incident: true,
+//!     incident_details: Some("nil deref in prod".into()) }));
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut ledger = Ledger::open(dir.path().join("ledger.sqlite")).unwrap();
+//! for message in [&request, &review, &outcome] {
+//!     ledger.ingest(message).unwrap().unwrap();
+//! }
+//! // REQUEST_CHANGES + incident: base +25, K 40 for a new reviewer: +25 x 40 / 20 = +50.
+//! let board = ledger.leaderboard(None).unwrap();
+//! assert_eq!((board[0].rating, board[0].reviews, board[0].accuracy), (1250.0, 1, Some(1.0)));
+//! assert!(ledger.replay().unwrap().is_consistent());
+//!
+//! // A second copy of a message changes nothing.
+//! assert!(ledger.ingest(&outcome).unwrap().is_err());
+//!
+//! // Receipts verify offline with the ledger's public key alone.
+//! let receipt = &ledger.receipts(&reviewer.agent_id()).unwrap()[0];
+//! let issuer = ledger.issuer_key().public().unwrap();
+//! assert!(verify_receipt(&receipt.to_canonical(), &issuer).is_ok());
+//! assert!(verify_receipt(&receipt.to_canonical().replace("50", "51"), &issuer).is_err());
+//! ```
+
+mod canonical;
+mod codec;
+mod engine;
+mod identity;
+mod ledger;
+mod message;
+mod policy;
+mod receipt;
+mod signed;
+
+pub use canonical::{canonical_bytes, parse_strict, sha256_hex};
+pub use codec::{FieldError, encode};
+pub use engine::{Engine, Rejection, RequestView, ScoredReview, check_outcome, check_review, rate};
+pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes, key_fingerprint};
+pub use ledger::{
+    DEFAULT_LEADERBOARD_LIMIT, DEFAULT_LEDGER_FILE, Ledger, LedgerError, LineOutcome, ReplayReport, Response,
+    SCHEMA_VERSION, Stored, parse_parallel,
+};
+pub use message::{
+    Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, Message, MessageId, MessageType,
+    OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
+};
+pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
+pub use receipt::{
+    RECEIPT_TYPE, Receipt, ReceiptContent, ReceiptError, verify_receipt, verify_receipt_value,
+};
+pub use signed::{MessageError, SignedMessage, sign_value};

@@ -1,0 +1,283 @@
+//! The rating engine: a pure function over an ordered stream of signed messages.
+//!
+//! The ledger applies the same rules ([`check_review`], [`check_outcome`],
+//! [`Standing::score`]) against its SQLite state; `Ledger::replay` runs this engine over
+//! the stored messages and compares.
+
+use crate::identity::AgentId;
+use crate::message::{Content, MessageId, MessageType, Verdict};
+use crate::policy::{OutcomeClass, Policy, Standing};
+use crate::signed::SignedMessage;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Why a well-formed, correctly signed message was not accepted (or not scored).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    /// The same message (same id) was accepted before.
+    #[error("replayed: message {id} is already in the ledger")]
+    Replayed {
+        /// The message id.
+        id: MessageId,
+    },
+    /// `content.request_id` names no known `REVIEW_REQUEST`.
+    #[error("`content.request_id`: no REVIEW_REQUEST with id {request_id} is known")]
+    UnknownRequest {
+        /// The id named.
+        request_id: MessageId,
+    },
+    /// A reviewer reviewing its own request.
+    #[error("self-review: {reviewer} cannot review its own request {request_id}")]
+    SelfReview {
+        /// The request.
+        request_id: MessageId,
+        /// The reviewer (and requester).
+        reviewer: AgentId,
+    },
+    /// A review sent after the request's outcome.
+    #[error("review after the outcome: request {request_id} was closed by outcome {outcome_id}")]
+    ReviewAfterOutcome {
+        /// The request.
+        request_id: MessageId,
+        /// The outcome that closed it.
+        outcome_id: MessageId,
+    },
+    /// An outcome from someone other than the request's sender.
+    #[error(
+        "`from`: only the requester {requester} may report the outcome of request {request_id}, not {sender}"
+    )]
+    OutcomeNotFromRequester {
+        /// The request.
+        request_id: MessageId,
+        /// Who sent the request.
+        requester: AgentId,
+        /// Who sent the outcome.
+        sender: AgentId,
+    },
+    /// A second outcome for one request.
+    #[error("second outcome: request {request_id} already has outcome {outcome_id}")]
+    SecondOutcome {
+        /// The request.
+        request_id: MessageId,
+        /// The outcome accepted first.
+        outcome_id: MessageId,
+    },
+    /// A query or an answer, which the ledger answers or sends but does not store.
+    #[error("`type`: {message_type} is not stored in the ledger (send REVIEW_LEADERBOARD to `handle`)")]
+    NotStored {
+        /// The type.
+        message_type: MessageType,
+    },
+}
+
+impl Rejection {
+    /// A short, stable code for the reason (`replayed`, `unknown_request`, ...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Rejection::Replayed { .. } => "replayed",
+            Rejection::UnknownRequest { .. } => "unknown_request",
+            Rejection::SelfReview { .. } => "self_review",
+            Rejection::ReviewAfterOutcome { .. } => "review_after_outcome",
+            Rejection::OutcomeNotFromRequester { .. } => "outcome_not_from_requester",
+            Rejection::SecondOutcome { .. } => "second_outcome",
+            Rejection::NotStored { .. } => "not_stored",
+        }
+    }
+}
+
+/// What the rules need to know about a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestView {
+    /// Who sent it.
+    pub requester: AgentId,
+    /// The outcome that closed it, if any.
+    pub closed_by: Option<MessageId>,
+}
+
+/// May `reviewer` review this request now?
+pub fn check_review(
+    request_id: &MessageId,
+    request: Option<&RequestView>,
+    reviewer: &AgentId,
+) -> Result<(), Rejection> {
+    let request = request.ok_or_else(|| Rejection::UnknownRequest { request_id: request_id.clone() })?;
+    if let Some(outcome_id) = &request.closed_by {
+        return Err(Rejection::ReviewAfterOutcome {
+            request_id: request_id.clone(),
+            outcome_id: outcome_id.clone(),
+        });
+    }
+    if &request.requester == reviewer {
+        return Err(Rejection::SelfReview { request_id: request_id.clone(), reviewer: reviewer.clone() });
+    }
+    Ok(())
+}
+
+/// May `sender` report this request's outcome now?
+pub fn check_outcome(
+    request_id: &MessageId,
+    request: Option<&RequestView>,
+    sender: &AgentId,
+) -> Result<(), Rejection> {
+    let request = request.ok_or_else(|| Rejection::UnknownRequest { request_id: request_id.clone() })?;
+    if &request.requester != sender {
+        return Err(Rejection::OutcomeNotFromRequester {
+            request_id: request_id.clone(),
+            requester: request.requester.clone(),
+            sender: sender.clone(),
+        });
+    }
+    if let Some(outcome_id) = &request.closed_by {
+        return Err(Rejection::SecondOutcome {
+            request_id: request_id.clone(),
+            outcome_id: outcome_id.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// One review scored by an outcome: what a receipt certifies.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoredReview {
+    /// The review.
+    pub review_id: MessageId,
+    /// The request reviewed.
+    pub request_id: MessageId,
+    /// The outcome that scored it.
+    pub outcome_id: MessageId,
+    /// The reviewer.
+    pub reviewer: AgentId,
+    /// The requester.
+    pub requester: AgentId,
+    /// The verdict scored.
+    pub verdict: Verdict,
+    /// Whether the change caused an incident.
+    pub incident: bool,
+    /// The class of the verdict against the outcome.
+    pub outcome: OutcomeClass,
+    /// The applied delta.
+    pub elo_delta: f64,
+    /// The reviewer's rating after this review.
+    pub rating_after: f64,
+    /// The outcome's `ts`.
+    pub ts: u64,
+}
+
+#[derive(Debug, Clone)]
+struct RequestState {
+    view: RequestView,
+    /// Each reviewer's latest review: (reviewer, review id, verdict), in arrival order.
+    latest: Vec<(AgentId, MessageId, Verdict)>,
+}
+
+/// The engine's state after a prefix of the stream.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    policy: Policy,
+    seen: HashSet<MessageId>,
+    requests: HashMap<MessageId, RequestState>,
+    standings: BTreeMap<AgentId, Standing>,
+    scored: Vec<ScoredReview>,
+}
+
+impl Engine {
+    /// An engine with no messages yet.
+    pub fn new(policy: Policy) -> Engine {
+        Engine {
+            policy,
+            seen: HashSet::new(),
+            requests: HashMap::new(),
+            standings: BTreeMap::new(),
+            scored: Vec::new(),
+        }
+    }
+
+    /// Applies the next message; on success returns the reviews it scored (outcomes only).
+    pub fn apply(&mut self, signed: &SignedMessage) -> Result<Vec<ScoredReview>, Rejection> {
+        if self.seen.contains(&signed.id) {
+            return Err(Rejection::Replayed { id: signed.id.clone() });
+        }
+        let sender = &signed.message.from;
+        let scored = match &signed.message.content {
+            Content::Request(_) => {
+                let view = RequestView { requester: sender.clone(), closed_by: None };
+                self.requests.insert(signed.id.clone(), RequestState { view, latest: Vec::new() });
+                Vec::new()
+            }
+            Content::Review(review) => {
+                let request = self.requests.get_mut(&review.request_id);
+                check_review(&review.request_id, request.as_ref().map(|r| &r.view), sender)?;
+                if let Some(request) = request {
+                    request.latest.retain(|(reviewer, _, _)| reviewer != sender);
+                    request.latest.push((sender.clone(), signed.id.clone(), review.verdict));
+                }
+                self.standings.entry(sender.clone()).or_insert_with(|| Standing::new(&self.policy));
+                Vec::new()
+            }
+            Content::Outcome(outcome) => {
+                let request = self.requests.get_mut(&outcome.request_id);
+                check_outcome(&outcome.request_id, request.as_ref().map(|r| &r.view), sender)?;
+                let Some(request) = request else { return Ok(Vec::new()) };
+                request.view.closed_by = Some(signed.id.clone());
+                let mut scored = Vec::with_capacity(request.latest.len());
+                for (reviewer, review_id, verdict) in &request.latest {
+                    let standing =
+                        self.standings.entry(reviewer.clone()).or_insert_with(|| Standing::new(&self.policy));
+                    let class = OutcomeClass::of(*verdict, outcome.incident);
+                    let elo_delta = standing.score(&self.policy, class);
+                    scored.push(ScoredReview {
+                        review_id: review_id.clone(),
+                        request_id: outcome.request_id.clone(),
+                        outcome_id: signed.id.clone(),
+                        reviewer: reviewer.clone(),
+                        requester: sender.clone(),
+                        verdict: *verdict,
+                        incident: outcome.incident,
+                        outcome: class,
+                        elo_delta,
+                        rating_after: standing.rating,
+                        ts: signed.message.ts,
+                    });
+                }
+                self.scored.extend(scored.iter().cloned());
+                scored
+            }
+            Content::Leaderboard(_) | Content::LeaderboardResult(_) => {
+                return Err(Rejection::NotStored { message_type: signed.message.message_type() });
+            }
+        };
+        self.seen.insert(signed.id.clone());
+        Ok(scored)
+    }
+
+    /// Every reviewer's standing (reviewers appear with their first accepted review).
+    pub fn standings(&self) -> &BTreeMap<AgentId, Standing> {
+        &self.standings
+    }
+
+    /// Every scored review so far, in scoring order.
+    pub fn scored(&self) -> &[ScoredReview] {
+        &self.scored
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+}
+
+/// Rates a whole stream: every reviewer's standing, and each rejected message with its
+/// position in the stream and the reason.
+pub fn rate<'a>(
+    messages: impl IntoIterator<Item = &'a SignedMessage>,
+    policy: Policy,
+) -> (BTreeMap<AgentId, Standing>, Vec<(usize, Rejection)>) {
+    let mut engine = Engine::new(policy);
+    let mut rejected = Vec::new();
+    for (index, message) in messages.into_iter().enumerate() {
+        if let Err(rejection) = engine.apply(message) {
+            rejected.push((index, rejection));
+        }
+    }
+    (engine.standings, rejected)
+}

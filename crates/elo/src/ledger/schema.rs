@@ -1,0 +1,107 @@
+//! The ledger's SQLite schema and its migrations.
+//!
+//! `PRAGMA user_version` holds the schema version. Each migration runs in the same
+//! `BEGIN IMMEDIATE` transaction that bumps the version, so concurrent openers of a new file
+//! apply it exactly once.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: messages stored once by id; what the rules need, materialised.
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE TABLE agents (id TEXT PRIMARY KEY, pubkey TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE requests (
+        id TEXT PRIMARY KEY,
+        requester TEXT NOT NULL,
+        outcome_id TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE latest_reviews (
+        request_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        review_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (request_id, reviewer)
+    ) WITHOUT ROWID;
+    CREATE TABLE ratings (
+        agent TEXT PRIMARY KEY,
+        rating REAL NOT NULL,
+        reviews INTEGER NOT NULL,
+        decisive INTEGER NOT NULL,
+        correct INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX ratings_rank ON ratings (rating DESC, reviews DESC, agent);
+    CREATE TABLE scored_reviews (
+        review_id TEXT NOT NULL UNIQUE,
+        request_id TEXT NOT NULL,
+        outcome_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        incident INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        elo_delta REAL NOT NULL,
+        rating_after REAL NOT NULL,
+        ts INTEGER NOT NULL
+    );
+    CREATE INDEX scored_reviews_by_reviewer ON scored_reviews (reviewer);
+    "#,
+];
+
+/// The schema version of an open connection.
+pub fn version(connection: &Connection) -> rusqlite::Result<u32> {
+    connection.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// What `migrate` found and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// Applied migrations from the first version to the second.
+    Applied(u32, u32),
+    /// Already current.
+    Current,
+    /// The file is newer than this build.
+    TooNew(u32),
+}
+
+/// Brings the schema up to [`SCHEMA_VERSION`]; `initialise` runs in the same transaction
+/// (it seeds the ledger key and policy on a new file).
+pub fn migrate(
+    connection: &mut Connection,
+    initialise: impl FnOnce(&rusqlite::Transaction) -> rusqlite::Result<()>,
+) -> rusqlite::Result<Migration> {
+    if version(connection)? == SCHEMA_VERSION {
+        return Ok(Migration::Current);
+    }
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found = version(&transaction)?;
+    if found > SCHEMA_VERSION {
+        return Ok(Migration::TooNew(found));
+    }
+    for migration in &MIGRATIONS[found as usize..] {
+        transaction.execute_batch(migration)?;
+    }
+    if found == 0 {
+        initialise(&transaction)?;
+    }
+    transaction.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    transaction.commit()?;
+    if found == SCHEMA_VERSION {
+        Ok(Migration::Current)
+    } else {
+        Ok(Migration::Applied(found, SCHEMA_VERSION))
+    }
+}

@@ -1,0 +1,318 @@
+//! Storing messages: the rules checked against the ledger's state and the ratings updated,
+//! one transaction per batch.
+
+use super::{Ledger, LedgerError};
+use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_review};
+use crate::identity::AgentId;
+use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, Verdict};
+use crate::policy::{OutcomeClass, Standing};
+use crate::signed::{MessageError, SignedMessage};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
+
+/// A message the ledger stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    /// Its id.
+    pub id: MessageId,
+    /// The reviews it scored (outcomes only).
+    pub scored: Vec<ScoredReview>,
+}
+
+/// What became of one input line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineOutcome {
+    /// Stored.
+    Stored(Stored),
+    /// Refused before the ledger: bad JSON, a bad field, a bad signature.
+    Invalid(MessageError),
+    /// Well-formed and signed, but refused by the rules (replay, self-review, ...).
+    Rejected(Rejection),
+}
+
+impl LineOutcome {
+    /// True when the line was stored.
+    pub fn is_stored(&self) -> bool {
+        matches!(self, LineOutcome::Stored(_))
+    }
+}
+
+/// Parses and verifies lines on every core (signature checks dominate ingest time).
+pub fn parse_parallel(lines: &[&str]) -> Vec<Result<SignedMessage, MessageError>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(8);
+    if threads <= 1 || lines.len() < 64 {
+        return lines.iter().map(|line| SignedMessage::parse(line)).collect();
+    }
+    let chunk = lines.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = lines
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|line| SignedMessage::parse(line)).collect::<Vec<_>>())
+            })
+            .collect();
+        let mut parsed = Vec::with_capacity(lines.len());
+        for (worker, part) in workers.into_iter().zip(lines.chunks(chunk)) {
+            match worker.join() {
+                Ok(results) => parsed.extend(results),
+                // A worker cannot panic on input (parsing never panics); should the
+                // impossible happen, redo its share here rather than lose lines.
+                Err(_) => parsed.extend(part.iter().map(|line| SignedMessage::parse(line))),
+            }
+        }
+        parsed
+    })
+}
+
+impl Ledger {
+    /// Stores one message (its own transaction).
+    pub fn ingest(&mut self, message: &SignedMessage) -> Result<Result<Stored, Rejection>, LedgerError> {
+        let mut outcomes = self.ingest_batch(std::slice::from_ref(message))?;
+        outcomes.pop().ok_or_else(|| self.corrupt("ingest_batch returned nothing"))
+    }
+
+    /// Stores a batch of checked messages in one transaction, in order. A rejected message
+    /// changes nothing; the others are stored and rated.
+    pub fn ingest_batch(
+        &mut self,
+        messages: &[SignedMessage],
+    ) -> Result<Vec<Result<Stored, Rejection>>, LedgerError> {
+        let path = self.path.clone();
+        let sql = |source| LedgerError::Sqlite { path: path.clone(), source };
+        let transaction =
+            self.connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let mut outcomes = Vec::with_capacity(messages.len());
+        {
+            let mut writer = Writer { transaction: &transaction, policy: &self.policy };
+            for message in messages {
+                outcomes.push(writer.store(message).map_err(sql)?);
+            }
+        }
+        transaction.commit().map_err(sql)?;
+        Ok(outcomes)
+    }
+
+    /// Parses, verifies and stores lines of JSONL (blank lines skipped): one transaction for
+    /// all of them. Returns one outcome per non-blank line, with its index in `lines`.
+    pub fn ingest_lines(&mut self, lines: &[&str]) -> Result<Vec<(usize, LineOutcome)>, LedgerError> {
+        let wanted: Vec<(usize, &str)> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty())
+            .map(|(i, line)| (i, *line))
+            .collect();
+        let texts: Vec<&str> = wanted.iter().map(|(_, line)| *line).collect();
+        let parsed = parse_parallel(&texts);
+        let valid: Vec<SignedMessage> =
+            parsed.iter().filter_map(|result| result.as_ref().ok().cloned()).collect();
+        let mut stored = self.ingest_batch(&valid)?.into_iter();
+        let mut outcomes = Vec::with_capacity(wanted.len());
+        for ((index, _), result) in wanted.iter().zip(parsed) {
+            let outcome = match result {
+                Err(error) => LineOutcome::Invalid(error),
+                Ok(_) => match stored.next() {
+                    Some(Ok(done)) => LineOutcome::Stored(done),
+                    Some(Err(rejection)) => LineOutcome::Rejected(rejection),
+                    None => return Err(self.corrupt("fewer ingest results than messages")),
+                },
+            };
+            outcomes.push((*index, outcome));
+        }
+        Ok(outcomes)
+    }
+}
+
+/// The statements of one ingest transaction.
+struct Writer<'a> {
+    transaction: &'a Transaction<'a>,
+    policy: &'a crate::policy::Policy,
+}
+
+impl Writer<'_> {
+    fn store(&mut self, signed: &SignedMessage) -> rusqlite::Result<Result<Stored, Rejection>> {
+        let known: Option<i64> = self
+            .transaction
+            .prepare_cached("SELECT seq FROM messages WHERE id = ?1")?
+            .query_row([signed.id.as_str()], |row| row.get(0))
+            .optional()?;
+        if known.is_some() {
+            return Ok(Err(Rejection::Replayed { id: signed.id.clone() }));
+        }
+        let sender = &signed.message.from;
+        let scored = match &signed.message.content {
+            Content::Request(_) => {
+                self.insert_message(signed)?;
+                self.transaction
+                    .prepare_cached("INSERT INTO requests (id, requester) VALUES (?1, ?2)")?
+                    .execute((signed.id.as_str(), sender.as_str()))?;
+                Vec::new()
+            }
+            Content::Review(review) => {
+                let request = self.request(&review.request_id)?;
+                if let Err(rejection) = check_review(&review.request_id, request.as_ref(), sender) {
+                    return Ok(Err(rejection));
+                }
+                let seq = self.insert_message(signed)?;
+                self.record_review(signed, review, seq)?;
+                Vec::new()
+            }
+            Content::Outcome(outcome) => {
+                let request = self.request(&outcome.request_id)?;
+                if let Err(rejection) = check_outcome(&outcome.request_id, request.as_ref(), sender) {
+                    return Ok(Err(rejection));
+                }
+                self.insert_message(signed)?;
+                self.score(signed, outcome)?
+            }
+            Content::Leaderboard(_) | Content::LeaderboardResult(_) => {
+                return Ok(Err(Rejection::NotStored { message_type: signed.message.message_type() }));
+            }
+        };
+        Ok(Ok(Stored { id: signed.id.clone(), scored }))
+    }
+
+    fn insert_message(&mut self, signed: &SignedMessage) -> rusqlite::Result<i64> {
+        let message = &signed.message;
+        self.transaction
+            .prepare_cached("INSERT INTO messages (id, type, sender, ts, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
+            .execute((
+                signed.id.as_str(),
+                message.message_type().as_str(),
+                message.from.as_str(),
+                i64::try_from(message.ts).unwrap_or(i64::MAX),
+                signed.canonical(),
+            ))?;
+        let seq = self.transaction.last_insert_rowid();
+        self.transaction
+            .prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
+            .execute((message.from.as_str(), signed.pubkey.to_base64()))?;
+        Ok(seq)
+    }
+
+    fn request(&mut self, request_id: &MessageId) -> rusqlite::Result<Option<RequestView>> {
+        let row: Option<(String, Option<String>)> = self
+            .transaction
+            .prepare_cached("SELECT requester, outcome_id FROM requests WHERE id = ?1")?
+            .query_row([request_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        Ok(row.and_then(|(requester, outcome)| {
+            Some(RequestView {
+                requester: AgentId::parse(&requester)?,
+                closed_by: outcome.and_then(|id| MessageId::parse(&id)),
+            })
+        }))
+    }
+
+    fn record_review(
+        &mut self,
+        signed: &SignedMessage,
+        review: &ReviewContent,
+        seq: i64,
+    ) -> rusqlite::Result<()> {
+        let reviewer = signed.message.from.as_str();
+        self.transaction
+            .prepare_cached(
+                "INSERT INTO latest_reviews (request_id, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (request_id, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
+            )?
+            .execute((review.request_id.as_str(), reviewer, signed.id.as_str(), review.verdict.as_str(), seq))?;
+        self.transaction
+            .prepare_cached(
+                "INSERT OR IGNORE INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, 0, 0, 0)",
+            )?
+            .execute((reviewer, self.policy.start_rating))?;
+        Ok(())
+    }
+
+    fn score(
+        &mut self,
+        signed: &SignedMessage,
+        outcome: &OutcomeContent,
+    ) -> rusqlite::Result<Vec<ScoredReview>> {
+        let request_id = outcome.request_id.as_str();
+        self.transaction
+            .prepare_cached("UPDATE requests SET outcome_id = ?2 WHERE id = ?1")?
+            .execute((request_id, signed.id.as_str()))?;
+        let latest: Vec<(String, String, String)> = self
+            .transaction
+            .prepare_cached(
+                "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_id = ?1 ORDER BY seq",
+            )?
+            .query_map([request_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut scored = Vec::with_capacity(latest.len());
+        for (reviewer_text, review_text, verdict_text) in latest {
+            let (Some(reviewer), Some(review_id), Some(verdict)) = (
+                AgentId::parse(&reviewer_text),
+                MessageId::parse(&review_text),
+                Verdict::from_wire(&verdict_text),
+            ) else {
+                tracing::warn!(request_id, reviewer_text, "unreadable latest review row; skipped");
+                continue;
+            };
+            let mut standing = self
+                .transaction
+                .prepare_cached("SELECT rating, reviews, decisive, correct FROM ratings WHERE agent = ?1")?
+                .query_row([reviewer.as_str()], |row| {
+                    Ok(Standing {
+                        rating: row.get(0)?,
+                        reviews: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+                        decisive: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                        correct: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
+                    })
+                })
+                .optional()?
+                .unwrap_or_else(|| Standing::new(self.policy));
+            let class = OutcomeClass::of(verdict, outcome.incident);
+            let elo_delta = standing.score(self.policy, class);
+            self.transaction
+                .prepare_cached(
+                    "INSERT INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, ?3, ?4, ?5) \
+                     ON CONFLICT (agent) DO UPDATE SET rating = ?2, reviews = ?3, decisive = ?4, correct = ?5",
+                )?
+                .execute((
+                    reviewer.as_str(),
+                    standing.rating,
+                    to_i64(standing.reviews),
+                    to_i64(standing.decisive),
+                    to_i64(standing.correct),
+                ))?;
+            let entry = ScoredReview {
+                review_id,
+                request_id: outcome.request_id.clone(),
+                outcome_id: signed.id.clone(),
+                reviewer,
+                requester: signed.message.from.clone(),
+                verdict,
+                incident: outcome.incident,
+                outcome: class,
+                elo_delta,
+                rating_after: standing.rating,
+                ts: signed.message.ts,
+            };
+            self.transaction
+                .prepare_cached(
+                    "INSERT INTO scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict, \
+                     incident, outcome, elo_delta, rating_after, ts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )?
+                .execute(rusqlite::params![
+                    entry.review_id.as_str(),
+                    request_id,
+                    entry.outcome_id.as_str(),
+                    entry.reviewer.as_str(),
+                    entry.requester.as_str(),
+                    verdict.as_str(),
+                    entry.incident,
+                    class.as_str(),
+                    elo_delta,
+                    standing.rating,
+                    to_i64(entry.ts),
+                ])?;
+            scored.push(entry);
+        }
+        Ok(scored)
+    }
+}
+
+fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}

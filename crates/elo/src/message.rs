@@ -1,0 +1,237 @@
+//! The review protocol's messages (RFC-001) as typed values.
+
+use crate::identity::AgentId;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The channel that review requests and reviews are addressed to.
+pub const REVIEW_CHANNEL: &str = "#review";
+
+/// A message id: lowercase hex SHA-256 of the canonical signed message.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MessageId(pub(crate) String);
+
+impl MessageId {
+    /// Accepts 64 lowercase hex digits.
+    pub fn parse(text: &str) -> Option<MessageId> {
+        let well_formed =
+            text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        well_formed.then(|| MessageId(text.to_owned()))
+    }
+
+    /// The 64 hex digits.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The `type` of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageType {
+    /// Asks `#review` to review a change.
+    ReviewRequest,
+    /// A reviewer's verdict on a request.
+    Review,
+    /// What happened to the change: merged, and whether it caused an incident.
+    ReviewOutcome,
+    /// Asks the ledger for its leaderboard.
+    ReviewLeaderboard,
+    /// The ledger's answer to `REVIEW_LEADERBOARD`, signed by the ledger.
+    ReviewLeaderboardResult,
+}
+
+impl MessageType {
+    /// Every type, in protocol order.
+    pub const ALL: [MessageType; 5] = [
+        MessageType::ReviewRequest,
+        MessageType::Review,
+        MessageType::ReviewOutcome,
+        MessageType::ReviewLeaderboard,
+        MessageType::ReviewLeaderboardResult,
+    ];
+
+    /// The wire name, e.g. `REVIEW_REQUEST`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageType::ReviewRequest => "REVIEW_REQUEST",
+            MessageType::Review => "REVIEW",
+            MessageType::ReviewOutcome => "REVIEW_OUTCOME",
+            MessageType::ReviewLeaderboard => "REVIEW_LEADERBOARD",
+            MessageType::ReviewLeaderboardResult => "REVIEW_LEADERBOARD_RESULT",
+        }
+    }
+
+    /// The type with this wire name.
+    pub fn from_wire(name: &str) -> Option<MessageType> {
+        MessageType::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+impl fmt::Display for MessageType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A reviewer's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Verdict {
+    /// The change is fine to merge.
+    Approve,
+    /// The change must not be merged as it is.
+    RequestChanges,
+    /// Remarks without a decision (scores 0, counts as a review).
+    Comment,
+}
+
+impl Verdict {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approve => "APPROVE",
+            Verdict::RequestChanges => "REQUEST_CHANGES",
+            Verdict::Comment => "COMMENT",
+        }
+    }
+
+    /// The verdict with this wire name.
+    pub fn from_wire(name: &str) -> Option<Verdict> {
+        [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment].into_iter().find(|v| v.as_str() == name)
+    }
+}
+
+/// One review comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    /// Path of the file commented on.
+    pub file: String,
+    /// 1-based line.
+    pub line: u64,
+    /// The comment (not blank).
+    pub body: String,
+}
+
+/// `REVIEW_REQUEST` content: what to review. Fields beyond these are kept and signed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestContent {
+    /// The repository, e.g. `github.com/acme/api`.
+    pub repo: String,
+    /// The change: a pull request, a commit range, a patch name.
+    pub change: String,
+    /// Any other fields the requester sent.
+    pub extra: Map<String, Value>,
+}
+
+/// `REVIEW` content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewContent {
+    /// The id of the `REVIEW_REQUEST` reviewed.
+    pub request_id: MessageId,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Line comments (may be empty).
+    pub comments: Vec<Comment>,
+    /// An optional overall remark.
+    pub summary: Option<String>,
+}
+
+/// `REVIEW_OUTCOME` content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutcomeContent {
+    /// The id of the `REVIEW_REQUEST` this outcome closes.
+    pub request_id: MessageId,
+    /// Whether the change was merged (recorded; scoring looks at `incident` only).
+    pub merged: bool,
+    /// Whether the change caused an incident.
+    pub incident: bool,
+    /// What happened, required when `incident` is true.
+    pub incident_details: Option<String>,
+}
+
+/// `REVIEW_LEADERBOARD` content.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LeaderboardQuery {
+    /// At most this many entries (the ledger's default when absent).
+    pub limit: Option<u32>,
+}
+
+/// One leaderboard row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeaderboardEntry {
+    /// 1-based position.
+    pub rank: u32,
+    /// The reviewer.
+    pub agent: AgentId,
+    /// Current rating.
+    pub rating: f64,
+    /// Scored reviews (COMMENT included).
+    pub reviews: u64,
+    /// Correct decisive verdicts / decisive verdicts; `None` before the first decisive one.
+    pub accuracy: Option<f64>,
+}
+
+/// `REVIEW_LEADERBOARD_RESULT` content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaderboardResult {
+    /// The id of the `REVIEW_LEADERBOARD` answered.
+    pub in_reply_to: MessageId,
+    /// The rows, best first.
+    pub entries: Vec<LeaderboardEntry>,
+}
+
+/// The typed content of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// `REVIEW_REQUEST`.
+    Request(RequestContent),
+    /// `REVIEW`.
+    Review(ReviewContent),
+    /// `REVIEW_OUTCOME`.
+    Outcome(OutcomeContent),
+    /// `REVIEW_LEADERBOARD`.
+    Leaderboard(LeaderboardQuery),
+    /// `REVIEW_LEADERBOARD_RESULT`.
+    LeaderboardResult(LeaderboardResult),
+}
+
+impl Content {
+    /// The message type this content belongs to.
+    pub fn message_type(&self) -> MessageType {
+        match self {
+            Content::Request(_) => MessageType::ReviewRequest,
+            Content::Review(_) => MessageType::Review,
+            Content::Outcome(_) => MessageType::ReviewOutcome,
+            Content::Leaderboard(_) => MessageType::ReviewLeaderboard,
+            Content::LeaderboardResult(_) => MessageType::ReviewLeaderboardResult,
+        }
+    }
+}
+
+/// A validated message (its signature is checked separately, see [`crate::SignedMessage`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The sender: the id of `pubkey`.
+    pub from: AgentId,
+    /// The addressee: `#review` for requests and reviews, otherwise a channel or an agent id.
+    pub to: String,
+    /// Unix time in seconds, as the sender states it.
+    pub ts: u64,
+    /// The typed content; its variant is the message's `type`.
+    pub content: Content,
+}
+
+impl Message {
+    /// The message's `type`.
+    pub fn message_type(&self) -> MessageType {
+        self.content.message_type()
+    }
+}

@@ -1,0 +1,155 @@
+//! Receipts: a ledger's signed statement that a review was scored, verifiable offline with
+//! the ledger's public key alone.
+
+use crate::canonical::{canonical_bytes, parse_strict};
+use crate::engine::ScoredReview;
+use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
+use crate::message::{MessageId, Verdict};
+use crate::policy::OutcomeClass;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The value of a receipt's `type`.
+pub const RECEIPT_TYPE: &str = "review";
+
+/// What a receipt certifies about the review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptContent {
+    /// The request reviewed.
+    pub request_id: MessageId,
+    /// The review scored.
+    pub review_id: MessageId,
+    /// The outcome that scored it.
+    pub outcome_id: MessageId,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether the change caused an incident.
+    pub incident: bool,
+}
+
+/// A signed receipt: `{type: "review", from, to, content, outcome, elo_delta, ts, issuer, sig}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Receipt {
+    /// Always `review`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The reviewer.
+    pub from: AgentId,
+    /// The requester whose change was reviewed.
+    pub to: AgentId,
+    /// The review, request and outcome.
+    pub content: ReceiptContent,
+    /// What the verdict turned out to be.
+    pub outcome: OutcomeClass,
+    /// The rating change applied.
+    pub elo_delta: f64,
+    /// The outcome's `ts` (Unix seconds).
+    pub ts: u64,
+    /// The ledger's agent id.
+    pub issuer: AgentId,
+    /// Standard base64 Ed25519 signature over the canonical receipt without `sig`.
+    pub sig: String,
+}
+
+/// Why a receipt did not verify.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReceiptError {
+    /// Not a receipt: bad JSON, a missing, mistyped or unknown field.
+    #[error("not a receipt: {0}")]
+    Format(String),
+    /// `issuer` is not the id of the key given.
+    #[error("`issuer`: {issuer} is not the id of the issuer key given ({expected})")]
+    WrongIssuer {
+        /// The receipt's issuer.
+        issuer: AgentId,
+        /// The id of the key given.
+        expected: AgentId,
+    },
+    /// The signature is malformed.
+    #[error("{0}")]
+    Key(#[from] KeyError),
+    /// The signature does not verify: altered, or signed by another key.
+    #[error("`sig`: the signature does not verify: the receipt was altered or issued by another ledger")]
+    BadSignature,
+}
+
+impl Receipt {
+    /// Builds and signs the receipt for a scored review.
+    pub fn issue(scored: &ScoredReview, key: &Keypair) -> Receipt {
+        let mut receipt = Receipt {
+            kind: RECEIPT_TYPE.to_owned(),
+            from: scored.reviewer.clone(),
+            to: scored.requester.clone(),
+            content: ReceiptContent {
+                request_id: scored.request_id.clone(),
+                review_id: scored.review_id.clone(),
+                outcome_id: scored.outcome_id.clone(),
+                verdict: scored.verdict,
+                incident: scored.incident,
+            },
+            outcome: scored.outcome,
+            elo_delta: scored.elo_delta,
+            ts: scored.ts,
+            issuer: key.agent_id(),
+            sig: String::new(),
+        };
+        receipt.sig = key.sign(&receipt.signed_bytes()).to_base64();
+        receipt
+    }
+
+    /// The bytes the signature covers: RFC 8785 canonical JSON of the receipt without `sig`.
+    pub fn signed_bytes(&self) -> Vec<u8> {
+        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(object) = &mut value {
+            object.remove("sig");
+        }
+        canonical_bytes(&value).unwrap_or_default()
+    }
+
+    /// The canonical JSON of the whole receipt (one line).
+    pub fn to_canonical(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        canonical_bytes(&value).ok().and_then(|bytes| String::from_utf8(bytes).ok()).unwrap_or_default()
+    }
+
+    /// Checks the receipt against the issuer's public key.
+    pub fn verify(&self, issuer_key: &PublicKey) -> Result<(), ReceiptError> {
+        if self.kind != RECEIPT_TYPE {
+            return Err(ReceiptError::Format(format!(
+                "`type` must be {RECEIPT_TYPE:?}, found {:?}",
+                self.kind
+            )));
+        }
+        let expected = issuer_key.agent_id();
+        if self.issuer != expected {
+            return Err(ReceiptError::WrongIssuer { issuer: self.issuer.clone(), expected });
+        }
+        if OutcomeClass::of(self.content.verdict, self.content.incident) != self.outcome {
+            return Err(ReceiptError::Format(
+                "`outcome` does not follow from `verdict` and `incident`".into(),
+            ));
+        }
+        let signature = SignatureBytes::from_base64(&self.sig, "sig")?;
+        if issuer_key.verifies(&self.signed_bytes(), &signature) {
+            Ok(())
+        } else {
+            Err(ReceiptError::BadSignature)
+        }
+    }
+}
+
+/// Parses a receipt (strictly: duplicate keys and unknown fields refused) and verifies it.
+pub fn verify_receipt(text: &str, issuer_key: &PublicKey) -> Result<Receipt, ReceiptError> {
+    let value = parse_strict(text).map_err(|error| ReceiptError::Format(error.to_string()))?;
+    verify_receipt_value(value, issuer_key)
+}
+
+/// As [`verify_receipt`], for a parsed value.
+pub fn verify_receipt_value(value: Value, issuer_key: &PublicKey) -> Result<Receipt, ReceiptError> {
+    let receipt: Receipt =
+        serde_json::from_value(value).map_err(|error| ReceiptError::Format(error.to_string()))?;
+    receipt.verify(issuer_key)?;
+    Ok(receipt)
+}

@@ -1,0 +1,184 @@
+//! Signed messages: parse, check the signature and the sender, compute the id; and sign.
+
+use crate::canonical::{canonical_bytes, parse_strict, sha256_hex};
+use crate::codec::{self, FieldError};
+use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
+use crate::message::{Message, MessageId};
+use serde_json::Value;
+
+/// Why a message was refused before it reached the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MessageError {
+    /// Not JSON (or duplicate keys, or nested too deep).
+    #[error("not valid JSON at line {line}, column {column}: {reason}")]
+    Json {
+        /// 1-based line within the text parsed.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        reason: String,
+    },
+    /// A field is missing, mistyped, out of range or unknown.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// `pubkey` or `sig` cannot be decoded.
+    #[error("{0}")]
+    Key(#[from] KeyError),
+    /// A message without `sig`.
+    #[error("`sig`: missing; sign the message first (`revcal elo sign`)")]
+    Unsigned,
+    /// `from` is not the id of `pubkey`.
+    #[error("`from`: {from} is not the id of `pubkey` (which is {expected})")]
+    WrongSender {
+        /// The id stated in `from`.
+        from: AgentId,
+        /// The id of the key.
+        expected: AgentId,
+    },
+    /// The signature does not verify over the canonical message.
+    #[error("`sig`: the signature does not verify: the message was altered or signed with another key")]
+    BadSignature,
+}
+
+impl MessageError {
+    /// The field at fault, when there is one.
+    pub fn field(&self) -> Option<String> {
+        match self {
+            MessageError::Json { .. } => None,
+            MessageError::Field(error) => Some(error.field.clone()),
+            MessageError::Key(KeyError::Base64 { field, .. } | KeyError::Length { field, .. })
+            | MessageError::Key(KeyError::BadPublicKey { field }) => Some((*field).to_owned()),
+            MessageError::Key(_) => None,
+            MessageError::Unsigned | MessageError::BadSignature => Some("sig".to_owned()),
+            MessageError::WrongSender { .. } => Some("from".to_owned()),
+        }
+    }
+}
+
+/// A message whose fields, sender and signature have been checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignedMessage {
+    /// The typed message.
+    pub message: Message,
+    /// The sender's public key.
+    pub pubkey: PublicKey,
+    /// The signature over [`SignedMessage::signed_bytes`].
+    pub sig: SignatureBytes,
+    /// Lowercase hex SHA-256 of [`SignedMessage::canonical`].
+    pub id: MessageId,
+    canonical: String,
+    signed_bytes: Vec<u8>,
+}
+
+impl SignedMessage {
+    /// Parses one message (one JSONL line) and checks everything about it that does not
+    /// depend on the ledger: JSON, fields, `from` against `pubkey`, and the signature.
+    pub fn parse(text: &str) -> Result<SignedMessage, MessageError> {
+        let value = parse_strict(text).map_err(|error| MessageError::Json {
+            line: error.line(),
+            column: error.column(),
+            reason: strip_position(&error.to_string()),
+        })?;
+        SignedMessage::from_value(value)
+    }
+
+    /// As [`SignedMessage::parse`], from a parsed value.
+    pub fn from_value(mut value: Value) -> Result<SignedMessage, MessageError> {
+        let envelope = codec::decode(&value)?;
+        let sig_text = envelope.sig.ok_or(MessageError::Unsigned)?;
+        let pubkey = PublicKey::from_base64(&envelope.pubkey, "pubkey")?;
+        let sig = SignatureBytes::from_base64(&sig_text, "sig")?;
+        let expected = pubkey.agent_id();
+        if envelope.message.from != expected {
+            return Err(MessageError::WrongSender { from: envelope.message.from, expected });
+        }
+        let canonical = canonical_text(&value)?;
+        if let Value::Object(object) = &mut value {
+            object.remove("sig");
+        }
+        let signed_bytes = canonical_text(&value)?.into_bytes();
+        if !pubkey.verifies(&signed_bytes, &sig) {
+            return Err(MessageError::BadSignature);
+        }
+        Ok(SignedMessage {
+            message: envelope.message,
+            pubkey,
+            sig,
+            id: MessageId(sha256_hex(canonical.as_bytes())),
+            canonical,
+            signed_bytes,
+        })
+    }
+
+    /// Signs `message` with `key`. `message.from` must be the key's id.
+    pub fn sign(message: &Message, key: &Keypair) -> Result<SignedMessage, MessageError> {
+        sign_value(codec::encode(message), key)
+    }
+
+    /// The RFC 8785 canonical JSON of the whole signed message (what the id hashes and the
+    /// ledger stores).
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
+    /// The bytes the signature covers: canonical JSON of the message without `sig`.
+    pub fn signed_bytes(&self) -> &[u8] {
+        &self.signed_bytes
+    }
+}
+
+/// Signs a message given as JSON: fills `from` when it is absent (and refuses a different
+/// one), sets `pubkey`, validates every field, and adds `sig`. Any old `sig` is replaced.
+pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, MessageError> {
+    let agent = key.agent_id();
+    let Value::Object(object) = &mut value else {
+        return Err(FieldError { field: "(message)".into(), reason: "must be an object".into() }.into());
+    };
+    object.remove("sig");
+    match object.get("from") {
+        None | Some(Value::Null) => {
+            object.insert("from".into(), Value::String(agent.to_string()));
+        }
+        Some(Value::String(from)) if from == agent.as_str() => {}
+        Some(other) => {
+            let from = other.as_str().and_then(AgentId::parse);
+            return Err(match from {
+                Some(from) => MessageError::WrongSender { from, expected: agent },
+                None => FieldError {
+                    field: "from".into(),
+                    reason: format!("must be the signing key's id {agent}, found {other}"),
+                }
+                .into(),
+            });
+        }
+    }
+    object.insert("pubkey".into(), Value::String(key.public().to_base64()));
+    codec::decode(&value)?;
+    let signature = key.sign(canonical_text(&value)?.as_bytes());
+    if let Value::Object(object) = &mut value {
+        object.insert("sig".into(), Value::String(signature.to_base64()));
+    }
+    SignedMessage::from_value(value)
+}
+
+fn canonical_text(value: &Value) -> Result<String, MessageError> {
+    let bytes = canonical_bytes(value).map_err(|error| MessageError::Json {
+        line: 0,
+        column: 0,
+        reason: error.to_string(),
+    })?;
+    String::from_utf8(bytes).map_err(|error| MessageError::Json {
+        line: 0,
+        column: 0,
+        reason: error.to_string(),
+    })
+}
+
+/// serde_json appends " at line L column C"; the error reports those as fields.
+fn strip_position(text: &str) -> String {
+    match text.rfind(" at line ") {
+        Some(index) => text[..index].to_owned(),
+        None => text.to_owned(),
+    }
+}
