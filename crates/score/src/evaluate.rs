@@ -58,7 +58,7 @@ pub struct CriterionResult {
     pub name: String,
     /// Essential or important.
     pub weight: Weight,
-    /// The review's score.
+    /// The review's score (rounded to nine decimals, like every number of an evaluation).
     pub score: f64,
     /// The criterion's threshold.
     pub threshold: f64,
@@ -232,7 +232,7 @@ impl<'r> Scorer<'r> {
             .criteria
             .iter()
             .map(|criterion| {
-                let score = review.rubric_scores.get(&criterion.name).copied().unwrap_or(f64::NAN);
+                let score = round(review.rubric_scores.get(&criterion.name).copied().unwrap_or(f64::NAN));
                 let contribution = match criterion.share {
                     Some(share) if rubric.has_shares() => share * score,
                     _ if rubric.has_shares() => 0.0,
@@ -258,8 +258,8 @@ impl<'r> Scorer<'r> {
         let ceilings_applied: Vec<Ceiling> = rubric
             .ceilings
             .iter()
-            .filter(|ceiling| match review.rubric_scores.get(&ceiling.criterion) {
-                Some(score) => *score < ceiling.below,
+            .filter(|ceiling| match criteria.iter().find(|c| c.name == ceiling.criterion) {
+                Some(result) => result.score < ceiling.below,
                 None => {
                     tracing::warn!(criterion = %ceiling.criterion, "ceiling names a criterion the rubric does not score");
                     false
@@ -299,7 +299,8 @@ impl<'r> Scorer<'r> {
 
         let threshold = rubric.scoring.confidence_threshold;
         let mut unclear_reasons = Vec::new();
-        match review.confidence {
+        let confidence = review.confidence.map(round);
+        match confidence {
             None => unclear_reasons.push(Reason::ConfidenceMissing { threshold }),
             Some(confidence) if confidence < threshold => {
                 unclear_reasons.push(Reason::ConfidenceLow { confidence, threshold })
@@ -322,7 +323,7 @@ impl<'r> Scorer<'r> {
 
         let evaluation = Evaluation {
             rubric: rubric.key(),
-            confidence: review.confidence,
+            confidence,
             criteria,
             weighted_score,
             ceilings_applied,
