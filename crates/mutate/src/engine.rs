@@ -1,0 +1,321 @@
+//! Generating mutants for one file: parse, find skip regions, ask the operators, filter,
+//! re-parse every candidate, and build [`Mutant`]s.
+
+use crate::languages::{self, Candidate, Grammar};
+use crate::mutant::mutant_id;
+use crate::regions::{Regions, SKIP_MARKER};
+use crate::source::{Source, point_after};
+use crate::{Language, Mutant, MutateError, Options, is_test_path};
+use std::collections::HashSet;
+use std::path::Path;
+use tree_sitter::{InputEdit, Node, Parser, Tree};
+
+/// Everything learnt about one file: its mutants, and warnings about parts that were not
+/// mutated (syntax errors).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// The mutants, in source order.
+    pub mutants: Vec<Mutant>,
+    /// Problems worth telling the user, e.g. a region tree-sitter could not parse.
+    pub warnings: Vec<Warning>,
+    /// Candidates dropped because the mutated file did not re-parse cleanly.
+    pub rejected: usize,
+}
+
+/// A problem in one file that did not stop the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The path as given.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What is wrong and what was done about it.
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+    }
+}
+
+/// Generates every mutant of one file that `options` allows. See [`analyze`] for the
+/// warnings as well.
+///
+/// `path` selects the language and is recorded in each mutant's `file`; `source` is the
+/// file's text. A file that does not parse cleanly yields no mutants from its broken
+/// regions (and a `tracing` warning); a test file (by path) yields none at all unless
+/// [`Options::skip_test_files`] is off.
+pub fn generate_mutants(path: &Path, source: &str, options: &Options) -> Result<Vec<Mutant>, MutateError> {
+    analyze(path, source, options).map(|analysis| analysis.mutants)
+}
+
+/// Like [`generate_mutants`], and also returns the warnings (syntax errors) and how many
+/// candidates failed the re-parse check.
+pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis, MutateError> {
+    let language = Language::from_path(path)
+        .ok_or_else(|| MutateError::UnsupportedLanguage { path: path.to_path_buf() })?;
+    if source.len() > options.max_file_bytes {
+        return Err(MutateError::FileTooLarge {
+            path: path.to_path_buf(),
+            size: source.len(),
+            limit: options.max_file_bytes,
+        });
+    }
+    if options.skip_test_files && is_test_path(path) {
+        return Ok(Analysis::default());
+    }
+    let grammar = languages::grammar(language);
+    let mut parser = Parser::new();
+    parser
+        .set_language(&(grammar.grammar)())
+        .map_err(|error| MutateError::Grammar { language: language.as_str(), message: error.to_string() })?;
+    let tree =
+        parser.parse(source, None).ok_or_else(|| MutateError::ParseFailed { path: path.to_path_buf() })?;
+    let text = Source::new(source);
+    let file = path.to_string_lossy().into_owned();
+
+    let mut walk = Walk {
+        grammar,
+        source: &text,
+        regions: Regions::default(),
+        candidates: Vec::new(),
+        errors: Vec::new(),
+    };
+    walk.run(&tree);
+    let Walk { mut regions, candidates, errors, .. } = walk;
+    regions.finish();
+
+    let warnings: Vec<Warning> = errors
+        .iter()
+        .map(|&byte| {
+            let (line, column) = text.line_column(byte);
+            Warning {
+                file: file.clone(),
+                line,
+                column,
+                message: "syntax error: tree-sitter cannot parse this region, so nothing in it is mutated"
+                    .into(),
+            }
+        })
+        .collect();
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
+
+    let mut checker = Reparse { parser, tree: &tree, source: &text, baseline_errors: errors.len() };
+    let mut seen = HashSet::new();
+    let mut mutants = Vec::new();
+    let mut rejected = 0;
+    for candidate in candidates {
+        if !options.allows(candidate.category, candidate.operator)
+            || text
+                .text
+                .get(candidate.start..candidate.end)
+                .is_none_or(|original| original == candidate.replacement)
+            || !regions.permits(
+                candidate.start,
+                candidate.end,
+                text.row(candidate.start)..=text.row(candidate.end),
+            )
+            || !seen.insert((candidate.start, candidate.end, candidate.replacement.clone()))
+        {
+            continue;
+        }
+        if !checker.still_parses(&candidate) {
+            tracing::debug!(
+                file,
+                operator = candidate.operator,
+                start = candidate.start,
+                "dropped: the mutant does not re-parse"
+            );
+            rejected += 1;
+            continue;
+        }
+        mutants.push(build(&file, language, &text, candidate));
+    }
+    mutants.sort_by_key(|mutant| (mutant.start_byte, mutant.end_byte, mutant.operator.clone()));
+    Ok(Analysis { mutants, warnings, rejected })
+}
+
+/// One pass over the tree: skip regions and the operators' candidates.
+struct Walk<'a> {
+    grammar: &'static Grammar,
+    source: &'a Source<'a>,
+    regions: Regions,
+    candidates: Vec<Candidate>,
+    /// Start bytes of syntax errors.
+    errors: Vec<usize>,
+}
+
+impl Walk<'_> {
+    /// Iterative depth-first walk (deeply nested input must not overflow the stack).
+    /// Below a skipped or opaque node no candidates are asked for, but comments and
+    /// errors are still recorded.
+    fn run(&mut self, tree: &Tree) {
+        let mut cursor = tree.walk();
+        let mut depth = 0usize;
+        let mut quiet_from: Option<usize> = None;
+        loop {
+            let node = cursor.node();
+            if self.visit(node, quiet_from.is_some()) && quiet_from.is_none() {
+                quiet_from = Some(depth);
+            }
+            if cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if quiet_from == Some(depth) {
+                    quiet_from = None;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                depth -= 1;
+            }
+        }
+    }
+
+    /// Records what `node` says about skipping; returns true when its subtree must not be
+    /// mutated.
+    fn visit(&mut self, node: Node, quiet: bool) -> bool {
+        let kind = node.kind();
+        if node.is_error() || node.is_missing() {
+            let region = if node.is_missing() { node.parent().unwrap_or(node) } else { node };
+            self.regions.add_hard(region.start_byte(), region.end_byte().max(region.start_byte() + 1));
+            self.errors.push(node.start_byte());
+            return true;
+        }
+        if self.grammar.comments.contains(&kind) {
+            self.regions.add_hard(node.start_byte(), node.end_byte());
+            if self.source.of(node).contains(SKIP_MARKER) {
+                let row = self.source.row(node.start_byte());
+                self.regions.skip_row(row);
+                // A marker alone on its line covers the next line.
+                if self.source.line_prefix(node.start_byte()).trim().is_empty() {
+                    self.regions.skip_row(row + 1);
+                }
+            }
+            return true;
+        }
+        if let Some(start) = (self.grammar.skipped_item)(node, self.source) {
+            self.regions.add_hard(start, node.end_byte());
+            return true;
+        }
+        if (self.grammar.opaque)(kind) {
+            self.regions.add_opaque(node.start_byte(), node.end_byte());
+            // Candidates may still replace an opaque node whole (the Rust `vec![..]` operator
+            // replaces a token tree), so the node itself is offered to the operators.
+            if !quiet {
+                (self.grammar.mutate)(node, self.source, &mut self.candidates);
+            }
+            return true;
+        }
+        if !quiet {
+            (self.grammar.mutate)(node, self.source, &mut self.candidates);
+        }
+        false
+    }
+}
+
+/// The re-parse check: the mutated file must parse with no more ERROR or MISSING nodes
+/// than the original. tree-sitter re-parses incrementally from the edited original tree,
+/// and reads the mutated text through a callback, so no copy of the file is made.
+struct Reparse<'a> {
+    parser: Parser,
+    tree: &'a Tree,
+    source: &'a Source<'a>,
+    baseline_errors: usize,
+}
+
+impl Reparse<'_> {
+    fn still_parses(&mut self, candidate: &Candidate) -> bool {
+        let text = self.source.text.as_bytes();
+        let replacement = candidate.replacement.as_bytes();
+        let start_position = self.source.point(candidate.start);
+        let mut edited = self.tree.clone();
+        edited.edit(&InputEdit {
+            start_byte: candidate.start,
+            old_end_byte: candidate.end,
+            new_end_byte: candidate.start + replacement.len(),
+            start_position,
+            old_end_position: self.source.point(candidate.end),
+            new_end_position: point_after(start_position, &candidate.replacement),
+        });
+        let new_end = candidate.start + replacement.len();
+        let mut read = |byte: usize, _| -> &[u8] {
+            if byte < candidate.start {
+                &text[byte..candidate.start]
+            } else if byte < new_end {
+                &replacement[byte - candidate.start..]
+            } else {
+                text.get(byte - new_end + candidate.end..).unwrap_or(&[])
+            }
+        };
+        let Some(mutated) = self.parser.parse_with_options(&mut read, Some(&edited), None) else {
+            return false;
+        };
+        let root = mutated.root_node();
+        if self.baseline_errors == 0 { !root.has_error() } else { count_errors(root) <= self.baseline_errors }
+    }
+}
+
+/// ERROR and MISSING nodes in a tree, visiting only subtrees that hold some.
+fn count_errors(root: Node) -> usize {
+    let mut count = 0;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            count += 1;
+            continue;
+        }
+        if node.has_error() {
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    count
+}
+
+/// Positions, lines and id of an accepted candidate.
+fn build(file: &str, language: Language, source: &Source, candidate: Candidate) -> Mutant {
+    let (line, column) = source.line_column(candidate.start);
+    let (end_line, end_column) = source.line_column(candidate.end);
+    let first_row = line - 1;
+    let last_row = end_line - 1;
+    let lines_start = source.line_start(first_row);
+    let lines_end = source.line_end(last_row).max(candidate.end);
+    let text = source.text;
+    let original = text.get(candidate.start..candidate.end).unwrap_or("").to_string();
+    let original_line = text.get(lines_start..lines_end).unwrap_or("").to_string();
+    let mutated_line = format!(
+        "{}{}{}",
+        text.get(lines_start..candidate.start).unwrap_or(""),
+        candidate.replacement,
+        text.get(candidate.end..lines_end).unwrap_or("")
+    );
+    Mutant {
+        id: mutant_id(file, candidate.start, candidate.end, candidate.operator, &candidate.replacement),
+        file: file.to_string(),
+        language,
+        line,
+        column,
+        end_line,
+        end_column,
+        start_byte: candidate.start,
+        end_byte: candidate.end,
+        category: candidate.category,
+        operator: candidate.operator.to_string(),
+        description: candidate.description,
+        original,
+        replacement: candidate.replacement,
+        original_line,
+        mutated_line,
+    }
+}

@@ -1,0 +1,357 @@
+//! Operator logic shared by languages whose syntax agrees (binary operators, literals,
+//! statement deletion) and the wording of defect sentences.
+
+use super::Candidate;
+use crate::Category;
+use crate::source::Source;
+use tree_sitter::Node;
+
+/// Code quoted in a sentence: one line, whitespace collapsed, at most 60 characters.
+pub fn short(text: &str) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() <= 60 {
+        collapsed
+    } else {
+        let head: String = collapsed.chars().take(57).collect();
+        format!("{head}...")
+    }
+}
+
+/// "`before` became `after`: effect."
+pub fn changed(before: &str, after: &str, effect: &str) -> String {
+    format!("`{}` became `{}`: {effect}.", short(before), short(after))
+}
+
+/// "`code` was removed: effect."
+pub fn removed(code: &str, effect: &str) -> String {
+    format!("`{}` was removed: {effect}.", short(code))
+}
+
+/// Adds a candidate replacing bytes `start..end`.
+pub fn push(
+    out: &mut Vec<Candidate>,
+    (start, end): (usize, usize),
+    replacement: impl Into<String>,
+    operator: &'static str,
+    category: Category,
+    description: String,
+) {
+    out.push(Candidate { start, end, replacement: replacement.into(), operator, category, description });
+}
+
+/// The node's byte range.
+pub fn range(node: Node) -> (usize, usize) {
+    (node.start_byte(), node.end_byte())
+}
+
+/// The text of `expression` with `part` replaced by `with`: how the whole expression reads
+/// after a mutation of one token, for the sentence.
+pub fn rewritten(source: &Source, expression: Node, part: Node, with: &str) -> String {
+    let text = source.of(expression);
+    let from = part.start_byte().saturating_sub(expression.start_byte());
+    let to = part.end_byte().saturating_sub(expression.start_byte());
+    match (text.get(..from), text.get(to..)) {
+        (Some(head), Some(tail)) => format!("{head}{with}{tail}"),
+        _ => with.to_string(),
+    }
+}
+
+/// True when `node` sits in the condition of a loop (so boundary changes move the last step).
+pub fn in_loop_condition(node: Node) -> bool {
+    let mut current = node;
+    for _ in 0..6 {
+        let Some(parent) = current.parent() else { return false };
+        if matches!(
+            parent.kind(),
+            "while_expression" | "while_statement" | "for_statement" | "do_statement" | "for_expression"
+        ) {
+            return parent
+                .child_by_field_name("condition")
+                .is_some_and(|condition| condition.id() == current.id())
+                || parent.kind() == "for_statement";
+        }
+        current = parent;
+    }
+    false
+}
+
+/// Literal `0`, with or without a Rust type suffix.
+fn is_zero(source: &Source, node: Node) -> bool {
+    let text = source.of(node);
+    text == "0"
+        || (text.starts_with('0') && text[1..].chars().all(|c| c.is_ascii_alphabetic()) && text.len() > 1)
+}
+
+/// Comparison boundary (`<` vs `<=`, `>` vs `>=`). With `unsigned_guard`, shapes that are
+/// always true or false for unsigned values (`x >= 0`, `x < 0`, `0 <= x`, `0 > x`) are not
+/// produced: the compiler rejects or warns on them and no reviewer should have to.
+pub fn comparison_boundary(
+    source: &Source,
+    expression: Node,
+    operator: Node,
+    unsigned_guard: bool,
+    out: &mut Vec<Candidate>,
+) {
+    let op = source.of(operator);
+    let replacement = match op {
+        "<" => "<=",
+        "<=" => "<",
+        ">" => ">=",
+        ">=" => ">",
+        _ => return,
+    };
+    if unsigned_guard {
+        let left_zero = expression.child_by_field_name("left").is_some_and(|left| is_zero(source, left));
+        let right_zero = expression.child_by_field_name("right").is_some_and(|right| is_zero(source, right));
+        let always = (right_zero && matches!(replacement, ">=" | "<"))
+            || (left_zero && matches!(replacement, "<=" | ">"));
+        if always {
+            return;
+        }
+    }
+    let looped = in_loop_condition(expression);
+    let effect = match (replacement, looped) {
+        ("<=" | ">=", true) => "the loop now runs one step further, past the last valid value",
+        ("<" | ">", true) => "the loop now stops one step early and misses the last value",
+        ("<=" | ">=", false) => "the case where both sides are equal now passes the check when it should not",
+        _ => "the case where both sides are equal is now rejected when it should pass",
+    };
+    let after = rewritten(source, expression, operator, replacement);
+    push(
+        out,
+        range(operator),
+        replacement,
+        "comparison-boundary",
+        Category::OffByOne,
+        changed(source.of(expression), &after, effect),
+    );
+}
+
+/// `==` and `!=` (and JavaScript's `===` and `!==`) swapped.
+pub fn equality_flip(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
+    let replacement = match source.of(operator) {
+        "==" => "!=",
+        "!=" => "==",
+        "===" => "!==",
+        "!==" => "===",
+        _ => return,
+    };
+    let after = rewritten(source, expression, operator, replacement);
+    let effect = "the check now holds exactly when it should not, so the wrong branch runs";
+    push(
+        out,
+        range(operator),
+        replacement,
+        "equality-flip",
+        Category::LogicInversion,
+        changed(source.of(expression), &after, effect),
+    );
+}
+
+/// `&&` and `||` (or Python's `and` and `or`) swapped.
+pub fn and_or_swap(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
+    let (replacement, effect) = match source.of(operator) {
+        "&&" => ("||", "the condition now holds when either side is true instead of both"),
+        "||" => ("&&", "the condition now needs both sides to be true instead of either"),
+        "and" => ("or", "the condition now holds when either side is true instead of both"),
+        "or" => ("and", "the condition now needs both sides to be true instead of either"),
+        _ => return,
+    };
+    let after = rewritten(source, expression, operator, replacement);
+    push(
+        out,
+        range(operator),
+        replacement,
+        "and-or-swap",
+        Category::LogicInversion,
+        changed(source.of(expression), &after, effect),
+    );
+}
+
+/// `+`/`-` and `*`/`/` swapped, unless an operand is a string (concatenation, not arithmetic).
+pub fn arithmetic_swap(
+    source: &Source,
+    expression: Node,
+    operator: Node,
+    is_string: fn(Node) -> bool,
+    out: &mut Vec<Candidate>,
+) {
+    let (replacement, effect) = match source.of(operator) {
+        "+" => ("-", "the value is now subtracted instead of added"),
+        "-" => ("+", "the value is now added instead of subtracted"),
+        "*" => ("/", "the value is now divided instead of multiplied"),
+        "/" => ("*", "the value is now multiplied instead of divided"),
+        _ => return,
+    };
+    let operands = [expression.child_by_field_name("left"), expression.child_by_field_name("right")];
+    if operands.iter().flatten().any(|operand| is_string(*operand)) {
+        return;
+    }
+    let after = rewritten(source, expression, operator, replacement);
+    push(
+        out,
+        range(operator),
+        replacement,
+        "arithmetic-swap",
+        Category::Arithmetic,
+        changed(source.of(expression), &after, effect),
+    );
+}
+
+/// `n + 1` -> `n` and `n - 1` -> `n` (also `1 + n` -> `n`).
+pub fn plus_minus_one(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
+    let (Some(left), Some(right)) =
+        (expression.child_by_field_name("left"), expression.child_by_field_name("right"))
+    else {
+        return;
+    };
+    let op = source.of(operator);
+    let (kept, name, effect) = if source.of(right) == "1" && op == "+" {
+        (
+            left,
+            "plus-one-dropped",
+            "the value is one smaller than intended, so the last element or step is missed",
+        )
+    } else if source.of(right) == "1" && op == "-" {
+        (left, "minus-one-dropped", "the value is one larger than intended and can reach one past the end")
+    } else if source.of(left) == "1" && op == "+" {
+        (
+            right,
+            "plus-one-dropped",
+            "the value is one smaller than intended, so the last element or step is missed",
+        )
+    } else {
+        return;
+    };
+    let after = source.of(kept);
+    push(
+        out,
+        range(expression),
+        after,
+        name,
+        Category::OffByOne,
+        changed(source.of(expression), after, effect),
+    );
+}
+
+/// Integer literal `0` <-> `1` (a Rust suffix such as `0usize` is kept).
+pub fn zero_one_swap(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
+    let text = source.of(literal);
+    let (digit, suffix) = text.split_at(text.len().min(1));
+    if !(suffix.is_empty()
+        || suffix.chars().all(|c| c.is_ascii_alphanumeric()) && suffix.starts_with(['u', 'i']))
+    {
+        return;
+    }
+    let (replacement, effect) = match digit {
+        "0" => ("1", "the starting value or limit is now one instead of zero"),
+        "1" => ("0", "the starting value or limit is now zero instead of one"),
+        _ => return,
+    };
+    let after = format!("{replacement}{suffix}");
+    let before_expr = literal.parent().map_or(text, |parent| source.of(parent));
+    let description = if before_expr.len() <= 60 && before_expr != text {
+        changed(before_expr, &rewritten(source, literal.parent().unwrap_or(literal), literal, &after), effect)
+    } else {
+        changed(text, &after, effect)
+    };
+    push(out, range(literal), after, "zero-one-swap", Category::Boundary, description);
+}
+
+/// The boolean literal flipped (`true`/`false`, `True`/`False`).
+pub fn boolean_flip(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
+    let replacement = match source.of(literal) {
+        "true" => "false",
+        "false" => "true",
+        "True" => "False",
+        "False" => "True",
+        _ => return,
+    };
+    let context = literal.parent().filter(|parent| parent.end_byte() - parent.start_byte() <= 60);
+    let description = match context {
+        Some(parent) if parent.kind() != "expression_statement" => changed(
+            source.of(parent),
+            &rewritten(source, parent, literal, replacement),
+            "the flag now says the opposite, so the code behaves as in the other case",
+        ),
+        _ => changed(
+            source.of(literal),
+            replacement,
+            "the flag now says the opposite, so the code behaves as in the other case",
+        ),
+    };
+    push(out, range(literal), replacement, "boolean-flip", Category::LogicInversion, description);
+}
+
+/// A condition node negated with the language's `not` prefix.
+pub fn negate_condition(source: &Source, condition: Node, not: &str, out: &mut Vec<Candidate>) {
+    let text = source.of(condition);
+    let after = format!("{not}({text})");
+    push(
+        out,
+        range(condition),
+        after.clone(),
+        "negate-condition",
+        Category::LogicInversion,
+        changed(text, &after, "the branch now runs exactly when it should not"),
+    );
+}
+
+/// A compound assignment's operator swapped (`+=`/`-=`, `*=`/`/=`); never `|=` -> `^=`.
+pub fn compound_assignment_swap(source: &Source, statement: Node, operator: Node, out: &mut Vec<Candidate>) {
+    let (replacement, effect) = match source.of(operator) {
+        "+=" => ("-=", "the running value now shrinks where it should grow"),
+        "-=" => ("+=", "the running value now grows where it should shrink"),
+        "*=" => ("/=", "the value is now divided where it should be multiplied"),
+        "/=" => ("*=", "the value is now multiplied where it should be divided"),
+        _ => return,
+    };
+    let after = rewritten(source, statement, operator, replacement);
+    push(
+        out,
+        range(operator),
+        replacement,
+        "compound-assignment-swap",
+        Category::Arithmetic,
+        changed(source.of(statement), &after, effect),
+    );
+}
+
+/// Method names whose call releases a resource.
+pub const CLEANUP_METHODS: &[&str] = &[
+    "close",
+    "release",
+    "unlock",
+    "shutdown",
+    "destroy",
+    "end",
+    "dispose",
+    "cleanup",
+    "flush",
+    "disconnect",
+    "terminate",
+    "free",
+    "closeSync",
+    "removeListener",
+    "removeEventListener",
+    "removeAllListeners",
+    "unref",
+    "rmdir",
+    "unlink",
+    "unlinkSync",
+    "rmSync",
+    "clearTimeout",
+    "clearInterval",
+    "clearImmediate",
+    "drop",
+    "kill",
+    "join",
+    "cancel",
+    "abort",
+];
+
+/// The last name of a callee: `a.b.close` -> `close`, `drop` -> `drop`.
+pub fn callee_name(text: &str) -> &str {
+    let text = text.trim_end_matches("()");
+    text.rsplit(['.', ':']).next().unwrap_or(text)
+}

@@ -1,0 +1,480 @@
+//! JavaScript (`.js .mjs .cjs .jsx`): grammar, skip rules and operators.
+
+use super::common::{self, changed, push, range, removed};
+use super::{Candidate, Grammar, Operator};
+use crate::source::Source;
+use crate::{Category, Language};
+use tree_sitter::Node;
+
+pub(super) static GRAMMAR: Grammar = Grammar {
+    grammar: || tree_sitter_javascript::LANGUAGE.into(),
+    comments: &["comment", "html_comment"],
+    opaque,
+    skipped_item: |_, _| None,
+    mutate,
+    operators: OPERATORS,
+};
+
+const fn op(
+    name: &'static str,
+    category: Category,
+    summary: &'static str,
+    before: &'static str,
+    after: &'static str,
+) -> Operator {
+    Operator { name, category, language: Language::JavaScript, summary, before, after }
+}
+
+static OPERATORS: &[Operator] = &[
+    op(
+        "comparison-boundary",
+        Category::OffByOne,
+        "`<` <-> `<=`, `>` <-> `>=`",
+        "for (let i = 0; i < n; i++)",
+        "for (let i = 0; i <= n; i++)",
+    ),
+    op(
+        "plus-one-dropped",
+        Category::OffByOne,
+        "`n + 1` -> `n`",
+        "const next = index + 1;",
+        "const next = index;",
+    ),
+    op(
+        "minus-one-dropped",
+        Category::OffByOne,
+        "`n - 1` -> `n`",
+        "const last = items.length - 1;",
+        "const last = items.length;",
+    ),
+    op(
+        "equality-flip",
+        Category::LogicInversion,
+        "`===` <-> `!==`, `==` <-> `!=`",
+        "if (a === b)",
+        "if (a !== b)",
+    ),
+    op("and-or-swap", Category::LogicInversion, "`&&` <-> `||`", "if (a && b)", "if (a || b)"),
+    op(
+        "negate-condition",
+        Category::LogicInversion,
+        "`if (c)` -> `if (!(c))`",
+        "if (ready)",
+        "if (!(ready))",
+    ),
+    op("negation-removed", Category::LogicInversion, "`!x` -> `x`", "if (!done)", "if (done)"),
+    op(
+        "boolean-flip",
+        Category::LogicInversion,
+        "`true` <-> `false`",
+        "{ strict: true }",
+        "{ strict: false }",
+    ),
+    op(
+        "ternary-swap",
+        Category::LogicInversion,
+        "`c ? a : b` -> `c ? b : a`",
+        "const x = ok ? a : b;",
+        "const x = ok ? b : a;",
+    ),
+    op("optional-chaining-dropped", Category::NullHandling, "`a?.b` -> `a.b`", "user?.name", "user.name"),
+    op(
+        "default-dropped",
+        Category::NullHandling,
+        "`x ?? d` -> `x`",
+        "const port = opts.port ?? 80;",
+        "const port = opts.port;",
+    ),
+    op(
+        "none-guard-removed",
+        Category::NullHandling,
+        "`if (x == null)` -> `if (false)`",
+        "if (node === undefined) return;",
+        "if (false) return;",
+    ),
+    op("return-none", Category::NullHandling, "`return x` -> `return null`", "return user;", "return null;"),
+    op(
+        "arithmetic-swap",
+        Category::Arithmetic,
+        "`+` <-> `-`, `*` <-> `/`",
+        "const area = w * h;",
+        "const area = w / h;",
+    ),
+    op(
+        "compound-assignment-swap",
+        Category::Arithmetic,
+        "`+=` <-> `-=`, `*=` <-> `/=`",
+        "total += x;",
+        "total -= x;",
+    ),
+    op("zero-one-swap", Category::Boundary, "number literal `0` <-> `1`", "let count = 0;", "let count = 1;"),
+    op("empty-collection", Category::Boundary, "`[a, b]` -> `[]`", "const xs = [a, b];", "const xs = [];"),
+    op(
+        "error-swallowed",
+        Category::ErrorHandling,
+        "`catch (e) { .. }` -> `catch (e) {}`",
+        "catch (e) { log(e); throw e; }",
+        "catch (e) {}",
+    ),
+    op("throw-removed", Category::ErrorHandling, "`throw x;` removed", "throw new Error('empty');", ""),
+    op(
+        "constant-return",
+        Category::ReturnValue,
+        "a returned condition -> `true`/`false`",
+        "return a < b;",
+        "return true;",
+    ),
+    op(
+        "cleanup-call-removed",
+        Category::ResourceCleanup,
+        "`x.close()`, `clearTimeout(t)`, `x.removeListener(..)`, ... removed",
+        "stream.end();",
+        "",
+    ),
+    op(
+        "call-statement-removed",
+        Category::StatementDeletion,
+        "a call statement removed",
+        "validate(input);",
+        "",
+    ),
+    op(
+        "assignment-removed",
+        Category::StatementDeletion,
+        "an assignment statement removed",
+        "this.size = size;",
+        "",
+    ),
+];
+
+fn opaque(kind: &str) -> bool {
+    matches!(
+        kind,
+        "string"
+            | "template_string"
+            | "regex"
+            | "import_statement"
+            | "decorator"
+            | "jsx_text"
+            | "hash_bang_line"
+    )
+}
+
+fn is_string(node: Node) -> bool {
+    matches!(node.kind(), "string" | "template_string")
+}
+
+fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
+    match node.kind() {
+        "binary_expression" => binary(node, source, out),
+        "unary_expression" => {
+            if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")
+                && let Some(argument) = node.child_by_field_name("argument")
+            {
+                let after = source.of(argument);
+                push(
+                    out,
+                    range(node),
+                    after,
+                    "negation-removed",
+                    Category::LogicInversion,
+                    changed(
+                        source.of(node),
+                        after,
+                        "the condition now means the opposite of what was checked",
+                    ),
+                );
+            }
+        }
+        "true" | "false" => common::boolean_flip(source, node, out),
+        "number" => common::zero_one_swap(source, node, out),
+        "if_statement" => {
+            if let Some(condition) = node.child_by_field_name("condition")
+                && let Some(inner) = condition.named_child(0)
+                && condition.named_child_count() == 1
+                && !none_guard(inner, source, out)
+            {
+                common::negate_condition(source, inner, "!", out);
+            }
+        }
+        "ternary_expression" => ternary(node, source, out),
+        "optional_chain" => {
+            let Some(parent) = node.parent() else { return };
+            let replacement = if parent.kind() == "member_expression" { "." } else { "" };
+            let before = source.of(parent);
+            let after = common::rewritten(source, parent, node, replacement);
+            push(
+                out,
+                range(node),
+                replacement,
+                "optional-chaining-dropped",
+                Category::NullHandling,
+                changed(before, &after, "a missing value now throws a TypeError instead of giving undefined"),
+            );
+        }
+        "augmented_assignment_expression" => {
+            if let Some(operator) = node.child_by_field_name("operator") {
+                common::compound_assignment_swap(source, node, operator, out);
+            }
+        }
+        "array" => {
+            if node.named_child_count() > 0 && !is_pattern_context(node) {
+                push(
+                    out,
+                    range(node),
+                    "[]",
+                    "empty-collection",
+                    Category::Boundary,
+                    changed(
+                        source.of(node),
+                        "[]",
+                        "the list is now empty, so every lookup or loop over it finds nothing",
+                    ),
+                );
+            }
+        }
+        "catch_clause" => {
+            if let Some(body) = node.child_by_field_name("body")
+                && body.named_child_count() > 0
+            {
+                push(
+                    out,
+                    range(body),
+                    "{}",
+                    "error-swallowed",
+                    Category::ErrorHandling,
+                    changed(
+                        source.of(node),
+                        &common::rewritten(source, node, body, "{}"),
+                        "the error is now silently swallowed and the code carries on as if it succeeded",
+                    ),
+                );
+            }
+        }
+        "throw_statement" => {
+            if in_block(node) {
+                push(
+                    out,
+                    range(node),
+                    "",
+                    "throw-removed",
+                    Category::ErrorHandling,
+                    removed(
+                        source.of(node),
+                        "the error case now falls through and the code continues with bad state",
+                    ),
+                );
+            }
+        }
+        "return_statement" => return_statement(node, source, out),
+        "expression_statement" => statement(node, source, out),
+        _ => {}
+    }
+}
+
+fn binary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
+    let Some(operator) = node.child_by_field_name("operator") else { return };
+    match source.of(operator) {
+        "<" | "<=" | ">" | ">=" => common::comparison_boundary(source, node, operator, false, out),
+        "==" | "!=" | "===" | "!==" => common::equality_flip(source, node, operator, out),
+        "&&" | "||" => common::and_or_swap(source, node, operator, out),
+        "+" | "-" | "*" | "/" => {
+            common::arithmetic_swap(source, node, operator, is_string, out);
+            common::plus_minus_one(source, node, operator, out);
+        }
+        "??" => {
+            if let Some(left) = node.child_by_field_name("left") {
+                let after = source.of(left);
+                push(
+                    out,
+                    (left.end_byte(), node.end_byte()),
+                    "",
+                    "default-dropped",
+                    Category::NullHandling,
+                    changed(
+                        source.of(node),
+                        after,
+                        "a missing value is now used as is instead of falling back to the default",
+                    ),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `if (x == null)`, `if (x === undefined)`, `if (x != null)`: the guard is made inert.
+fn none_guard(condition: Node, source: &Source, out: &mut Vec<Candidate>) -> bool {
+    if condition.kind() != "binary_expression" {
+        return false;
+    }
+    let Some(operator) = condition.child_by_field_name("operator") else { return false };
+    let nullish = |side: &str| {
+        condition
+            .child_by_field_name(side)
+            .is_some_and(|node| matches!(source.of(node), "null" | "undefined"))
+    };
+    if !(nullish("left") || nullish("right")) {
+        return false;
+    }
+    let replacement = match source.of(operator) {
+        "==" | "===" => "false",
+        "!=" | "!==" => "true",
+        _ => return false,
+    };
+    push(
+        out,
+        range(condition),
+        replacement,
+        "none-guard-removed",
+        Category::NullHandling,
+        changed(
+            source.of(condition),
+            replacement,
+            "the missing-value case is no longer checked, so it reaches code that assumes a value",
+        ),
+    );
+    true
+}
+
+fn ternary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
+    let (Some(yes), Some(no)) =
+        (node.child_by_field_name("consequence"), node.child_by_field_name("alternative"))
+    else {
+        return;
+    };
+    let start = yes.start_byte();
+    let end = no.end_byte();
+    let middle = source.text.get(yes.end_byte()..no.start_byte()).unwrap_or(" : ");
+    let replacement = format!("{}{middle}{}", source.of(no), source.of(yes));
+    let condition = node.child_by_field_name("condition").map_or("", |c| source.of(c));
+    push(
+        out,
+        (start, end),
+        replacement.clone(),
+        "ternary-swap",
+        Category::LogicInversion,
+        changed(
+            source.of(node),
+            &format!("{condition} ? {replacement}"),
+            "each case now gets the value meant for the other",
+        ),
+    );
+}
+
+fn is_pattern_context(node: Node) -> bool {
+    node.parent().is_some_and(|parent| {
+        matches!(parent.kind(), "assignment_expression" | "variable_declarator")
+            && parent
+                .child_by_field_name("left")
+                .or_else(|| parent.child_by_field_name("name"))
+                .is_some_and(|left| left.id() == node.id())
+    })
+}
+
+fn in_block(node: Node) -> bool {
+    node.parent().is_some_and(|parent| {
+        matches!(parent.kind(), "statement_block" | "program" | "switch_case" | "switch_default")
+    })
+}
+
+fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
+    let Some(value) = node.named_child(0) else { return };
+    let text = source.of(value);
+    let boolean = match value.kind() {
+        "binary_expression" => value.child_by_field_name("operator").is_some_and(|op| {
+            matches!(
+                source.of(op),
+                "<" | "<=" | ">" | ">=" | "==" | "!=" | "===" | "!==" | "&&" | "||" | "instanceof" | "in"
+            )
+        }),
+        "unary_expression" => text.starts_with('!'),
+        _ => false,
+    };
+    if boolean {
+        for constant in ["true", "false"] {
+            push(
+                out,
+                range(value),
+                constant,
+                "constant-return",
+                Category::ReturnValue,
+                changed(
+                    &format!("return {text}"),
+                    &format!("return {constant}"),
+                    "the function now gives the same answer whatever its input",
+                ),
+            );
+        }
+    } else if !matches!(
+        value.kind(),
+        "null" | "undefined" | "true" | "false" | "number" | "string" | "template_string"
+    ) {
+        push(
+            out,
+            range(value),
+            "null",
+            "return-none",
+            Category::NullHandling,
+            changed(
+                &format!("return {text}"),
+                "return null",
+                "callers now get null where they expect a value",
+            ),
+        );
+    }
+}
+
+fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
+    let Some(expression) = node.named_child(0) else { return };
+    if !in_block(node) {
+        return;
+    }
+    let text = source.of(node);
+    match expression.kind() {
+        "call_expression" => {
+            let Some(function) = expression.child_by_field_name("function") else { return };
+            let callee = source.of(function);
+            if callee == "require" || callee.ends_with("use strict") {
+                return;
+            }
+            if common::CLEANUP_METHODS.contains(&common::callee_name(callee)) {
+                push(
+                    out,
+                    range(node),
+                    "",
+                    "cleanup-call-removed",
+                    Category::ResourceCleanup,
+                    removed(
+                        text,
+                        "the resource is no longer released, so it leaks or keeps the process alive",
+                    ),
+                );
+            } else {
+                push(
+                    out,
+                    range(node),
+                    "",
+                    "call-statement-removed",
+                    Category::StatementDeletion,
+                    removed(text, "the call's effect never happens"),
+                );
+            }
+        }
+        "assignment_expression" | "augmented_assignment_expression" => {
+            let exported = source.of(expression).starts_with("module.exports")
+                || source.of(expression).starts_with("exports.");
+            if !exported {
+                push(
+                    out,
+                    range(node),
+                    "",
+                    "assignment-removed",
+                    Category::StatementDeletion,
+                    removed(text, "the variable keeps its old value"),
+                );
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,71 @@
+//! One module per language: its grammar, its skip rules and its operator table. Adding a
+//! language is adding a module here and a [`Language`] variant.
+
+pub(crate) mod common;
+mod javascript;
+mod python;
+mod rust;
+
+use crate::source::Source;
+use crate::{Category, Language};
+use tree_sitter::Node;
+
+/// A mutation proposed by an operator, before filtering and the re-parse check.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub start: usize,
+    pub end: usize,
+    pub replacement: String,
+    pub operator: &'static str,
+    pub category: Category,
+    pub description: String,
+}
+
+/// An operator of one language: its name, category, what it does, and an example.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operator {
+    /// The operator's name, as in `Mutant::operator` and `--operator`.
+    pub name: &'static str,
+    /// The category of the defects it plants.
+    pub category: Category,
+    /// The language it belongs to.
+    pub language: Language,
+    /// What it changes, in a few words.
+    pub summary: &'static str,
+    /// Example code before the mutation.
+    pub before: &'static str,
+    /// The same code after it.
+    pub after: &'static str,
+}
+
+/// What the engine needs from a language.
+pub(crate) struct Grammar {
+    /// The tree-sitter grammar.
+    pub grammar: fn() -> tree_sitter::Language,
+    /// Node kinds that are comments.
+    pub comments: &'static [&'static str],
+    /// Node kinds never mutated inside (strings, types, imports, attributes, ...); a mutant
+    /// may still replace such a node whole (deleting a statement that holds a string).
+    pub opaque: fn(&str) -> bool,
+    /// When `node` is test code or marked to skip, the byte where its skipped region starts
+    /// (attributes before the item belong to it).
+    pub skipped_item: fn(Node, &Source) -> Option<usize>,
+    /// The operators' proposals for one node.
+    pub mutate: fn(Node, &Source, &mut Vec<Candidate>),
+    /// The operator table.
+    pub operators: &'static [Operator],
+}
+
+/// The grammar and operator table of a language.
+pub(crate) fn grammar(language: Language) -> &'static Grammar {
+    match language {
+        Language::Rust => &rust::GRAMMAR,
+        Language::JavaScript => &javascript::GRAMMAR,
+        Language::Python => &python::GRAMMAR,
+    }
+}
+
+/// Every operator of every language, in table order.
+pub fn operators() -> impl Iterator<Item = &'static Operator> {
+    Language::ALL.into_iter().flat_map(|language| grammar(language).operators.iter())
+}

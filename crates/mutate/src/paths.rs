@@ -1,0 +1,69 @@
+//! Test files, recognised by path.
+
+use std::path::{Component, Path};
+
+/// True when the path names a test file by the rules of SPEC 5: a `tests`, `test` or
+/// `__tests__` directory anywhere in the path; Python `test_*.py`, `*_test.py` and
+/// `conftest.py`; JavaScript `*.test.*` and `*.spec.*`; Rust `tests.rs` and `*_test.rs`
+/// (a `mod tests;` kept in its own file). Test code inside other files (`#[test]`,
+/// `#[cfg(test)]`) is found by the parser instead.
+pub fn is_test_path(path: &Path) -> bool {
+    let in_test_dir = path.parent().is_some_and(|parent| {
+        parent.components().any(|component| match component {
+            Component::Normal(name) => matches!(name.to_str(), Some("tests" | "test" | "__tests__")),
+            _ => false,
+        })
+    });
+    if in_test_dir {
+        return true;
+    }
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+        return false;
+    };
+    let stem = name.split('.').next().unwrap_or(name);
+    let inner_parts: Vec<&str> = name.split('.').skip(1).collect();
+    let js_marker = inner_parts.len() >= 2
+        && inner_parts[..inner_parts.len() - 1].iter().any(|part| matches!(*part, "test" | "spec"));
+    match Path::new(name).extension().and_then(|ext| ext.to_str()) {
+        Some("py") => stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest",
+        Some("rs") => stem == "tests" || stem.ends_with("_test") || stem.ends_with("_tests"),
+        Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx") => js_marker,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_the_spec_rules() {
+        for test in [
+            "tests/integration.rs",
+            "crate/tests/a.rs",
+            "pkg/test_util.py",
+            "pkg/util_test.py",
+            "pkg/conftest.py",
+            "lib/tests/helpers.py",
+            "src/a.test.js",
+            "src/a.spec.mjs",
+            "src/__tests__/a.js",
+            "src/parser/tests.rs",
+            "src/parser_test.rs",
+        ] {
+            assert!(is_test_path(Path::new(test)), "{test}");
+        }
+        for code in [
+            "src/lib.rs",
+            "src/testing.rs",
+            "pkg/contest.py",
+            "pkg/attest.py",
+            "src/latest.js",
+            "src/spec.js",
+            "tests.js",
+            "src/test.js",
+        ] {
+            assert!(!is_test_path(Path::new(code)), "{code}");
+        }
+    }
+}
