@@ -1,1 +1,185 @@
-//! (being built)
+//! Deciding whether a finding describes a planted defect.
+//!
+//! A [`Judge`] answers one question per (plant, finding) pair: does this finding identify this
+//! defect? The answer is `true`, `false`, or an error; an error is never a match, so a broken
+//! judge can only lower recall, never inflate it. [`CommandJudge`] is the judge behind
+//! `--judge-cmd CMD`: one JSON [`JudgeRequest`] on the command's stdin, `{"match": true|false}`
+//! expected on its stdout.
+//!
+//! ```
+//! use revcal_calibrate::findings::parse_findings;
+//! use revcal_calibrate::judge::{CommandJudge, Judge, JudgeRequest, PlantedDefect};
+//!
+//! let plant = PlantedDefect {
+//!     file: "src/lib.rs".into(), line: 3, category: "off-by-one".into(),
+//!     operator: "relational-boundary".into(),
+//!     defect: "`<` became `<=`: the loop reads one element past the end".into(),
+//!     original: "    while i < n {".into(), mutated: "    while i <= n {".into(),
+//! };
+//! let finding = &parse_findings(r#"[{"file": "src/lib.rs", "line": 3, "message": "reads past the end"}]"#).findings[0];
+//! let request = JudgeRequest::new(plant, finding);
+//! // A judge that matches when the finding mentions "past the end".
+//! let judge = CommandJudge::new(r#"grep -q 'past the end' && echo '{"match": true}' || echo '{"match": false}'"#);
+//! assert!(judge.judge(&request).unwrap());
+//! ```
+
+mod command;
+
+pub use command::CommandJudge;
+
+use serde::{Deserialize, Serialize};
+
+use crate::findings::Finding;
+
+/// Decides whether a finding describes a planted defect. Implementations are shared across
+/// threads, so they must be `Send + Sync`.
+pub trait Judge: Send + Sync {
+    /// A short name for reports and messages (`judge-cmd`, `anthropic:claude-...`).
+    fn name(&self) -> &str;
+    /// `Ok(true)` when the finding identifies the defect, `Ok(false)` when it does not, and an
+    /// error when no verdict could be obtained (which callers must never count as a match).
+    fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError>;
+}
+
+/// What a judge is asked: the planted defect and the finding that points at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeRequest {
+    /// The defect that was planted.
+    pub plant: PlantedDefect,
+    /// The reviewer's finding.
+    pub finding: JudgedFinding,
+}
+
+impl JudgeRequest {
+    /// A request about `finding` and `plant`.
+    pub fn new(plant: PlantedDefect, finding: &Finding) -> Self {
+        JudgeRequest { plant, finding: JudgedFinding::from(finding) }
+    }
+}
+
+/// A planted defect, as the judge sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlantedDefect {
+    /// The file, relative to the repository root.
+    pub file: String,
+    /// The 1-based line of the change.
+    pub line: u32,
+    /// The bug category (`off-by-one`, `null-handling`, ...).
+    pub category: String,
+    /// The mutation operator.
+    pub operator: String,
+    /// One sentence: what is now wrong and its likely effect.
+    pub defect: String,
+    /// The whole source line before the change.
+    pub original: String,
+    /// The whole source line after the change.
+    pub mutated: String,
+}
+
+/// A finding, as the judge sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgedFinding {
+    /// The file the finding points at.
+    pub file: Option<String>,
+    /// The line the finding points at.
+    pub line: Option<u32>,
+    /// What the reviewer said.
+    pub text: String,
+    /// The reviewer's supporting evidence.
+    pub evidence: Option<String>,
+}
+
+impl From<&Finding> for JudgedFinding {
+    fn from(finding: &Finding) -> Self {
+        JudgedFinding {
+            file: finding.file.clone(),
+            line: finding.line,
+            text: finding.text.clone(),
+            evidence: finding.evidence.clone(),
+        }
+    }
+}
+
+/// Why a judge gave no verdict. Every variant means "not a match".
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JudgeError {
+    /// The request could not be serialised.
+    #[error("could not encode the judge request: {0}")]
+    Request(#[source] serde_json::Error),
+    /// The judge command could not be started.
+    #[error("could not start the judge command `{command}`: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Talking to the judge command failed.
+    #[error("judge command `{command}`: {source}")]
+    Io {
+        /// The command line.
+        command: String,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The judge command did not finish in time; it and its process group were killed.
+    #[error("judge command `{command}` gave no answer within {seconds}s and was killed")]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The time limit in seconds.
+        seconds: f64,
+    },
+    /// The judge command exited unsuccessfully.
+    #[error("judge command `{command}` failed ({status}){}", stderr_suffix(.stderr))]
+    Exit {
+        /// The command line.
+        command: String,
+        /// The exit status, in words.
+        status: String,
+        /// The start of its stderr.
+        stderr: String,
+    },
+    /// The judge command printed more than the output limit.
+    #[error("judge command `{command}` printed more than {limit} bytes and was killed")]
+    OutputTooLarge {
+        /// The command line.
+        command: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The answer is not JSON.
+    #[error("judge command `{command}` answered {output:?}, which is not JSON ({source}); expected {{\"match\": true|false}}")]
+    NotJson {
+        /// The command line.
+        command: String,
+        /// The start of the answer.
+        output: String,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The answer is JSON without a boolean `match`.
+    #[error("judge command `{command}` answered {output:?}, which has no boolean \"match\"; expected {{\"match\": true|false}}")]
+    NoVerdict {
+        /// The command line.
+        command: String,
+        /// The start of the answer.
+        output: String,
+    },
+    /// A judge backend (an HTTP provider, for instance) failed.
+    #[error("judge {judge}: {message}")]
+    Backend {
+        /// The judge's name.
+        judge: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.trim().is_empty() { String::new() } else { format!(": {}", stderr.trim()) }
+}

@@ -1,1 +1,254 @@
-//! (being built)
+//! The calibration report: every number of SPEC 6, computed in one place, and its renderings
+//! (JSON through serde, a human summary, JUnit XML, a self-contained HTML page).
+//!
+//! The caller records what happened (each plant, and per trial which plants were caught by
+//! which finding and how each finding was classified) and [`ReportBuilder::build`] computes
+//! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
+//!
+//! ```
+//! use revcal_calibrate::report::{FindingClass, Gates, PlantRecord, Report, TrialRecord, render_junit};
+//!
+//! let plant = |line, category: &str| PlantRecord::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
+//! let mut trial = TrialRecord::new(Some(0));
+//! trial.caught_by.insert(0, "off by one at src/lib.rs:3".into());
+//! trial.findings = vec![FindingClass::TruePositive, FindingClass::FalsePositive];
+//! let report = Report::builder("abc123", "judge", Gates { min_recall: 0.5, min_precision: None })
+//!     .plant(plant(3, "off-by-one"))
+//!     .plant(plant(9, "arithmetic"))
+//!     .trial(trial)
+//!     .build()
+//!     .unwrap();
+//! assert_eq!((report.caught, report.total, report.recall), (1, 2, 0.5));
+//! assert_eq!(report.precision, Some(0.5));
+//! assert!(report.gate_pass);
+//! assert!(render_junit(&report).contains(r#"failures="1""#));
+//! ```
+
+mod builder;
+mod escape;
+mod html;
+mod human;
+mod junit;
+mod wilson;
+
+pub use builder::{FindingClass, Gates, JudgeChecks, PlantRecord, ReportBuilder, ReportError, TrialRecord};
+pub use html::render_html;
+pub use human::render_human;
+pub use junit::render_junit;
+pub use wilson::{Interval, wilson_interval};
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The calibration report. Serialises with exactly the keys of SPEC 6 (camelCase), plus
+/// `recallInterval`, `trials` (only when there was more than one), `trustworthy` and
+/// `controls`; each plant adds `defect`, `diff`, `caughtBy` (and `caughtInTrials` with trials).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// caught / total; 0 when there is nothing to catch. With trials, the mean recall.
+    pub recall: f64,
+    /// Plants caught (summed over trials).
+    pub caught: usize,
+    /// Valid (non-excluded) plants (times the number of trials).
+    pub total: usize,
+    /// TP / (TP + FP); `null` when there are neither.
+    pub precision: Option<f64>,
+    /// Findings that located and identified a plant.
+    pub true_positives: usize,
+    /// Findings that located no plant.
+    pub false_positives: usize,
+    /// The recall gate.
+    pub min_recall: f64,
+    /// The precision gate, when set.
+    pub min_precision: Option<f64>,
+    /// recall >= minRecall and, when set, precision >= minPrecision (a `null` precision fails it).
+    pub gate_pass: bool,
+    /// The scorer: `judge`, `repro` or `string`.
+    pub scorer: String,
+    /// Share of repro-verified findings the judge agreed with; `null` when none were verified.
+    pub judge_agreement: Option<f64>,
+    /// Plants excluded as equivalent (their witness did not discriminate).
+    pub equivalent_excluded: usize,
+    /// The commit whose changed files were the targets.
+    pub commit: String,
+    /// The reviewer's exit code (the highest over trials); `null` when it had none.
+    pub review_exit_code: Option<i32>,
+    /// Per bug category, over valid plants.
+    pub per_category: BTreeMap<String, CategoryScore>,
+    /// Every plant, excluded ones included.
+    pub plants: Vec<PlantReport>,
+    /// Wilson 95% interval of the recall; `null` when there is nothing to catch.
+    pub recall_interval: Option<Interval>,
+    /// One entry per trial when the review ran more than once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<TrialReport>,
+    /// False when the scorer cannot tell a finding that names the defect from one that only
+    /// points at its line (the `string` scorer).
+    pub trustworthy: bool,
+    /// The echo and oracle controls, when they ran.
+    pub controls: Option<Controls>,
+}
+
+/// Recall of one bug category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryScore {
+    /// Plants of this category caught (summed over trials).
+    pub caught: usize,
+    /// Valid plants of this category (times the number of trials).
+    pub total: usize,
+    /// caught / total.
+    pub recall: f64,
+}
+
+/// What became of a plant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlantStatus {
+    /// A finding located and identified it (in at least half of the trials).
+    Caught,
+    /// No finding identified it.
+    Missed,
+    /// Its witness did not discriminate: an equivalent mutant, not counted.
+    Excluded,
+}
+
+impl PlantStatus {
+    /// `caught`, `missed` or `excluded`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlantStatus::Caught => "caught",
+            PlantStatus::Missed => "missed",
+            PlantStatus::Excluded => "excluded",
+        }
+    }
+}
+
+/// One plant in the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlantReport {
+    /// The file, relative to the repository root.
+    pub file: String,
+    /// The 1-based line.
+    pub line: u32,
+    /// The bug category.
+    pub category: String,
+    /// The mutation operator.
+    pub operator: String,
+    /// Caught, missed or excluded.
+    pub status: PlantStatus,
+    /// The whole line before the change.
+    pub original: String,
+    /// The whole line after the change.
+    pub mutated: String,
+    /// What is now wrong, in one sentence.
+    pub defect: Option<String>,
+    /// A unified diff of the change.
+    pub diff: String,
+    /// The text of the finding that caught it.
+    pub caught_by: Option<String>,
+    /// In how many trials it was caught (only with more than one trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caught_in_trials: Option<usize>,
+}
+
+/// The result of one review run when there were several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrialReport {
+    /// 1-based trial number.
+    pub trial: usize,
+    /// This trial's recall.
+    pub recall: f64,
+    /// Plants caught in this trial.
+    pub caught: usize,
+    /// Valid plants.
+    pub total: usize,
+    /// This trial's precision.
+    pub precision: Option<f64>,
+    /// This trial's true positives.
+    pub true_positives: usize,
+    /// This trial's false positives.
+    pub false_positives: usize,
+    /// The reviewer's exit code in this trial.
+    pub review_exit_code: Option<i32>,
+}
+
+/// The control reviewers' results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Controls {
+    /// The echo reviewer: names each plant's file:line and quotes the changed line.
+    pub echo: ControlOutcome,
+    /// The oracle reviewer: states each defect.
+    pub oracle: ControlOutcome,
+}
+
+impl Controls {
+    /// One message per enforced control that failed, saying what it scored and what it needed.
+    pub fn failures(&self) -> Vec<String> {
+        [("echo", &self.echo), ("oracle", &self.oracle)]
+            .into_iter()
+            .filter(|(_, control)| control.enforced && !control.passed)
+            .map(|(name, control)| {
+                format!(
+                    "the {name} control scored recall {:.2} ({}/{}) but must score {}: the scorer is broken",
+                    control.recall, control.caught, control.total, control.requirement
+                )
+            })
+            .collect()
+    }
+}
+
+/// How a control reviewer scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControlOutcome {
+    /// Its recall.
+    pub recall: f64,
+    /// Plants it caught.
+    pub caught: usize,
+    /// Plants it was scored on.
+    pub total: usize,
+    /// What it must score (`<= 0.2`, `1.0`).
+    pub requirement: String,
+    /// Whether it met the requirement.
+    pub passed: bool,
+    /// Whether a failure stops the run (the echo control is not enforced under `string`).
+    pub enforced: bool,
+}
+
+impl ControlOutcome {
+    /// The largest recall the echo control may score.
+    pub const ECHO_MAX_RECALL: f64 = 0.2;
+
+    /// The echo control: passes with recall <= 0.2.
+    pub fn echo(caught: usize, total: usize, enforced: bool) -> Self {
+        let recall = ratio(caught, total).unwrap_or(0.0);
+        ControlOutcome {
+            recall,
+            caught,
+            total,
+            requirement: format!("<= {}", Self::ECHO_MAX_RECALL),
+            passed: recall <= Self::ECHO_MAX_RECALL,
+            enforced,
+        }
+    }
+
+    /// The oracle control: passes when it catches every plant (and there is at least one).
+    pub fn oracle(caught: usize, total: usize) -> Self {
+        ControlOutcome {
+            recall: ratio(caught, total).unwrap_or(0.0),
+            caught,
+            total,
+            requirement: "1.0".to_string(),
+            passed: total > 0 && caught == total,
+            enforced: true,
+        }
+    }
+}
+
+/// `part / whole`, `None` when `whole` is 0.
+pub(crate) fn ratio(part: usize, whole: usize) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}

@@ -1,0 +1,89 @@
+//! reviewdog Diagnostic Format: rdjson (one `DiagnosticResult` with `diagnostics`) and rdjsonl
+//! (one `Diagnostic` per line), each `{message, location: {path, range: {start: {line}}},
+//! severity, code: {value}, original_output}`.
+
+use serde_json::{Map, Value};
+
+use super::fields;
+use super::{Finding, FindingFormat, ParsedFindings, generic};
+
+pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, Vec<String>)> {
+    let object = value.as_object()?;
+    if let Some(diagnostics) = object.get("diagnostics").and_then(Value::as_array) {
+        let default_severity = fields::string(object, &["severity"]);
+        let mut warnings = Vec::new();
+        let mut findings = Vec::new();
+        for (index, diagnostic) in diagnostics.iter().enumerate() {
+            let at = format!("diagnostics[{index}]");
+            match diagnostic.as_object() {
+                Some(diagnostic) => {
+                    let mut finding = from_diagnostic(diagnostic, FindingFormat::Rdjson, &at, &mut warnings);
+                    finding.severity = finding.severity.or_else(|| default_severity.clone());
+                    findings.push(finding);
+                }
+                None => {
+                    warnings.push(format!("{at}: expected an object, found {}; skipped", generic::kind(diagnostic)))
+                }
+            }
+        }
+        return Some((FindingFormat::Rdjson, findings, warnings));
+    }
+    if is_diagnostic(object) {
+        let mut warnings = Vec::new();
+        let finding = from_diagnostic(object, FindingFormat::Rdjsonl, "line 1", &mut warnings);
+        return Some((FindingFormat::Rdjsonl, vec![finding], warnings));
+    }
+    None
+}
+
+/// rdjsonl: every non-empty line is a JSON object and at least one is a diagnostic.
+/// `None` when any line is not JSON (the embedded scanner then takes over).
+pub(super) fn parse_lines(text: &str) -> Option<ParsedFindings> {
+    let mut parsed = ParsedFindings { format: Some(FindingFormat::Rdjsonl), ..ParsedFindings::default() };
+    let mut lines = 0;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        lines += 1;
+        let value: Value = serde_json::from_str(line).ok()?;
+        let at = format!("line {}", index + 1);
+        match value.as_object() {
+            Some(object) if is_diagnostic(object) => {
+                parsed.findings.push(from_diagnostic(object, FindingFormat::Rdjsonl, &at, &mut parsed.warnings))
+            }
+            _ => parsed.warnings.push(format!("{at}: not a reviewdog diagnostic (needs message and location.path); skipped")),
+        }
+    }
+    (lines >= 2 && !parsed.findings.is_empty()).then_some(parsed)
+}
+
+/// A diagnostic has a message and a location with a path.
+fn is_diagnostic(object: &Map<String, Value>) -> bool {
+    object.get("message").is_some_and(Value::is_string)
+        && fields::dig(object, &["location", "path"]).is_some_and(Value::is_string)
+}
+
+fn from_diagnostic(diagnostic: &Map<String, Value>, source: FindingFormat, at: &str, warnings: &mut Vec<String>) -> Finding {
+    let message = fields::string(diagnostic, &["message"]).unwrap_or_default();
+    let code = fields::dig(diagnostic, &["code", "value"]).and_then(fields::scalar_text);
+    let text = match code {
+        Some(code) if message.is_empty() => format!("[{code}]"),
+        Some(code) => format!("[{code}] {message}"),
+        None => message,
+    };
+    if text.is_empty() {
+        warnings.push(format!("{at}.message: empty; its text is empty"));
+    }
+    let mut finding = Finding::new(source, text);
+    finding.file = fields::dig(diagnostic, &["location", "path"]).and_then(fields::scalar_text).map(|p| fields::clean_path(&p));
+    let line = fields::dig(diagnostic, &["location", "range", "start", "line"]);
+    finding.line = line.and_then(fields::line_number);
+    if let (None, Some(bad)) = (finding.line, line) {
+        warnings.push(format!("{at}.location.range.start.line: {bad} is not a line number (1 or more); line ignored"));
+    }
+    finding.severity = fields::string(diagnostic, &["severity"]);
+    finding.evidence = fields::string(diagnostic, &["original_output"]);
+    finding
+}

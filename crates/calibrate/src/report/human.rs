@@ -1,0 +1,164 @@
+//! The human summary: headline numbers, the gate, a per-category table with bars, the plants.
+
+use std::fmt::Write;
+
+use super::{PlantStatus, Report};
+
+/// Width of a full bar, in characters.
+const BAR_WIDTH: usize = 20;
+
+/// ANSI styling that collapses to nothing when colour is off.
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, text: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+    fn bold(&self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    fn green(&self, text: &str) -> String {
+        self.wrap("32", text)
+    }
+    fn red(&self, text: &str) -> String {
+        self.wrap("31", text)
+    }
+    fn yellow(&self, text: &str) -> String {
+        self.wrap("33", text)
+    }
+    fn dim(&self, text: &str) -> String {
+        self.wrap("2", text)
+    }
+}
+
+/// The summary people read: recall with its interval and gate, precision, the controls, a
+/// per-category table with bars, one line per plant, and a warning when the number is not
+/// trustworthy. ANSI colour only when `color` is true.
+pub fn render_human(report: &Report, color: bool) -> String {
+    let paint = Paint { color };
+    let mut out = String::new();
+    let verdict = if report.gate_pass { paint.green("PASS") } else { paint.red("FAIL") };
+    let _ = writeln!(
+        out,
+        "{} {verdict}  commit {}  scorer {}",
+        paint.bold("revcal calibrate"),
+        short_commit(&report.commit),
+        report.scorer
+    );
+
+    let interval = report
+        .recall_interval
+        .map(|i| format!("  (95% CI {:.2}-{:.2})", i.low, i.high))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  recall     {}  {}/{} caught{interval}  gate >= {:.2}",
+        paint.bold(&format!("{:.2}", report.recall)),
+        report.caught,
+        report.total,
+        report.min_recall
+    );
+    let precision = report.precision.map_or_else(|| "n/a ".to_string(), |p| format!("{p:.2}"));
+    let precision_gate = report.min_precision.map_or_else(|| "no gate".to_string(), |m| format!("gate >= {m:.2}"));
+    let _ = writeln!(
+        out,
+        "  precision  {}  {} true / {} false positives  {precision_gate}",
+        paint.bold(&precision),
+        report.true_positives,
+        report.false_positives
+    );
+
+    let mut facts = Vec::new();
+    if let Some(agreement) = report.judge_agreement {
+        facts.push(format!("judge agreement {agreement:.2}"));
+    }
+    if report.equivalent_excluded > 0 {
+        let s = if report.equivalent_excluded == 1 { "" } else { "s" };
+        facts.push(format!("{} equivalent plant{s} excluded", report.equivalent_excluded));
+    }
+    if let Some(code) = report.review_exit_code {
+        facts.push(format!("reviewer exit {code}"));
+    }
+    if !facts.is_empty() {
+        let _ = writeln!(out, "  {}", paint.dim(&facts.join(" · ")));
+    }
+    if let Some(controls) = &report.controls {
+        let describe = |name: &str, c: &super::ControlOutcome| {
+            let state = match (c.passed, c.enforced) {
+                (true, _) => paint.green("ok"),
+                (false, true) => paint.red("FAILED"),
+                (false, false) => paint.yellow("not enforced"),
+            };
+            format!("{name} {:.2} (needs {}, {state})", c.recall, c.requirement)
+        };
+        let _ =
+            writeln!(out, "  controls   {} · {}", describe("echo", &controls.echo), describe("oracle", &controls.oracle));
+    }
+    for trial in &report.trials {
+        let _ = writeln!(
+            out,
+            "  trial {:<3} recall {:.2} ({}/{}), reviewer exit {}",
+            trial.trial,
+            trial.recall,
+            trial.caught,
+            trial.total,
+            trial.review_exit_code.map_or_else(|| "-".to_string(), |c| c.to_string())
+        );
+    }
+
+    if !report.per_category.is_empty() {
+        let width = report.per_category.keys().map(|c| c.chars().count()).max().unwrap_or(0).max(8);
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  {}", paint.bold(&format!("{:<width$}  caught  total  recall", "category")));
+        for (category, score) in &report.per_category {
+            let _ = writeln!(
+                out,
+                "  {category:<width$}  {:>6}  {:>5}  {:>6.2}  {}",
+                score.caught,
+                score.total,
+                score.recall,
+                bar(score.recall, &paint)
+            );
+        }
+    }
+
+    if !report.plants.is_empty() {
+        let _ = writeln!(out);
+        for plant in &report.plants {
+            let mark = match plant.status {
+                PlantStatus::Caught => paint.green("caught  "),
+                PlantStatus::Missed => paint.red("missed  "),
+                PlantStatus::Excluded => paint.dim("excluded"),
+            };
+            let _ = writeln!(out, "  {mark} {}:{}  {} / {}", plant.file, plant.line, plant.category, plant.operator);
+        }
+    }
+
+    if !report.trustworthy {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.yellow(&format!(
+                "warning: the {} scorer matches on location only; this recall is NOT trustworthy \
+                 (a reviewer that merely points at changed lines scores 1.0)",
+                report.scorer
+            ))
+        );
+    }
+    out
+}
+
+/// A bar of `BAR_WIDTH` cells, filled in proportion to `share`.
+fn bar(share: f64, paint: &Paint) -> String {
+    let filled = ((share.clamp(0.0, 1.0) * BAR_WIDTH as f64).round() as usize).min(BAR_WIDTH);
+    format!("{}{}", paint.green(&"█".repeat(filled)), paint.dim(&"░".repeat(BAR_WIDTH - filled)))
+}
+
+/// A commit id shortened to 12 characters; other references as given.
+fn short_commit(commit: &str) -> &str {
+    let is_hash = commit.len() >= 40 && commit.chars().all(|c| c.is_ascii_hexdigit());
+    if is_hash { &commit[..12] } else { commit }
+}
