@@ -1,0 +1,99 @@
+//! Receipts verify with the issuer's key alone and fail with any other key or after any
+//! byte changes; `handle` answers a leaderboard query with a signed reply.
+
+mod common;
+
+use common::{TS, agent, outcome, request, review};
+use revcal_elo::{Ledger, Response, SignedMessage, Verdict, sign_value, verify_receipt};
+use serde_json::json;
+
+fn scored_ledger(dir: &tempfile::TempDir) -> Ledger {
+    let author = agent(1);
+    let reviewer = agent(2);
+    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
+    for n in 0..3 {
+        let target = request(&author, &format!("PR {n}"));
+        ledger.ingest(&target).unwrap().unwrap();
+        ledger.ingest(&review(&reviewer, &target, Verdict::RequestChanges)).unwrap().unwrap();
+        ledger.ingest(&outcome(&author, &target, n == 1)).unwrap().unwrap();
+    }
+    ledger
+}
+
+#[test]
+fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = scored_ledger(&dir);
+    let receipts = ledger.receipts(&agent(2).agent_id()).unwrap();
+    assert_eq!(receipts.len(), 3);
+    let classes: Vec<&str> = receipts.iter().map(|r| r.outcome.as_str()).collect();
+    assert_eq!(classes, ["false_positive", "caught_bug", "false_positive"]);
+    assert_eq!(receipts.iter().map(|r| r.elo_delta).collect::<Vec<_>>(), [-10.0, 50.0, -10.0]);
+
+    let issuer = ledger.issuer_key().public().unwrap();
+    let text = receipts[1].to_canonical();
+    assert_eq!(verify_receipt(&text, &issuer).unwrap(), receipts[1]);
+    assert_eq!(receipts[1].issuer, ledger.issuer());
+
+    // Any other key: the author's, the reviewer's, another ledger's.
+    let other_ledger = Ledger::open(dir.path().join("other.sqlite")).unwrap();
+    for key in [agent(1).public(), agent(2).public(), other_ledger.issuer_key().public().unwrap()] {
+        assert!(verify_receipt(&text, &key).is_err());
+    }
+
+    // Every single-byte change of the canonical receipt fails.
+    let bytes = text.as_bytes();
+    for position in 0..bytes.len() {
+        for replacement in [b'0', b'a', b'"', b'Z', bytes[position] ^ 0x01] {
+            if replacement == bytes[position] {
+                continue;
+            }
+            let mut changed = bytes.to_vec();
+            changed[position] = replacement;
+            let Ok(changed) = String::from_utf8(changed) else { continue };
+            assert!(
+                verify_receipt(&changed, &issuer).is_err(),
+                "byte {position} changed to {:?} still verifies: {changed}",
+                replacement as char
+            );
+        }
+    }
+}
+
+#[test]
+fn handle_stores_rejects_and_answers_leaderboard_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = scored_ledger(&dir);
+    let asker = agent(7);
+    let query = sign_value(
+        json!({"type": "REVIEW_LEADERBOARD", "to": "#review", "ts": TS, "content": {"limit": 5}}),
+        &asker,
+    )
+    .unwrap();
+    let Response::Reply(reply) = ledger.handle(query.canonical()).unwrap() else { panic!("no reply") };
+    // The reply is a valid, signed protocol message from the ledger to the asker.
+    let reparsed = SignedMessage::parse(reply.canonical()).unwrap();
+    assert_eq!(reparsed.message.from, ledger.issuer());
+    assert_eq!(reparsed.message.to, asker.agent_id().to_string());
+    let revcal_elo::Content::LeaderboardResult(result) = &reparsed.message.content else { panic!() };
+    assert_eq!(result.in_reply_to, query.id);
+    assert_eq!(result.entries.len(), 1);
+    assert_eq!((result.entries[0].rating, result.entries[0].reviews), (1200.0 - 10.0 + 50.0 - 10.0, 3));
+
+    // Queries are answered, not stored.
+    let count = ledger.message_count().unwrap();
+    ledger.handle(query.canonical()).unwrap();
+    assert_eq!(ledger.message_count().unwrap(), count);
+
+    // A new request is stored; a broken one is rejected with the field.
+    let fresh = request(&agent(1), "PR 99");
+    assert!(matches!(ledger.handle(fresh.canonical()).unwrap(), Response::Stored(_)));
+    let Response::Rejected { code, .. } = ledger.handle(fresh.canonical()).unwrap() else { panic!() };
+    assert_eq!(code, "replayed");
+    let broken = fresh.canonical().replace("PR 99", "PR 98");
+    let Response::Rejected { code, field, .. } = ledger.handle(&broken).unwrap() else { panic!() };
+    assert_eq!((code.as_str(), field.as_deref()), ("invalid", Some("sig")));
+    let json = ledger.handle("{}").unwrap().to_json();
+    assert_eq!(json["status"], "rejected");
+    assert_eq!(json["field"], "type");
+}

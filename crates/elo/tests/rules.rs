@@ -1,0 +1,292 @@
+//! The rules that must hold: validation with the field named, signatures and identity,
+//! replays, and concurrent writers.
+
+mod common;
+
+use common::{TS, agent, outcome, request, review};
+use revcal_elo::{Ledger, LineOutcome, MessageError, SignedMessage, Verdict, sign_value};
+use serde_json::{Value, json};
+
+fn reject(text: &str) -> MessageError {
+    SignedMessage::parse(text).expect_err(text)
+}
+
+/// A review as JSON, signed by agent 2, after `edit` changed it.
+fn signed_review_with(edit: impl FnOnce(&mut Value)) -> Result<SignedMessage, MessageError> {
+    let author = agent(1);
+    let target = request(&author, "PR 1");
+    let mut value = json!({
+        "type": "REVIEW", "to": "#review", "ts": TS,
+        "content": {"request_id": target.id, "verdict": "APPROVE",
+                    "comments": [{"file": "a.rs", "line": 3, "body": "ok"}]}
+    });
+    edit(&mut value);
+    sign_value(value, &agent(2))
+}
+
+#[test]
+fn each_bad_field_is_rejected_and_named() {
+    let cases: Vec<(&str, Box<dyn FnOnce(&mut Value)>)> = vec![
+        ("type", Box::new(|v| v["type"] = json!("REVIEW_PLEASE"))),
+        ("content.verdict", Box::new(|v| v["content"]["verdict"] = json!("LGTM"))),
+        (
+            "content.request_id",
+            Box::new(|v| drop(v["content"].as_object_mut().unwrap().remove("request_id"))),
+        ),
+        ("content.verdict", Box::new(|v| drop(v["content"].as_object_mut().unwrap().remove("verdict")))),
+        ("content.comments[0].line", Box::new(|v| v["content"]["comments"][0]["line"] = json!(0))),
+        ("content.comments[0].line", Box::new(|v| v["content"]["comments"][0]["line"] = json!(-4))),
+        ("content.comments[0].line", Box::new(|v| v["content"]["comments"][0]["line"] = json!(2.5))),
+        ("content.comments[0].body", Box::new(|v| v["content"]["comments"][0]["body"] = json!("  "))),
+        (
+            "content.comments[0].file",
+            Box::new(|v| drop(v["content"]["comments"][0].as_object_mut().unwrap().remove("file"))),
+        ),
+        ("to", Box::new(|v| v["to"] = json!("@0123456789abcdef"))),
+        ("ts", Box::new(|v| v["ts"] = json!(-1))),
+        ("ts", Box::new(|v| drop(v.as_object_mut().unwrap().remove("ts")))),
+        ("content.extra", Box::new(|v| v["content"]["extra"] = json!(1))),
+        ("content", Box::new(|v| v["content"] = json!([]))),
+    ];
+    for (field, edit) in cases {
+        let error = signed_review_with(edit).expect_err(field);
+        assert_eq!(error.field().as_deref(), Some(field), "{error}");
+        assert!(error.to_string().contains(&format!("`{field}`")), "{error}");
+    }
+    assert!(signed_review_with(|_| {}).is_ok());
+}
+
+#[test]
+fn requests_must_go_to_the_review_channel_and_outcomes_need_details() {
+    let error = sign_value(
+        json!({"type": "REVIEW_REQUEST", "to": "#general", "ts": TS,
+        "content": {"repo": "r", "change": "c"}}),
+        &agent(1),
+    )
+    .unwrap_err();
+    assert_eq!(error.field().as_deref(), Some("to"));
+    let error = sign_value(
+        json!({"type": "REVIEW_REQUEST", "to": "#review", "ts": TS,
+        "content": {"repo": "r"}}),
+        &agent(1),
+    )
+    .unwrap_err();
+    assert_eq!(error.field().as_deref(), Some("content.change"));
+    // Requests keep extension fields.
+    let ok = sign_value(
+        json!({"type": "REVIEW_REQUEST", "to": "#review", "ts": TS,
+        "content": {"repo": "r", "change": "c", "title": "Fix it"}}),
+        &agent(1),
+    )
+    .unwrap();
+    assert!(ok.canonical().contains(r#""title":"Fix it""#));
+    let id = request(&agent(1), "x").id;
+    let error = sign_value(
+        json!({"type": "REVIEW_OUTCOME", "to": "#review", "ts": TS,
+        "content": {"request_id": id, "merged": true, "incident": true}}),
+        &agent(1),
+    )
+    .unwrap_err();
+    assert_eq!(error.field().as_deref(), Some("content.incident_details"));
+    let error = sign_value(
+        json!({"type": "REVIEW_OUTCOME", "to": "#review", "ts": TS,
+        "content": {"request_id": id, "merged": "yes", "incident": false}}),
+        &agent(1),
+    )
+    .unwrap_err();
+    assert_eq!(error.field().as_deref(), Some("content.merged"));
+}
+
+#[test]
+fn bad_json_is_reported_with_its_position() {
+    match reject("{\"type\": \"REVIEW\",\n  \"to\": }") {
+        MessageError::Json { line, column, .. } => assert_eq!((line, column), (2, 9)),
+        other => panic!("{other}"),
+    }
+    assert!(matches!(reject(r#"{"type":"REVIEW","type":"REVIEW"}"#), MessageError::Json { .. }));
+    assert!(matches!(reject("[1, 2]"), MessageError::Field(_)));
+    assert!(matches!(reject("\u{0}\u{1}binary"), MessageError::Json { .. }));
+}
+
+fn as_value(message: &SignedMessage) -> Value {
+    serde_json::from_str(message.canonical()).unwrap()
+}
+
+#[test]
+fn forged_and_altered_messages_are_rejected() {
+    let author = agent(1);
+    let reviewer = agent(2);
+    let genuine = review(&reviewer, &request(&author, "PR 9"), Verdict::Approve);
+
+    // Altered after signing: the verdict.
+    let mut altered = as_value(&genuine);
+    altered["content"]["verdict"] = json!("REQUEST_CHANGES");
+    assert_eq!(SignedMessage::from_value(altered).unwrap_err(), MessageError::BadSignature);
+
+    // Altered after signing: the timestamp.
+    let mut altered = as_value(&genuine);
+    altered["ts"] = json!(TS + 1);
+    assert_eq!(SignedMessage::from_value(altered).unwrap_err(), MessageError::BadSignature);
+
+    // A forged signature: 64 bytes that are not a signature.
+    let mut forged = as_value(&genuine);
+    forged["sig"] = json!(revcal_elo::SignatureBytes([7; 64]).to_base64());
+    assert_eq!(SignedMessage::from_value(forged).unwrap_err(), MessageError::BadSignature);
+
+    // A signature from another key over the same bytes (pubkey still the reviewer's).
+    let mut other_key = as_value(&genuine);
+    other_key["sig"] = json!(agent(9).sign(genuine.signed_bytes()).to_base64());
+    assert_eq!(SignedMessage::from_value(other_key).unwrap_err(), MessageError::BadSignature);
+
+    // An id that does not match the key: `from` claims the author while the reviewer signs.
+    let mut impostor = as_value(&genuine);
+    impostor["from"] = json!(author.agent_id());
+    let object = impostor.as_object_mut().unwrap();
+    object.remove("sig");
+    let bytes = revcal_elo::canonical_bytes(&impostor).unwrap();
+    impostor["sig"] = json!(reviewer.sign(&bytes).to_base64());
+    match SignedMessage::from_value(impostor).unwrap_err() {
+        MessageError::WrongSender { from, expected } => {
+            assert_eq!((from, expected), (author.agent_id(), reviewer.agent_id()));
+        }
+        other => panic!("{other}"),
+    }
+    // `sign` refuses a different `from`.
+    let mut claim = revcal_elo::encode(&genuine.message);
+    claim["from"] = json!(author.agent_id());
+    assert!(matches!(sign_value(claim, &reviewer).unwrap_err(), MessageError::WrongSender { .. }));
+
+    // Unsigned.
+    let mut unsigned = as_value(&genuine);
+    unsigned.as_object_mut().unwrap().remove("sig");
+    assert_eq!(SignedMessage::from_value(unsigned).unwrap_err(), MessageError::Unsigned);
+
+    // Whitespace and key order do not matter: same id.
+    let pretty = serde_json::to_string_pretty(&as_value(&genuine)).unwrap();
+    assert_eq!(SignedMessage::parse(&pretty).unwrap().id, genuine.id);
+}
+
+#[test]
+fn nothing_invalid_changes_a_rating_in_the_ledger() {
+    let author = agent(1);
+    let reviewer = agent(2);
+    let target = request(&author, "PR 1");
+    let verdict = review(&reviewer, &target, Verdict::Approve);
+    let closed = outcome(&author, &target, false);
+    let mut forged = as_value(&closed);
+    forged["content"]["incident"] = json!(true);
+    forged["content"]["incident_details"] = json!("made up");
+    let forged = serde_json::to_string(&forged).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
+    let lines =
+        [target.canonical(), verdict.canonical(), &forged, "", closed.canonical(), closed.canonical(), "{"];
+    let outcomes = ledger.ingest_lines(&lines).unwrap();
+    let kinds: Vec<(usize, &str)> = outcomes
+        .iter()
+        .map(|(index, outcome)| {
+            let kind = match outcome {
+                LineOutcome::Stored(_) => "stored",
+                LineOutcome::Invalid(_) => "invalid",
+                LineOutcome::Rejected(rejection) => rejection.code(),
+            };
+            (*index, kind)
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [(0, "stored"), (1, "stored"), (2, "invalid"), (4, "stored"), (5, "replayed"), (6, "invalid")]
+    );
+    let standing = ledger.standing(&reviewer.agent_id()).unwrap().unwrap();
+    assert_eq!((standing.rating, standing.reviews), (1210.0, 1));
+    assert_eq!(ledger.message_count().unwrap(), 3);
+    assert!(ledger.replay().unwrap().is_consistent());
+}
+
+#[test]
+fn concurrent_writers_store_each_message_once() {
+    let author = agent(1);
+    let reviewers: Vec<_> = (2..6).map(agent).collect();
+    let mut all = Vec::new();
+    for n in 0..40 {
+        let target = request(&author, &format!("PR {n}"));
+        all.push(target.clone());
+        for (index, reviewer) in reviewers.iter().enumerate() {
+            let verdict = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment][(n + index) % 3];
+            all.push(review(reviewer, &target, verdict));
+        }
+        all.push(outcome(&author, &target, n % 4 == 0));
+    }
+    let lines: Vec<String> = all.iter().map(|m| m.canonical().to_owned()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    // Four writers, each with an overlapping half of the stream (in stream order), in
+    // batches of 7 so that their transactions interleave.
+    std::thread::scope(|scope| {
+        for writer in 0..4usize {
+            let path = path.clone();
+            let lines = &lines;
+            scope.spawn(move || {
+                let mut ledger = Ledger::open(&path).unwrap();
+                let stories: Vec<&str> = lines
+                    .chunks(6)
+                    .enumerate()
+                    .filter(|(story, _)| (story + writer) % 4 < 2)
+                    .flat_map(|(_, chunk)| chunk.iter().map(String::as_str))
+                    .collect();
+                for batch in stories.chunks(7) {
+                    for (_, outcome) in ledger.ingest_lines(batch).unwrap() {
+                        match outcome {
+                            LineOutcome::Stored(_) => {}
+                            LineOutcome::Rejected(rejection) => assert_eq!(rejection.code(), "replayed"),
+                            LineOutcome::Invalid(error) => panic!("{error}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let ledger = Ledger::open(&path).unwrap();
+    assert_eq!(ledger.message_count().unwrap(), all.len() as u64);
+    let replay = ledger.replay().unwrap();
+    assert!(replay.is_consistent(), "{:?}", replay.mismatches);
+    assert_eq!(replay.scored_reviews, 40 * 4);
+    assert!(ledger.integrity_check().unwrap().is_empty());
+}
+
+#[test]
+fn the_schema_version_is_recorded_and_a_newer_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("l.sqlite");
+    let ledger = Ledger::open(&path).unwrap();
+    let issuer = ledger.issuer();
+    drop(ledger);
+    // Reopening keeps the ledger's key.
+    assert_eq!(Ledger::open(&path).unwrap().issuer(), issuer);
+    let connection = rusqlite_version(&path, None);
+    assert_eq!(connection, revcal_elo::SCHEMA_VERSION);
+    rusqlite_version(&path, Some(revcal_elo::SCHEMA_VERSION + 1));
+    let error = Ledger::open(&path).unwrap_err().to_string();
+    assert!(error.contains("newer than this revcal"), "{error}");
+}
+
+/// Reads (and optionally sets) `PRAGMA user_version` with the sqlite3 shell-free route:
+/// the ledger's own connection type.
+fn rusqlite_version(path: &std::path::Path, set: Option<u32>) -> u32 {
+    let connection = rusqlite::Connection::open(path).unwrap();
+    if let Some(version) = set {
+        connection.pragma_update(None, "user_version", version).unwrap();
+    }
+    connection.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap()
+}
+
+#[test]
+fn a_different_policy_is_refused_on_an_existing_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("l.sqlite");
+    let strict = revcal_elo::Policy { missed_bug: -50.0, ..Default::default() };
+    Ledger::open_with_policy(&path, strict.clone()).unwrap();
+    assert_eq!(Ledger::open(&path).unwrap().policy(), &strict);
+    assert!(Ledger::open_with_policy(&path, revcal_elo::Policy::default()).is_err());
+}
