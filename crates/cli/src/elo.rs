@@ -1,14 +1,228 @@
-//! `revcal elo`.
+//! `revcal elo ...`: keys, signing, the ledger, the leaderboard and receipts.
+
+mod handle;
+mod ingest;
+mod keys;
+mod query;
 
 use crate::style::Style;
-use clap::Args;
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `revcal elo`.
 #[derive(Debug, Args)]
-pub struct EloArgs {}
+#[command(
+    after_help = "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite.\nMessage formats, rating rules and guarantees: docs/reputation.md."
+)]
+pub struct EloArgs {
+    #[command(subcommand)]
+    command: EloCommand,
+
+    /// The ledger file [default: $REVCAL_LEDGER, else ./revcal-ledger.sqlite].
+    #[arg(long, global = true, value_name = "PATH")]
+    ledger: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum EloCommand {
+    /// Make a new Ed25519 identity (from the OS random source) and print its agent id.
+    ///
+    /// The key file is JSON: {agent, public_key, secret_key}, standard base64, written with
+    /// mode 0600. Keep it secret; `jq 'del(.secret_key)'` makes a public key file.
+    #[command(after_help = "Examples:\n  revcal elo keygen --out alice.key")]
+    Keygen {
+        /// Where to write the key file.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Sign a message: fill `from` (and `ts` when absent), add `pubkey` and `sig`, check
+    /// every field, print the signed message as one canonical JSON line.
+    ///
+    /// Exit status: 0 signed, 1 the message is invalid (the field is named), 2 I/O error.
+    #[command(
+        after_help = "Examples:\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  echo '{\"type\":\"REVIEW_LEADERBOARD\",\"to\":\"#review\",\"content\":{}}' | revcal elo sign - --key alice.key"
+    )]
+    Sign {
+        /// The message (JSON); `-` reads standard input.
+        #[arg(value_name = "MSG.json")]
+        message: PathBuf,
+        /// The signer's key file (from `keygen`).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+    },
+    /// Store signed messages from JSONL files; report each rejected line with its reason.
+    ///
+    /// Each line is checked (fields, sender, signature) and then the rules (replays,
+    /// self-reviews, outcomes only from the requester, once, ...). Valid lines are stored
+    /// and rated in transactions of --batch-size lines; several processes may ingest into
+    /// one ledger at once.
+    ///
+    /// Exit status: 0 every line stored, 1 some line rejected, 2 I/O error.
+    #[command(
+        after_help = "Examples:\n  revcal elo ingest messages.jsonl\n  revcal elo ingest --ledger team.sqlite a.jsonl b.jsonl --json"
+    )]
+    Ingest {
+        /// JSONL files, one signed message per line; `-` reads standard input.
+        #[arg(value_name = "FILE.jsonl", required = true)]
+        files: Vec<PathBuf>,
+        /// Print a JSON report.
+        #[arg(long)]
+        json: bool,
+        /// Lines per transaction.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+        batch_size: u32,
+    },
+    /// Print the reviewers by rating.
+    #[command(after_help = "Examples:\n  revcal elo leaderboard\n  revcal elo leaderboard --limit 5 --json")]
+    Leaderboard {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// At most N reviewers.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        limit: u32,
+    },
+    /// Print signed receipts for every scored review of an agent.
+    ///
+    /// `--json` prints a JSON array that `verify-receipt` checks offline.
+    #[command(
+        after_help = "Examples:\n  revcal elo receipts @3f9a0c1d2e4b5a69\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json"
+    )]
+    Receipts {
+        /// The reviewer's agent id.
+        #[arg(value_name = "@AGENT")]
+        agent: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify receipts (one JSON receipt, or an array) with the issuing ledger's public key.
+    ///
+    /// Needs no ledger. Exit status: 0 every receipt verifies, 1 one does not, 2 I/O error.
+    #[command(after_help = "Examples:\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub")]
+    VerifyReceipt {
+        /// The receipt file; `-` reads standard input.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// The issuer's key file (`revcal elo issuer-key`); a secret half is ignored.
+        #[arg(long, value_name = "FILE")]
+        issuer_key: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print (or write) the ledger's public key file: what verifiers of its receipts need.
+    IssuerKey {
+        /// Write it to FILE instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Answer one protocol message read from standard input, as a chat server would.
+    ///
+    /// REVIEW_LEADERBOARD gets a REVIEW_LEADERBOARD_RESULT signed by the ledger; requests,
+    /// reviews and outcomes are stored and acknowledged with {"status": "stored", ...}.
+    ///
+    /// Exit status: 0 answered or stored, 1 rejected, 2 I/O error.
+    #[command(after_help = "Examples:\n  revcal elo sign query.json --key alice.key | revcal elo handle")]
+    Handle,
+    /// Check the ledger: SQLite integrity, and a replay of every stored message that must
+    /// reproduce the stored ratings.
+    ///
+    /// Exit status: 0 consistent, 1 a problem found, 2 I/O error.
+    Check {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// Runs `revcal elo`.
-pub fn run(_args: EloArgs, _style: &Style) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`revcal elo` is under construction")
+pub fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
+    let ledger = LedgerPath::resolve(args.ledger);
+    match args.command {
+        EloCommand::Keygen { out, force } => keys::keygen(&out, force),
+        EloCommand::Sign { message, key } => keys::sign(&message, &key),
+        EloCommand::Ingest { files, json, batch_size } => {
+            ingest::run(&ledger, &files, json, batch_size as usize, style)
+        }
+        EloCommand::Leaderboard { json, limit } => query::leaderboard(&ledger, limit, json, style),
+        EloCommand::Receipts { agent, json } => query::receipts(&ledger, &agent, json, style),
+        EloCommand::VerifyReceipt { file, issuer_key, json } => {
+            query::verify_receipts(&file, &issuer_key, json, style)
+        }
+        EloCommand::IssuerKey { out } => query::issuer_key(&ledger, out.as_deref()),
+        EloCommand::Handle => handle::run(&ledger),
+        EloCommand::Check { json } => query::check(&ledger, json, style),
+    }
+}
+
+/// Where the ledger lives, and how that was decided (for error messages).
+pub struct LedgerPath {
+    path: PathBuf,
+}
+
+impl LedgerPath {
+    fn resolve(flag: Option<PathBuf>) -> LedgerPath {
+        let path = flag
+            .or_else(|| std::env::var_os("REVCAL_LEDGER").filter(|v| !v.is_empty()).map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from(revcal_elo::DEFAULT_LEDGER_FILE));
+        LedgerPath { path }
+    }
+
+    /// Opens the ledger, creating it when absent (for commands that write).
+    fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
+        Ok(revcal_elo::Ledger::open(&self.path)?)
+    }
+
+    /// Opens an existing ledger (for commands that only read: a typo in the path should
+    /// not create an empty ledger).
+    fn open_existing(&self) -> anyhow::Result<revcal_elo::Ledger> {
+        if !self.path.exists() {
+            anyhow::bail!(
+                "no ledger at {} (create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH / set REVCAL_LEDGER)",
+                self.path.display()
+            );
+        }
+        self.open_or_create()
+    }
+}
+
+/// Reads a file, or standard input for `-`.
+fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
+    use anyhow::Context;
+    use std::io::Read;
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut bytes).context("cannot read standard input")?;
+        Ok(bytes)
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    }
+}
+
+/// Reads a UTF-8 text input, naming the file on error.
+fn read_text(path: &Path) -> anyhow::Result<String> {
+    String::from_utf8(read_input(path)?).map_err(|error| {
+        anyhow::anyhow!("{}: not UTF-8 text (byte {})", display(path), error.utf8_error().valid_up_to())
+    })
+}
+
+/// A path as users typed it, `-` shown as standard input.
+fn display(path: &Path) -> String {
+    if path == Path::new("-") { "<stdin>".to_owned() } else { path.display().to_string() }
+}
+
+/// Loads a key file, naming it on error.
+fn load_key_file(path: &Path) -> anyhow::Result<revcal_elo::KeyFile> {
+    let text = read_text(path)?;
+    revcal_elo::KeyFile::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", display(path)))
+}
+
+/// A rating as people read it: whole numbers without decimals.
+fn rating_text(rating: f64) -> String {
+    if rating.fract() == 0.0 { format!("{rating:.0}") } else { format!("{rating:.1}") }
 }

@@ -1,0 +1,74 @@
+//! `revcal elo keygen` and `revcal elo sign`.
+
+use super::{display, load_key_file, read_text};
+use crate::output::{emit, outln};
+use anyhow::{Context, Result};
+use revcal_elo::{Keypair, MessageError, sign_value};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn keygen(out: &Path, force: bool) -> Result<ExitCode> {
+    let key = Keypair::generate()?;
+    let text = serde_json::to_string_pretty(&key.to_key_file())? + "\n";
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(out).with_context(|| {
+        if out.exists() && !force {
+            format!("{} exists; pass --force to replace it", out.display())
+        } else {
+            format!("cannot create {}", out.display())
+        }
+    })?;
+    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+    let mut stdout = String::new();
+    outln!(stdout, "{}", key.agent_id());
+    emit(&stdout)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
+    let keypair =
+        load_key_file(key)?.keypair().map_err(|error| anyhow::anyhow!("{}: {error}", key.display()))?;
+    let text = read_text(message)?;
+    let mut value = match revcal_elo::parse_strict(&text) {
+        Ok(value) => value,
+        Err(error) => return Ok(invalid(message, &format!("not valid JSON: {error}"))),
+    };
+    if let Some(object) = value.as_object_mut()
+        && !object.contains_key("ts")
+    {
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        object.insert("ts".into(), now.into());
+    }
+    match sign_value(value, &keypair) {
+        Ok(signed) => {
+            emit(&format!("{}\n", signed.canonical()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error @ MessageError::WrongSender { .. }) => Ok(invalid(
+            message,
+            &format!(
+                "{error}; `revcal elo sign` fills `from` from the key, so remove it or sign with that agent's key"
+            ),
+        )),
+        Err(error) => Ok(invalid(message, &error.to_string())),
+    }
+}
+
+/// Reports an invalid message on stderr; exit status 1.
+fn invalid(path: &Path, reason: &str) -> ExitCode {
+    eprintln!("error: {}: {reason}", display(path));
+    ExitCode::FAILURE
+}

@@ -1,0 +1,199 @@
+//! Reading the ledger: leaderboard, receipts, the issuer key, the consistency check; and
+//! verifying receipts offline.
+
+use super::{LedgerPath, display, load_key_file, rating_text, read_text};
+use crate::output::{emit, outln};
+use crate::style::Style;
+use anyhow::{Context, Result};
+use revcal_elo::{AgentId, verify_receipt_value};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn leaderboard(ledger: &LedgerPath, limit: u32, json: bool, style: &Style) -> Result<ExitCode> {
+    let ledger = ledger.open_existing()?;
+    let entries = ledger.leaderboard(Some(limit))?;
+    let mut out = String::new();
+    if json {
+        outln!(out, "{}", serde_json::to_string_pretty(&entries)?);
+    } else if entries.is_empty() {
+        outln!(out, "no reviewers yet in {}", ledger.path().display());
+    } else {
+        outln!(
+            out,
+            "{}",
+            style.bold(&format!(
+                "{:>4}  {:<17}  {:>7}  {:>7}  {:>8}",
+                "rank", "agent", "rating", "reviews", "accuracy"
+            ))
+        );
+        for entry in &entries {
+            let accuracy = entry.accuracy.map_or_else(|| "-".to_owned(), |a| format!("{:.1}%", a * 100.0));
+            outln!(
+                out,
+                "{:>4}  {:<17}  {:>7}  {:>7}  {:>8}",
+                entry.rank,
+                entry.agent,
+                rating_text(entry.rating),
+                entry.reviews,
+                accuracy
+            );
+        }
+    }
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn receipts(ledger: &LedgerPath, agent: &str, json: bool, style: &Style) -> Result<ExitCode> {
+    let Some(agent) = AgentId::parse(agent) else {
+        anyhow::bail!(
+            "`{agent}` is not an agent id: expected @ and 16 lowercase hex digits, e.g. @3f9a0c1d2e4b5a69"
+        );
+    };
+    let ledger = ledger.open_existing()?;
+    let receipts = ledger.receipts(&agent)?;
+    let mut out = String::new();
+    if json {
+        outln!(out, "{}", serde_json::to_string_pretty(&receipts)?);
+    } else if receipts.is_empty() {
+        outln!(out, "{agent} has no scored reviews in {}", ledger.path().display());
+    } else {
+        outln!(
+            out,
+            "{}",
+            style.bold(&format!(
+                "{:<17}  {:<16}  {:>7}  {:<16}  review",
+                "outcome", "verdict", "delta", "requester"
+            ))
+        );
+        for receipt in &receipts {
+            outln!(
+                out,
+                "{:<17}  {:<16}  {:>7}  {:<16}  {}",
+                receipt.outcome.as_str(),
+                receipt.content.verdict.as_str(),
+                format!("{:+}", receipt.elo_delta),
+                receipt.to,
+                &receipt.content.review_id.as_str()[..16]
+            );
+        }
+        outln!(
+            out,
+            "{} receipts signed by {} (`--json` for the receipts themselves)",
+            receipts.len(),
+            ledger.issuer()
+        );
+    }
+    emit(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style: &Style) -> Result<ExitCode> {
+    let key = load_key_file(issuer_key)?
+        .public()
+        .map_err(|error| anyhow::anyhow!("{}: {error}", issuer_key.display()))?;
+    let text = read_text(file)?;
+    let name = display(file);
+    let results: Vec<(String, Result<revcal_elo::Receipt, String>)> = match revcal_elo::parse_strict(&text) {
+        Err(error) => vec![(name.clone(), Err(format!("not valid JSON: {error}")))],
+        Ok(Value::Array(items)) => items
+            .into_iter()
+            .enumerate()
+            .map(|(index, item)| {
+                (format!("{name}[{index}]"), verify_receipt_value(item, &key).map_err(|e| e.to_string()))
+            })
+            .collect(),
+        Ok(value) => vec![(name.clone(), verify_receipt_value(value, &key).map_err(|e| e.to_string()))],
+    };
+    let failed = results.iter().filter(|(_, result)| result.is_err()).count();
+    let mut out = String::new();
+    if json {
+        let items: Vec<_> = results
+            .iter()
+            .map(|(place, result)| match result {
+                Ok(receipt) => json!({"receipt": place, "valid": true, "from": receipt.from, "outcome": receipt.outcome, "elo_delta": receipt.elo_delta}),
+                Err(reason) => json!({"receipt": place, "valid": false, "reason": reason}),
+            })
+            .collect();
+        outln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"issuer": key.agent_id(), "failed": failed, "receipts": items})
+            )?
+        );
+    } else {
+        for (place, result) in &results {
+            match result {
+                Ok(receipt) => outln!(
+                    out,
+                    "{place}: {} ({} {} {:+} for {})",
+                    style.success("valid"),
+                    receipt.outcome.as_str(),
+                    receipt.content.verdict.as_str(),
+                    receipt.elo_delta,
+                    receipt.from
+                ),
+                Err(reason) => outln!(out, "{place}: {}: {reason}", style.error("INVALID")),
+            }
+        }
+        outln!(
+            out,
+            "{} of {} receipts verify with issuer {}",
+            results.len() - failed,
+            results.len(),
+            key.agent_id()
+        );
+    }
+    emit(&out)?;
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+pub fn issuer_key(ledger: &LedgerPath, out: Option<&Path>) -> Result<ExitCode> {
+    let ledger = ledger.open_existing()?;
+    let text = serde_json::to_string_pretty(&ledger.issuer_key())? + "\n";
+    match out {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?
+        }
+        None => emit(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn check(ledger: &LedgerPath, json: bool, style: &Style) -> Result<ExitCode> {
+    let ledger = ledger.open_existing()?;
+    let integrity = ledger.integrity_check()?;
+    let replay = ledger.replay()?;
+    let consistent = integrity.is_empty() && replay.is_consistent();
+    let mut out = String::new();
+    if json {
+        let report = json!({
+            "ledger": ledger.path().display().to_string(),
+            "schema_version": revcal_elo::SCHEMA_VERSION,
+            "integrity": if integrity.is_empty() { vec!["ok".to_owned()] } else { integrity.clone() },
+            "replay": replay,
+            "consistent": consistent,
+        });
+        outln!(out, "{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for problem in integrity.iter().chain(&replay.mismatches) {
+            outln!(out, "{}: {problem}", style.error("problem"));
+        }
+        let summary = format!(
+            "{}: {} messages replayed, {} reviewers, {} scored reviews; SQLite integrity {}",
+            ledger.path().display(),
+            replay.messages,
+            replay.reviewers,
+            replay.scored_reviews,
+            if integrity.is_empty() { "ok" } else { "FAILED" }
+        );
+        outln!(
+            out,
+            "{} {summary}",
+            if consistent { style.success("consistent") } else { style.error("INCONSISTENT") }
+        );
+    }
+    emit(&out)?;
+    Ok(if consistent { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
