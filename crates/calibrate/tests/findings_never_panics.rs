@@ -1,0 +1,54 @@
+//! The findings parser never panics, whatever the reviewer prints (SPEC 9).
+
+use proptest::prelude::*;
+use revcal_calibrate::findings::{FindingFormat, parse_findings};
+
+fn fixtures() -> Vec<String> {
+    let dir = format!("{}/tests/fixtures/findings", env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect();
+    texts.sort();
+    texts
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(text in any::<String>()) {
+        let parsed = parse_findings(&text);
+        prop_assert!(parsed.format.is_some() || parsed.findings.is_empty());
+    }
+
+    #[test]
+    fn json_shaped_noise_never_panics(text in r#"[\[\]{}":,0-9a-z .\-/\n\\]{0,300}"#) {
+        let parsed = parse_findings(&text);
+        prop_assert!(parsed.format.is_some() || parsed.findings.is_empty());
+    }
+
+    #[test]
+    fn cut_and_spliced_fixtures_never_panic(index in 0usize..64, cut in any::<prop::sample::Index>(), insert in ".{0,20}") {
+        let fixtures = fixtures();
+        let text = &fixtures[index % fixtures.len()];
+        let chars: Vec<char> = text.chars().collect();
+        let at = cut.index(chars.len() + 1);
+        let spliced: String = chars[..at].iter().copied().chain(insert.chars()).chain(chars[at..].iter().copied()).collect();
+        let parsed = parse_findings(&spliced);
+        // Prose findings are always weak; structured ones never are.
+        for finding in &parsed.findings {
+            prop_assert!(finding.source != FindingFormat::Prose || finding.weak);
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_and_huge_lines_do_not_overflow_or_stall() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(parse_findings(&deep).findings.is_empty());
+    let unbalanced = "{\"a\": ".repeat(50_000);
+    assert!(parse_findings(&unbalanced).findings.is_empty());
+    let long_line = format!("{}src/a.rs:7 bug", "x".repeat(1_000_000));
+    assert_eq!(parse_findings(&long_line).findings.len(), 1);
+}
