@@ -1,0 +1,44 @@
+//! The controls: two synthetic reviewers scored through the same scorer and judge as the
+//! real one. The echo reviewer names each plant's file:line and quotes the changed line
+//! (what a reviewer that merely reads the diff would say); a trustworthy scorer gives it
+//! recall <= 0.2. The oracle states each defect (and, for the repro scorer, carries the
+//! plant's witness as its repro); a working scorer gives it 1.0.
+
+use crate::findings::{Finding, FindingFormat};
+use crate::plants::Plant;
+
+/// Highest recall the echo control may score under a trustworthy scorer.
+pub const ECHO_MAX_RECALL: f64 = 0.2;
+
+/// The echo reviewer's findings: location and the changed line, no understanding.
+pub fn echo_findings(plants: &[&Plant]) -> Vec<Finding> {
+    plants
+        .iter()
+        .map(|plant| {
+            let mut finding = Finding::new(
+                FindingFormat::Findings,
+                format!("This line changed: `{}`", plant.mutated.trim()),
+            );
+            finding.file = Some(plant.file.clone());
+            finding.line = Some(plant.line);
+            finding
+        })
+        .collect()
+}
+
+/// The oracle reviewer's findings: each defect stated, with the witness as repro.
+pub fn oracle_findings(plants: &[&Plant]) -> Vec<Finding> {
+    plants
+        .iter()
+        .map(|plant| {
+            let mut finding = Finding::new(
+                FindingFormat::Findings,
+                format!("{} (`{}` was `{}`)", plant.defect, plant.mutated.trim(), plant.original.trim()),
+            );
+            finding.file = Some(plant.file.clone());
+            finding.line = Some(plant.line);
+            finding.repro = plant.witness.clone();
+            finding
+        })
+        .collect()
+}

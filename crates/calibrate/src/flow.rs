@@ -1,0 +1,511 @@
+//! The calibration flow of SPEC 6, driven by [`Calibration::builder`]:
+//! refuse a dirty tree -> targets -> plants -> witness check -> controls -> journal ->
+//! plant -> review (K trials) -> restore -> parse findings -> score -> report.
+
+use crate::controls::{ECHO_MAX_RECALL, echo_findings, oracle_findings};
+use crate::error::CalibrateError;
+use crate::findings::{ParsedFindings, parse_findings};
+use crate::guard::{self, Guard};
+use crate::identify::{JudgeScorer, ReproScorer};
+use crate::judge::Judge;
+use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs};
+use crate::reviewer::{self, ReviewRun};
+use crate::scoring::{Identify, LocationOnly, Scored, ScorerKind, score};
+use crate::scratch::Scratch;
+use crate::signals::SignalWatch;
+use crate::targets::{Repository, choose_targets};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A progress event, for a progress bar (the library never prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// A stage begins; `total` steps when known.
+    Stage {
+        /// What is happening, in a few words.
+        label: String,
+        /// Steps in this stage.
+        total: Option<u64>,
+    },
+    /// One step of the current stage is done.
+    Step,
+    /// The run is over (the bar can go).
+    Done,
+}
+
+type ProgressFn = Box<dyn Fn(Progress) + Send + Sync>;
+
+/// How a calibration is set up; build one with [`Calibration::builder`].
+pub struct Calibration {
+    dir: PathBuf,
+    review_cmd: String,
+    commit: String,
+    files: Vec<String>,
+    plants: usize,
+    seed: u64,
+    plants_file: Option<PathBuf>,
+    min_recall: f64,
+    min_precision: Option<f64>,
+    min_plants: usize,
+    scorer: ScorerKind,
+    judge: Option<Box<dyn Judge>>,
+    review_timeout: Duration,
+    repro_timeout: Duration,
+    trials: usize,
+    output_cap: usize,
+    handle_signals: bool,
+    panic_during_review: bool,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for Calibration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calibration")
+            .field("dir", &self.dir)
+            .field("review_cmd", &self.review_cmd)
+            .field("commit", &self.commit)
+            .field("scorer", &self.scorer)
+            .field("judge", &self.judge.as_ref().map(|j| j.name().to_owned()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Calibration {
+    /// A calibration of `review_cmd` in the current directory with SPEC 6's defaults:
+    /// commit HEAD, 8 plants, min recall 0.5, min plants 3, scorer judge, review timeout
+    /// 1800 s, 1 trial.
+    pub fn builder() -> Calibration {
+        Calibration {
+            dir: PathBuf::from("."),
+            review_cmd: String::new(),
+            commit: "HEAD".into(),
+            files: Vec::new(),
+            plants: 8,
+            seed: 0,
+            plants_file: None,
+            min_recall: 0.5,
+            min_precision: None,
+            min_plants: 3,
+            scorer: ScorerKind::Judge,
+            judge: None,
+            review_timeout: Duration::from_secs(1800),
+            repro_timeout: Duration::from_secs(300),
+            trials: 1,
+            output_cap: reviewer::DEFAULT_OUTPUT_CAP,
+            handle_signals: true,
+            panic_during_review: false,
+            progress: None,
+        }
+    }
+
+    /// The repository (any directory inside its work tree).
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = dir.into();
+        self
+    }
+    /// The reviewer's shell command; `{base}` becomes the base commit.
+    pub fn review_cmd(mut self, command: impl Into<String>) -> Self {
+        self.review_cmd = command.into();
+        self
+    }
+    /// The commit whose changed files are the targets.
+    pub fn commit(mut self, rev: impl Into<String>) -> Self {
+        self.commit = rev.into();
+        self
+    }
+    /// Fallback targets when the commit touches no eligible file.
+    pub fn files(mut self, files: Vec<String>) -> Self {
+        self.files = files;
+        self
+    }
+    /// How many plants the mutation engine selects.
+    pub fn plants(mut self, n: usize) -> Self {
+        self.plants = n;
+        self
+    }
+    /// The selection seed (same seed, same plants).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Plants from a JSON/YAML file instead of the mutation engine.
+    pub fn plants_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.plants_file = Some(path.into());
+        self
+    }
+    /// The recall gate.
+    pub fn min_recall(mut self, min: f64) -> Self {
+        self.min_recall = min;
+        self
+    }
+    /// The precision gate (unset by default).
+    pub fn min_precision(mut self, min: Option<f64>) -> Self {
+        self.min_precision = min;
+        self
+    }
+    /// Fewer valid plants is an error, never a pass.
+    pub fn min_plants(mut self, min: usize) -> Self {
+        self.min_plants = min;
+        self
+    }
+    /// The scorer.
+    pub fn scorer(mut self, scorer: ScorerKind) -> Self {
+        self.scorer = scorer;
+        self
+    }
+    /// The judge (required by the judge scorer; also measures `judgeAgreement`).
+    pub fn judge(mut self, judge: Box<dyn Judge>) -> Self {
+        self.judge = Some(judge);
+        self
+    }
+    /// The reviewer's process group is killed after this.
+    pub fn review_timeout(mut self, timeout: Duration) -> Self {
+        self.review_timeout = timeout;
+        self
+    }
+    /// Each witness or repro command is killed after this.
+    pub fn repro_timeout(mut self, timeout: Duration) -> Self {
+        self.repro_timeout = timeout;
+        self
+    }
+    /// Run the review this many times (at least 1).
+    pub fn trials(mut self, trials: usize) -> Self {
+        self.trials = trials.max(1);
+        self
+    }
+    /// Bytes of reviewer output kept.
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes;
+        self
+    }
+    /// Observe SIGINT, SIGTERM and SIGHUP during the run (default on) so that files are
+    /// restored; turn off when the embedding program handles signals itself.
+    pub fn handle_signals(mut self, on: bool) -> Self {
+        self.handle_signals = on;
+        self
+    }
+    /// Progress events for a progress bar.
+    pub fn on_progress(mut self, progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+    /// Test hook: panic inside the run while the plants are in the tree.
+    #[doc(hidden)]
+    pub fn panic_during_review(mut self, on: bool) -> Self {
+        self.panic_during_review = on;
+        self
+    }
+
+    fn emit(&self, event: Progress) {
+        if let Some(progress) = &self.progress {
+            progress(event);
+        }
+    }
+
+    fn stage(&self, label: &str, total: Option<usize>) {
+        self.emit(Progress::Stage { label: label.into(), total: total.map(|t| t as u64) });
+    }
+
+    /// Runs the calibration. Every error is operational (exit 1); a failed gate is a report
+    /// with `gate_pass == false`.
+    pub fn run(self) -> Result<crate::report::Report, CalibrateError> {
+        let outcome = self.measure();
+        self.emit(Progress::Done);
+        let measurement = outcome?;
+        crate::assemble::report(&measurement).map_err(|e| CalibrateError::Report(e.to_string()))
+    }
+
+    fn measure(&self) -> Result<Measurement, CalibrateError> {
+        let started = Instant::now();
+        if self.review_cmd.trim().is_empty() {
+            return Err(CalibrateError::Reviewer("no reviewer command: give --review-cmd".into()));
+        }
+        let repo = Repository::discover(&self.dir)?;
+        let journal = guard::journal_dir(repo.git_dir());
+        if journal.exists() {
+            return Err(CalibrateError::JournalPresent { journal });
+        }
+        repo.ensure_clean()?;
+        if self.scorer == ScorerKind::Judge && self.judge.is_none() {
+            return Err(CalibrateError::Scorer(
+                "--scorer judge needs a judge and none is configured: pass --judge-cmd CMD (or choose --scorer repro); failing closed rather than guessing".into(),
+            ));
+        }
+        let signals = if self.handle_signals {
+            SignalWatch::install().map_err(|e| CalibrateError::io("cannot install signal handlers", e))?
+        } else {
+            SignalWatch::inert()
+        };
+        let work_tree = repo.work_tree().to_path_buf();
+        let commit = repo.commit(&self.commit)?;
+
+        self.stage("choosing plants", None);
+        let plants = match &self.plants_file {
+            Some(file) => resolve_specs(file, &read_plants_file(file)?, &work_tree)?,
+            None => {
+                let targets = choose_targets(&commit, &self.files)?;
+                crate::selection::select_plants(&work_tree, &targets, self.plants, self.seed)?
+            }
+        };
+        let mut scratch: Option<Scratch> = None;
+        let needs_scratch = plants.iter().any(|p| p.witness.is_some()) || self.scorer == ScorerKind::Repro;
+        if needs_scratch {
+            scratch = Some(Scratch::create(&work_tree, &repo.tracked_files()?, self.repro_timeout)?);
+        }
+
+        // Witness check: a witness must pass on the original and fail on the mutant.
+        let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
+        self.stage("checking witnesses", Some(witnessed));
+        let mut excluded = vec![false; plants.len()];
+        for (index, plant) in plants.iter().enumerate() {
+            if let (Some(witness), Some(scratch)) = (&plant.witness, scratch.as_mut()) {
+                let result = scratch.discriminate(witness, plant, &signals)?;
+                if !result.discriminates() {
+                    tracing::info!(plant = %plant.location(), original = %result.original, mutant = %result.mutant, "equivalent plant excluded");
+                    excluded[index] = true;
+                }
+                self.emit(Progress::Step);
+            }
+        }
+        let valid: Vec<&Plant> = plants.iter().zip(&excluded).filter(|(_, x)| !**x).map(|(p, _)| p).collect();
+        let excluded_count = excluded.iter().filter(|x| **x).count();
+        if valid.len() < self.min_plants || valid.is_empty() {
+            return Err(CalibrateError::TooFewPlants {
+                valid: valid.len(),
+                excluded: excluded_count,
+                min: self.min_plants,
+            });
+        }
+
+        // Controls, through the same scorer and judge as the real review.
+        self.stage("scoring controls", None);
+        let mut agreement = (0, 0);
+        let echo =
+            self.score_with(&valid, &echo_findings(&valid), scratch.as_mut(), &signals, &mut agreement)?;
+        let oracle_plants: Vec<&Plant> = match self.scorer {
+            ScorerKind::Repro => valid.iter().copied().filter(|p| p.witness.is_some()).collect(),
+            _ => valid.clone(),
+        };
+        let oracle = if oracle_plants.is_empty() {
+            None
+        } else {
+            Some(self.score_with(
+                &oracle_plants,
+                &oracle_findings(&oracle_plants),
+                scratch.as_mut(),
+                &signals,
+                &mut agreement,
+            )?)
+        };
+        let controls = Controls {
+            echo: (echo.caught(), valid.len()),
+            oracle: oracle.as_ref().map(|scored| (scored.caught(), oracle_plants.len())),
+        };
+        if self.scorer.trustworthy() && controls.echo_recall() > ECHO_MAX_RECALL {
+            return Err(CalibrateError::ControlFailed(format!(
+                "the echo control (a reviewer that only quotes each changed line) scored recall {:.2} under the {} scorer; it must stay <= {ECHO_MAX_RECALL}: the scorer is broken",
+                controls.echo_recall(),
+                self.scorer.as_str()
+            )));
+        }
+        if let Some(recall) = controls.oracle_recall().filter(|r| *r < 1.0) {
+            return Err(CalibrateError::ControlFailed(format!(
+                "the oracle control (a reviewer that states every defect{}) scored recall {recall:.2} under the {} scorer; it must score 1.0: the scorer is broken",
+                if self.scorer == ScorerKind::Repro { " with its witness as repro" } else { "" },
+                self.scorer.as_str()
+            )));
+        }
+
+        // Plant, review, restore.
+        let runs = self.review(&repo, &commit.base, &valid, &signals)?;
+
+        // Score every trial.
+        self.stage("scoring findings", Some(runs.len()));
+        let mut trials = Vec::with_capacity(runs.len());
+        for run in runs {
+            let parsed = parse_findings(&run.output);
+            let mut judge_checks = (0, 0);
+            let scored =
+                self.score_with(&valid, &parsed.findings, scratch.as_mut(), &signals, &mut judge_checks)?;
+            trials.push(Trial { run, parsed, scored, judge_checks });
+            self.emit(Progress::Step);
+        }
+        Ok(Measurement {
+            commit: commit.id,
+            scorer: self.scorer,
+            judge: self.judge.as_ref().map(|j| j.name().to_owned()),
+            min_recall: self.min_recall,
+            min_precision: self.min_precision,
+            plants: plants.clone(),
+            excluded,
+            trials,
+            controls,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Scores `findings` against `plants` with this run's scorer; `agreement` accumulates
+    /// (repro-verified, judge agreed) when the judge scores.
+    fn score_with(
+        &self,
+        plants: &[&Plant],
+        findings: &[crate::findings::Finding],
+        scratch: Option<&mut Scratch>,
+        signals: &SignalWatch,
+        agreement: &mut (usize, usize),
+    ) -> Result<Scored, CalibrateError> {
+        match self.scorer {
+            ScorerKind::String => score(plants, findings, &mut LocationOnly),
+            ScorerKind::Repro => {
+                let Some(scratch) = scratch else {
+                    return Err(CalibrateError::Scorer("the repro scorer has no scratch tree".into()));
+                };
+                score(plants, findings, &mut ReproScorer { scratch, signals })
+            }
+            ScorerKind::Judge => {
+                let Some(judge) = self.judge.as_deref() else {
+                    return Err(CalibrateError::Scorer(
+                        "--scorer judge needs a judge; none is configured".into(),
+                    ));
+                };
+                let mut identify = JudgeScorer { judge, scratch, signals, verified: 0, agreed: 0 };
+                let scored = score(plants, findings, &mut identify as &mut dyn Identify)?;
+                agreement.0 += identify.verified;
+                agreement.1 += identify.agreed;
+                Ok(scored)
+            }
+        }
+    }
+
+    /// Journals, plants, runs the reviewer `trials` times and restores, on every path.
+    fn review(
+        &self,
+        repo: &Repository,
+        base: &Option<String>,
+        plants: &[&Plant],
+        signals: &SignalWatch,
+    ) -> Result<Vec<ReviewRun>, CalibrateError> {
+        let work_tree = repo.work_tree();
+        let mut by_file: BTreeMap<&str, Vec<&Plant>> = BTreeMap::new();
+        for plant in plants {
+            by_file.entry(plant.file.as_str()).or_default().push(plant);
+        }
+        let mut planted = Vec::with_capacity(by_file.len());
+        for (file, file_plants) in &by_file {
+            let path = work_tree.join(file);
+            let original = std::fs::read(&path)
+                .map_err(|e| CalibrateError::io(format!("cannot read {}", path.display()), e))?;
+            let mutated = apply_to(&original, file_plants).map_err(CalibrateError::NoTargets)?;
+            planted.push((PathBuf::from(file), mutated));
+        }
+        let files: Vec<PathBuf> = planted.iter().map(|(file, _)| file.clone()).collect();
+        let base = base.clone().unwrap_or_else(|| "HEAD".into());
+        let command = reviewer::substitute_base(&self.review_cmd, &base);
+        let env = [("REVCAL_BASE", base.clone()), ("REVCAL_CALIBRATION", "1".to_owned())];
+
+        let mut guard = Guard::begin(work_tree, repo.git_dir(), &files)?;
+        self.stage("running the reviewer", Some(self.trials));
+        let reviewed = (|| {
+            let mut runs = Vec::with_capacity(self.trials);
+            for _ in 0..self.trials {
+                // Re-plant before each trial: a reviewer may have edited the files.
+                for (file, bytes) in &planted {
+                    guard.write(file, bytes)?;
+                }
+                if let Some(signal) = signals.received() {
+                    return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+                }
+                let run = reviewer::run_reviewer(
+                    &command,
+                    work_tree,
+                    self.review_timeout,
+                    self.output_cap,
+                    &env,
+                    signals,
+                )?;
+                if self.panic_during_review {
+                    panic!("injected panic while the plants are in the tree (test hook)");
+                }
+                runs.push(run);
+                self.emit(Progress::Step);
+            }
+            Ok(runs)
+        })();
+        let restored = guard.restore();
+        let runs = reviewed?;
+        restored?;
+        if let Some(signal) = signals.received() {
+            return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+        }
+        Ok(runs)
+    }
+}
+
+/// What the controls scored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Controls {
+    /// The echo reviewer: (caught, scored on).
+    pub echo: (usize, usize),
+    /// The oracle reviewer: (caught, scored on); `None` when no plant could be given an
+    /// oracle finding (repro scorer without witnesses).
+    pub oracle: Option<(usize, usize)>,
+}
+
+impl Controls {
+    fn echo_recall(&self) -> f64 {
+        ratio(self.echo)
+    }
+
+    fn oracle_recall(&self) -> Option<f64> {
+        self.oracle.map(ratio)
+    }
+}
+
+fn ratio((part, whole): (usize, usize)) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 / whole as f64 }
+}
+
+/// One review of the planted tree.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// How the reviewer ran.
+    pub run: ReviewRun,
+    /// What its output parsed to.
+    pub parsed: ParsedFindings,
+    /// What it caught.
+    pub scored: Scored,
+    /// (repro-verified findings, of which the judge agreed), when a judge scored.
+    pub judge_checks: (usize, usize),
+}
+
+/// Everything a run measured, before it becomes a report.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// The commit's full id.
+    pub commit: String,
+    /// The scorer used.
+    pub scorer: ScorerKind,
+    /// The judge's name, if any.
+    pub judge: Option<String>,
+    /// The recall gate.
+    pub min_recall: f64,
+    /// The precision gate.
+    pub min_precision: Option<f64>,
+    /// Every plant chosen, excluded ones included.
+    pub plants: Vec<Plant>,
+    /// Parallel to `plants`: excluded as equivalent.
+    pub excluded: Vec<bool>,
+    /// One per review; scores index the valid (not excluded) plants in order.
+    pub trials: Vec<Trial>,
+    /// The controls' scores.
+    pub controls: Controls,
+    /// Wall time of the whole run.
+    pub elapsed: Duration,
+}
+
+/// Restores the files recorded in the journal of the repository containing `dir`.
+pub fn recover(dir: &Path) -> Result<guard::Recovered, CalibrateError> {
+    let repo = Repository::discover(dir)?;
+    guard::recover(repo.work_tree(), repo.git_dir())
+}

@@ -1,0 +1,301 @@
+//! The workspace guard: planted files are journalled under `.git/` (original bytes and
+//! mode bits, fsynced) before their first byte changes, and put back on every way out of a
+//! run: normal return, error, panic (the guard restores on drop) and handled signals. After
+//! a SIGKILL or a power loss, [`recover`] puts them back from the journal.
+
+use crate::error::CalibrateError;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The journal's directory name inside the git directory.
+pub const JOURNAL_DIR: &str = "revcal-calibrate-journal";
+const MANIFEST: &str = "journal.json";
+
+/// Where the journal of the repository whose git directory is `git_dir` lives.
+pub fn journal_dir(git_dir: &Path) -> PathBuf {
+    git_dir.join(JOURNAL_DIR)
+}
+
+/// The manifest of a journal: one entry per planted file.
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    version: u32,
+    /// The work tree the paths are relative to.
+    work_tree: PathBuf,
+    /// The process that wrote it.
+    pid: u32,
+    files: Vec<ManifestEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ManifestEntry {
+    path: PathBuf,
+    mode: u32,
+    blob: String,
+    len: u64,
+}
+
+/// One guarded file.
+#[derive(Debug)]
+struct Guarded {
+    relative: PathBuf,
+    original: Vec<u8>,
+    mode: u32,
+}
+
+/// Files under guard; restores them when dropped unless [`Guard::restore`] already did.
+#[derive(Debug)]
+pub struct Guard {
+    work_tree: PathBuf,
+    journal: PathBuf,
+    files: Vec<Guarded>,
+    restored: bool,
+}
+
+fn fsync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Writes `bytes` into the existing (or deleted) file at `path` in place, even when it is
+/// read-only, then sets `mode`.
+fn put_bytes(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let writable = mode | 0o200;
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.is_dir() {
+            // A reviewer replaced the file with a directory: the file wins back its place.
+            fs::remove_dir_all(path)?;
+        } else if meta.permissions().mode() & 0o200 == 0 {
+            fs::set_permissions(path, Permissions::from_mode(writable))?;
+        }
+    } else if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    fs::set_permissions(path, Permissions::from_mode(mode & 0o7777))
+}
+
+impl Guard {
+    /// Reads the files' bytes and modes, writes the journal and fsyncs it. Nothing in the
+    /// work tree has changed when this returns. Refuses when a journal is already present.
+    pub fn begin(
+        work_tree: &Path,
+        git_dir: &Path,
+        relative_files: &[PathBuf],
+    ) -> Result<Guard, CalibrateError> {
+        let journal = journal_dir(git_dir);
+        if journal.exists() {
+            return Err(CalibrateError::JournalPresent { journal });
+        }
+        let mut files = Vec::with_capacity(relative_files.len());
+        for relative in relative_files {
+            let path = work_tree.join(relative);
+            let original = fs::read(&path)
+                .map_err(|e| CalibrateError::io(format!("cannot read {}", path.display()), e))?;
+            let mode = fs::metadata(&path)
+                .map_err(|e| CalibrateError::io(format!("cannot stat {}", path.display()), e))?
+                .permissions()
+                .mode();
+            files.push(Guarded { relative: relative.clone(), original, mode });
+        }
+        let context =
+            |what: &str| format!("cannot write the restore journal ({what}) in {}", journal.display());
+        fs::create_dir(&journal).map_err(|e| CalibrateError::io(context("directory"), e))?;
+        let mut entries = Vec::with_capacity(files.len());
+        for (index, file) in files.iter().enumerate() {
+            let blob = format!("{index}.orig");
+            write_synced(&journal.join(&blob), &file.original)
+                .map_err(|e| CalibrateError::io(context(&blob), e))?;
+            entries.push(ManifestEntry {
+                path: file.relative.clone(),
+                mode: file.mode,
+                blob,
+                len: file.original.len() as u64,
+            });
+        }
+        let manifest = Manifest {
+            version: 1,
+            work_tree: work_tree.to_path_buf(),
+            pid: std::process::id(),
+            files: entries,
+        };
+        let text = serde_json::to_vec_pretty(&manifest)
+            .map_err(|e| CalibrateError::io(context("manifest"), std::io::Error::other(e)))?;
+        let staged = journal.join("journal.json.tmp");
+        write_synced(&staged, &text).map_err(|e| CalibrateError::io(context("manifest"), e))?;
+        fs::rename(&staged, journal.join(MANIFEST))
+            .map_err(|e| CalibrateError::io(context("manifest"), e))?;
+        fsync_dir(&journal).map_err(|e| CalibrateError::io(context("fsync"), e))?;
+        fsync_dir(git_dir).map_err(|e| CalibrateError::io(context("fsync"), e))?;
+        tracing::debug!(files = files.len(), journal = %journal.display(), "restore journal written");
+        Ok(Guard { work_tree: work_tree.to_path_buf(), journal, files, restored: false })
+    }
+
+    /// Replaces the content of a guarded file (keeping its mode bits).
+    pub fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
+        let Some(file) = self.files.iter().find(|file| file.relative == relative) else {
+            return Err(CalibrateError::io(
+                format!("{} is not under guard", relative.display()),
+                std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            ));
+        };
+        let path = self.work_tree.join(relative);
+        put_bytes(&path, bytes, file.mode)
+            .map_err(|e| CalibrateError::io(format!("cannot plant into {}", path.display()), e))
+    }
+
+    /// Puts every file back byte-for-byte with its mode bits, then removes the journal.
+    /// On failure the journal stays for `--recover`.
+    pub fn restore(&mut self) -> Result<(), CalibrateError> {
+        if self.restored {
+            return Ok(());
+        }
+        for file in &self.files {
+            let path = self.work_tree.join(&file.relative);
+            put_bytes(&path, &file.original, file.mode)
+                .map_err(|source| CalibrateError::Restore { path, source })?;
+        }
+        fs::remove_dir_all(&self.journal).map_err(|e| {
+            CalibrateError::io(format!("restored every file but cannot remove {}", self.journal.display()), e)
+        })?;
+        self.restored = true;
+        tracing::debug!("planted files restored");
+        Ok(())
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Err(error) = self.restore() {
+            tracing::error!("{error}");
+        }
+    }
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered {
+    /// There was no journal: nothing to do.
+    NothingToRecover,
+    /// These files (relative paths) were restored and the journal removed.
+    Restored(Vec<PathBuf>),
+}
+
+/// Restores the files recorded in the journal of `git_dir`'s repository byte-for-byte with
+/// their mode bits, then removes the journal. A journal without a manifest was interrupted
+/// before any file changed and is simply removed.
+pub fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, CalibrateError> {
+    let journal = journal_dir(git_dir);
+    if !journal.exists() {
+        return Ok(Recovered::NothingToRecover);
+    }
+    let manifest_path = journal.join(MANIFEST);
+    if !manifest_path.exists() {
+        fs::remove_dir_all(&journal)
+            .map_err(|e| CalibrateError::io(format!("cannot remove {}", journal.display()), e))?;
+        return Ok(Recovered::Restored(Vec::new()));
+    }
+    let unreadable = |reason: String| CalibrateError::Journal { path: manifest_path.clone(), reason };
+    let text = fs::read(&manifest_path).map_err(|e| unreadable(e.to_string()))?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| unreadable(e.to_string()))?;
+    if manifest.version != 1 {
+        return Err(unreadable(format!("unknown journal version {}", manifest.version)));
+    }
+    // Read and check every blob before writing anything.
+    let mut originals = Vec::with_capacity(manifest.files.len());
+    for entry in &manifest.files {
+        if entry.path.is_absolute() || entry.path.components().any(|c| c == std::path::Component::ParentDir) {
+            return Err(unreadable(format!("path {} leaves the work tree", entry.path.display())));
+        }
+        let blob =
+            fs::read(journal.join(&entry.blob)).map_err(|e| unreadable(format!("{}: {e}", entry.blob)))?;
+        if blob.len() as u64 != entry.len {
+            return Err(unreadable(format!(
+                "{} holds {} bytes, {} expected",
+                entry.blob,
+                blob.len(),
+                entry.len
+            )));
+        }
+        originals.push(blob);
+    }
+    let mut restored = Vec::with_capacity(originals.len());
+    for (entry, original) in manifest.files.iter().zip(originals) {
+        let path = work_tree.join(&entry.path);
+        put_bytes(&path, &original, entry.mode).map_err(|source| CalibrateError::Restore { path, source })?;
+        restored.push(entry.path.clone());
+    }
+    fs::remove_dir_all(&journal)
+        .map_err(|e| CalibrateError::io(format!("cannot remove {}", journal.display()), e))?;
+    Ok(Recovered::Restored(restored))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().to_path_buf();
+        let git = work.join(".git");
+        fs::create_dir(&git).unwrap();
+        fs::create_dir(work.join("src")).unwrap();
+        fs::write(work.join("src/a.rs"), b"fn a() {}\r\n").unwrap();
+        fs::write(work.join("b.py"), b"x = 1\n").unwrap();
+        fs::set_permissions(work.join("b.py"), Permissions::from_mode(0o444)).unwrap();
+        (dir, work, git)
+    }
+
+    #[test]
+    fn drop_restores_bytes_and_modes_and_removes_the_journal() {
+        let (_dir, work, git) = setup();
+        let files = vec![PathBuf::from("src/a.rs"), PathBuf::from("b.py")];
+        {
+            let guard = Guard::begin(&work, &git, &files).unwrap();
+            assert!(journal_dir(&git).join(MANIFEST).exists());
+            guard.write(Path::new("src/a.rs"), b"changed").unwrap();
+            guard.write(Path::new("b.py"), b"x = 2\n").unwrap();
+            assert_eq!(fs::read(work.join("b.py")).unwrap(), b"x = 2\n");
+            fs::remove_file(work.join("src/a.rs")).unwrap();
+        }
+        assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
+        assert_eq!(fs::read(work.join("b.py")).unwrap(), b"x = 1\n");
+        assert_eq!(fs::metadata(work.join("b.py")).unwrap().permissions().mode() & 0o777, 0o444);
+        assert!(!journal_dir(&git).exists());
+    }
+
+    #[test]
+    fn a_present_journal_refuses_a_new_run_and_recover_restores_from_it() {
+        let (_dir, work, git) = setup();
+        let files = vec![PathBuf::from("src/a.rs")];
+        let guard = Guard::begin(&work, &git, &files).unwrap();
+        guard.write(Path::new("src/a.rs"), b"planted").unwrap();
+        std::mem::forget(guard); // as if killed
+        assert!(matches!(Guard::begin(&work, &git, &files), Err(CalibrateError::JournalPresent { .. })));
+        assert_eq!(recover(&work, &git).unwrap(), Recovered::Restored(files));
+        assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
+        assert_eq!(recover(&work, &git).unwrap(), Recovered::NothingToRecover);
+    }
+
+    #[test]
+    fn a_truncated_blob_is_refused_before_anything_is_written() {
+        let (_dir, work, git) = setup();
+        let guard = Guard::begin(&work, &git, &[PathBuf::from("src/a.rs")]).unwrap();
+        guard.write(Path::new("src/a.rs"), b"planted").unwrap();
+        std::mem::forget(guard);
+        fs::write(journal_dir(&git).join("0.orig"), b"fn").unwrap();
+        assert!(matches!(recover(&work, &git), Err(CalibrateError::Journal { .. })));
+        assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"planted");
+    }
+}

@@ -1,0 +1,350 @@
+//! Plants: the bugs a calibration puts in the tree. They come from the mutation engine or
+//! from a plants file; either way a plant is one whole source line replaced by another, so
+//! applying, describing and reporting it is the same for both.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One planted bug.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plant {
+    /// Stable id (the mutant's id, or `plants-file#N`).
+    pub id: String,
+    /// The file, relative to the work tree, `/`-separated.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Bug category (kebab-case, e.g. `off-by-one`).
+    pub category: String,
+    /// The operator that made it (`plants-file` for hand-written plants).
+    pub operator: String,
+    /// One sentence: what is now wrong.
+    pub defect: String,
+    /// The whole source line before.
+    pub original: String,
+    /// The whole source line after.
+    pub mutated: String,
+    /// A shell command that passes on the original and fails on the mutant, if known.
+    pub witness: Option<String>,
+}
+
+impl Plant {
+    /// `file:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+/// A plants-file entry as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlantSpec {
+    /// File relative to the repository root.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// The whole line (surrounding whitespace ignored) or a part of it that occurs once.
+    pub original: String,
+    /// What takes its place.
+    pub mutated: String,
+    /// Category; `hand-written` when absent.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// What is now wrong; derived from the change when absent.
+    #[serde(default)]
+    pub defect: Option<String>,
+    /// A command that passes on the original and fails on the mutant.
+    #[serde(default)]
+    pub witness: Option<String>,
+    /// Operator name; `plants-file` when absent.
+    #[serde(default)]
+    pub operator: Option<String>,
+}
+
+/// A plants file that cannot be used, with the file and the entry at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum PlantError {
+    /// The file cannot be read.
+    #[error("cannot read plants file {path}: {source}")]
+    Read {
+        /// The plants file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a JSON/YAML list of plants.
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The plants file.
+        path: PathBuf,
+        /// Parser message with line and column, naming the field.
+        message: String,
+    },
+    /// One entry cannot be planted.
+    #[error("{path}: plant {index} ({file}:{line}): {message}")]
+    Entry {
+        /// The plants file.
+        path: PathBuf,
+        /// 1-based entry number.
+        index: usize,
+        /// The entry's file.
+        file: String,
+        /// The entry's line.
+        line: u32,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+/// Reads a JSON or YAML plants file (JSON when it ends in `.json`, else YAML, which also
+/// reads JSON).
+pub fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| PlantError::Read { path: path.to_path_buf(), source })?;
+    let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
+    if path.extension().is_some_and(|ext| ext == "json") {
+        serde_json::from_str(&text)
+            .map_err(|e| syntax(format!("line {} column {}: {e}", e.line(), e.column())))
+    } else {
+        serde_yaml::from_str(&text).map_err(|e| syntax(e.to_string()))
+    }
+}
+
+/// Checks every entry against the work tree and turns it into a [`Plant`]. An entry whose
+/// `original` no longer matches its line is refused: the code moved on since the plants file
+/// was written, and planting elsewhere would measure something else.
+pub fn resolve_specs(
+    plants_file: &Path,
+    specs: &[PlantSpec],
+    work_tree: &Path,
+) -> Result<Vec<Plant>, PlantError> {
+    let mut plants = Vec::with_capacity(specs.len());
+    let mut cache: BTreeMap<String, String> = BTreeMap::new();
+    for (position, spec) in specs.iter().enumerate() {
+        let index = position + 1;
+        let entry_error = |message: String| PlantError::Entry {
+            path: plants_file.to_path_buf(),
+            index,
+            file: spec.file.clone(),
+            line: spec.line,
+            message,
+        };
+        let relative = normalise(&spec.file)
+            .ok_or_else(|| entry_error("`file` must be a path inside the repository".into()))?;
+        if !cache.contains_key(&relative) {
+            let text = std::fs::read_to_string(work_tree.join(&relative))
+                .map_err(|e| entry_error(format!("cannot read the file: {e}")))?;
+            cache.insert(relative.clone(), text);
+        }
+        let text = cache.get(&relative).map(String::as_str).unwrap_or("");
+        let Some(current) = line_text(text, spec.line) else {
+            return Err(entry_error(format!(
+                "`line` {} is past the end of the file ({} lines)",
+                spec.line,
+                text.lines().count()
+            )));
+        };
+        let mutated = rewrite_line(current, &spec.original, &spec.mutated).ok_or_else(|| {
+            entry_error(format!(
+                "`original` no longer matches the line: expected `{}`, the line is `{}`; update the plants file",
+                spec.original.trim(),
+                current.trim()
+            ))
+        })?;
+        if mutated == current {
+            return Err(entry_error("`mutated` leaves the line unchanged".into()));
+        }
+        if plants.iter().any(|p: &Plant| p.file == relative && p.line == spec.line) {
+            return Err(entry_error("another plant already uses this line".into()));
+        }
+        plants.push(Plant {
+            id: format!("plants-file#{index}"),
+            file: relative,
+            line: spec.line,
+            category: spec.category.clone().unwrap_or_else(|| "hand-written".into()),
+            operator: spec.operator.clone().unwrap_or_else(|| "plants-file".into()),
+            defect: spec.defect.clone().unwrap_or_else(|| {
+                format!("`{}` was changed to `{}`", spec.original.trim(), spec.mutated.trim())
+            }),
+            original: current.to_owned(),
+            mutated,
+            witness: spec.witness.clone().filter(|w| !w.trim().is_empty()),
+        });
+    }
+    Ok(plants)
+}
+
+/// A relative `/`-separated path that stays inside the tree, or `None`.
+fn normalise(file: &str) -> Option<String> {
+    let path = Path::new(file.trim_start_matches("./"));
+    if path.as_os_str().is_empty() || path.is_absolute() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::Normal(part) => parts.push(part.to_str()?.to_owned()),
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Line `line` (1-based) of `text`, without its line break.
+pub fn line_text(text: &str, line: u32) -> Option<&str> {
+    let index = usize::try_from(line).ok()?.checked_sub(1)?;
+    if index >= line_count(text) {
+        return None;
+    }
+    text.split('\n').nth(index).map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+fn line_count(text: &str) -> usize {
+    let breaks = text.matches('\n').count();
+    if text.ends_with('\n') { breaks } else { breaks + 1 }
+}
+
+/// The line after replacing `original` with `mutated`: the whole line when `original` is
+/// the line (surrounding whitespace ignored, indentation kept), else the one occurrence of
+/// `original` inside it. `None` when it matches neither way.
+fn rewrite_line(current: &str, original: &str, mutated: &str) -> Option<String> {
+    if original.trim().is_empty() {
+        return None;
+    }
+    if current.trim() == original.trim() {
+        let indent = &current[..current.len() - current.trim_start().len()];
+        return Some(format!("{indent}{}", mutated.trim()));
+    }
+    if current.matches(original).count() == 1 {
+        return Some(current.replacen(original, mutated, 1));
+    }
+    None
+}
+
+/// Turns a mutant into a plant. Mutants spanning several lines are not plantable as a line
+/// and yield `None`.
+pub fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -> Option<Plant> {
+    if mutant.line != mutant.end_line || mutant.original_line.contains('\n') {
+        return None;
+    }
+    Some(Plant {
+        id: mutant.id.clone(),
+        file: relative_file.to_owned(),
+        line: u32::try_from(mutant.line).ok()?,
+        category: mutant.category.as_str().to_owned(),
+        operator: mutant.operator.clone(),
+        defect: mutant.description.clone(),
+        original: mutant.original_line.clone(),
+        mutated: mutant.mutated_line.clone(),
+        witness: None,
+    })
+}
+
+/// `content` with each plant's line replaced (line breaks, `\r\n` included, kept). Every
+/// plant must belong to this file and its line must still read `original`.
+pub fn apply_to(content: &[u8], plants: &[&Plant]) -> Result<Vec<u8>, String> {
+    let mut lines: Vec<&[u8]> = content.split_inclusive(|byte| *byte == b'\n').collect();
+    let mut replaced: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+    for plant in plants {
+        let index = usize::try_from(plant.line).ok().and_then(|l| l.checked_sub(1)).unwrap_or(usize::MAX);
+        let Some(line) = lines.get(index) else {
+            return Err(format!("{}: the file has no line {}", plant.file, plant.line));
+        };
+        let ending_len = if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
+        let (body, ending) = line.split_at(line.len() - ending_len);
+        if body != plant.original.as_bytes() {
+            return Err(format!("{}: line {} changed since the plant was chosen", plant.file, plant.line));
+        }
+        let mut new_line = plant.mutated.as_bytes().to_vec();
+        new_line.extend_from_slice(ending);
+        replaced.insert(index, new_line);
+    }
+    let mut out = Vec::with_capacity(content.len() + 64);
+    for (index, line) in lines.drain(..).enumerate() {
+        match replaced.get(&index) {
+            Some(new_line) => out.extend_from_slice(new_line),
+            None => out.extend_from_slice(line),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plant(line: u32, original: &str, mutated: &str) -> Plant {
+        Plant {
+            id: "p".into(),
+            file: "a.rs".into(),
+            line,
+            category: "off-by-one".into(),
+            operator: "op".into(),
+            defect: "d".into(),
+            original: original.into(),
+            mutated: mutated.into(),
+            witness: None,
+        }
+    }
+
+    #[test]
+    fn applying_keeps_line_endings_and_other_lines() {
+        let content = b"a\r\n    if x < n {\r\nz";
+        let planted =
+            apply_to(content, &[&plant(2, "    if x < n {", "    if x <= n {"), &plant(3, "z", "y")])
+                .unwrap();
+        assert_eq!(planted, b"a\r\n    if x <= n {\r\ny");
+        assert!(apply_to(content, &[&plant(2, "if x < n {", "")]).is_err());
+        assert!(apply_to(content, &[&plant(9, "z", "y")]).is_err());
+    }
+
+    #[test]
+    fn specs_resolve_to_whole_lines_or_are_refused_with_the_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn f(x: u32) -> bool {\n    x < 10\n}\n").unwrap();
+        let spec = |line: u32, original: &str, mutated: &str| PlantSpec {
+            file: "./a.rs".into(),
+            line,
+            original: original.into(),
+            mutated: mutated.into(),
+            category: None,
+            defect: None,
+            witness: Some("  ".into()),
+            operator: None,
+        };
+        let file = Path::new("plants.yaml");
+        let plants = resolve_specs(file, &[spec(2, "x < 10", "x <= 10")], dir.path()).unwrap();
+        assert_eq!(plants[0].original, "    x < 10");
+        assert_eq!(plants[0].mutated, "    x <= 10");
+        assert_eq!(plants[0].witness, None);
+        let plants = resolve_specs(file, &[spec(2, "<", "<=")], dir.path()).unwrap();
+        assert_eq!(plants[0].mutated, "    x <= 10");
+        let error = resolve_specs(file, &[spec(2, "x > 10", "x >= 10")], dir.path()).unwrap_err().to_string();
+        assert!(
+            error.starts_with("plants.yaml: plant 1 (./a.rs:2): `original` no longer matches"),
+            "{error}"
+        );
+        let error = resolve_specs(file, &[spec(7, "x", "y")], dir.path()).unwrap_err().to_string();
+        assert!(error.contains("past the end of the file (3 lines)"), "{error}");
+        assert!(
+            resolve_specs(file, &[PlantSpec { file: "../x".into(), ..spec(1, "a", "b") }], dir.path())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn plants_files_name_position_and_field_on_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("p.json");
+        std::fs::write(&json, "[{\"file\": \"a.rs\", \"line\": \"two\"}]").unwrap();
+        let error = read_plants_file(&json).unwrap_err().to_string();
+        assert!(error.contains("p.json: line 1 column"), "{error}");
+        let yaml = dir.path().join("p.yaml");
+        std::fs::write(&yaml, "- file: a.rs\n  line: 2\n  original: x\n  mutated: y\n  colour: red\n")
+            .unwrap();
+        let error = read_plants_file(&yaml).unwrap_err().to_string();
+        assert!(error.contains("colour") && error.contains("line 5"), "{error}");
+    }
+}

@@ -1,0 +1,244 @@
+//! Running a shell command the way calibration needs it: in its own process group (so the
+//! whole group can be killed, grandchildren included), with a timeout, with its output
+//! captured up to a cap (a command that prints gigabytes is drained, not stored), and
+//! interruptible by a [`SignalWatch`].
+
+use crate::signals::SignalWatch;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal it did not handle ended it.
+    Signal(i32),
+    /// It ran past its timeout and its process group was killed.
+    TimedOut,
+    /// revcal received this signal; the command's process group was killed.
+    Interrupted(i32),
+}
+
+impl Exit {
+    /// True for exit code 0.
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exit code {code}"),
+            Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
+            Exit::TimedOut => write!(f, "timed out"),
+            Exit::Interrupted(signal) => write!(f, "stopped by {}", crate::signals::name(*signal)),
+        }
+    }
+}
+
+/// What a finished command left behind.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// How it ended.
+    pub exit: Exit,
+    /// Standard output, at most the cap.
+    pub stdout: Vec<u8>,
+    /// True when standard output went past the cap (the rest was read and dropped).
+    pub stdout_truncated: bool,
+    /// Standard error, at most the cap.
+    pub stderr: Vec<u8>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// A shell command to run.
+#[derive(Debug, Clone)]
+pub struct ShellCommand<'a> {
+    /// The script given to `sh -c`.
+    pub script: &'a str,
+    /// Working directory.
+    pub dir: &'a Path,
+    /// Killed (whole process group) after this.
+    pub timeout: Duration,
+    /// Bytes of stdout and of stderr kept.
+    pub output_cap: usize,
+    /// Extra environment variables.
+    pub env: &'a [(&'a str, String)],
+}
+
+/// Kills a process group when dropped: nothing a command started outlives its run, on any
+/// path out of [`run`] (return, error, panic).
+struct GroupKiller {
+    pgid: libc::pid_t,
+}
+
+impl GroupKiller {
+    fn kill(&self) {
+        // SAFETY: killpg only sends a signal; ESRCH (group already gone) is the normal case.
+        unsafe {
+            libc::killpg(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A pipe drained on its own thread into a capped buffer.
+struct Drain {
+    buffer: Arc<Mutex<(Vec<u8>, bool)>>,
+    thread: JoinHandle<()>,
+}
+
+impl Drain {
+    fn start(mut pipe: impl Read + Send + 'static, cap: usize) -> Drain {
+        let buffer = Arc::new(Mutex::new((Vec::new(), false)));
+        let shared = Arc::clone(&buffer);
+        let thread = std::thread::spawn(move || {
+            let mut chunk = vec![0u8; 64 * 1024];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(read) => {
+                        let Ok(mut guard) = shared.lock() else { break };
+                        let (kept, truncated) = &mut *guard;
+                        let room = cap.saturating_sub(kept.len());
+                        kept.extend_from_slice(&chunk[..read.min(room)]);
+                        if read > room {
+                            *truncated = true;
+                        }
+                    }
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                }
+            }
+        });
+        Drain { buffer, thread }
+    }
+
+    /// Waits briefly for the pipe to close (a process that left the group may hold it open
+    /// forever), then takes what was read.
+    fn finish(self) -> (Vec<u8>, bool) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !self.thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if self.thread.is_finished() {
+            let _ = self.thread.join();
+        }
+        match self.buffer.lock() {
+            Ok(mut guard) => (std::mem::take(&mut guard.0), guard.1),
+            Err(_) => (Vec::new(), true),
+        }
+    }
+}
+
+/// Runs `command` to completion, timeout or interruption.
+pub fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
+    let started = Instant::now();
+    let mut builder = Command::new("sh");
+    builder
+        .arg("-c")
+        .arg(command.script)
+        .current_dir(command.dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for (key, value) in command.env {
+        builder.env(key, value);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; it asks the kernel to kill the shell should
+    // revcal itself be killed (SIGKILL cannot be handled, so this is the only cleanup left).
+    unsafe {
+        builder.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = builder.spawn()?;
+    let killer = GroupKiller { pgid: libc::pid_t::try_from(child.id()).unwrap_or(0) };
+    let stdout = child.stdout.take().map(|pipe| Drain::start(pipe, command.output_cap));
+    let stderr = child.stderr.take().map(|pipe| Drain::start(pipe, command.output_cap));
+    let deadline = started + command.timeout;
+    let mut pause = Duration::from_millis(1);
+    let exit = loop {
+        if let Some(status) = child.try_wait()? {
+            use std::os::unix::process::ExitStatusExt;
+            break match (status.code(), status.signal()) {
+                (Some(code), _) => Exit::Code(code),
+                (None, Some(signal)) => Exit::Signal(signal),
+                (None, None) => Exit::Code(-1),
+            };
+        }
+        if let Some(signal) = signals.received() {
+            killer.kill();
+            let _ = child.wait();
+            break Exit::Interrupted(signal);
+        }
+        if Instant::now() >= deadline {
+            killer.kill();
+            let _ = child.wait();
+            break Exit::TimedOut;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(25));
+    };
+    // Whatever the shell left running in its group goes too, so that nothing writes to the
+    // tree after it is restored and the pipes close.
+    killer.kill();
+    let (stdout, stdout_truncated) = stdout.map(Drain::finish).unwrap_or_default();
+    let (stderr, _) = stderr.map(Drain::finish).unwrap_or_default();
+    Ok(Finished { exit, stdout, stdout_truncated, stderr, elapsed: started.elapsed() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(script: &str, timeout: Duration, cap: usize) -> Finished {
+        let dir = tempfile::tempdir().unwrap();
+        let command = ShellCommand { script, dir: dir.path(), timeout, output_cap: cap, env: &[] };
+        run(&command, &SignalWatch::inert()).unwrap()
+    }
+
+    #[test]
+    fn exit_codes_and_output_are_captured() {
+        let done = shell("echo out; echo err >&2; exit 3", Duration::from_secs(10), 1024);
+        assert_eq!(done.exit, Exit::Code(3));
+        assert_eq!(done.stdout, b"out\n");
+        assert_eq!(done.stderr, b"err\n");
+        assert!(!done.stdout_truncated);
+    }
+
+    #[test]
+    fn output_past_the_cap_is_drained_and_dropped() {
+        let done = shell("head -c 3000000 /dev/zero", Duration::from_secs(20), 1000);
+        assert_eq!(done.exit, Exit::Code(0));
+        assert_eq!(done.stdout.len(), 1000);
+        assert!(done.stdout_truncated);
+    }
+
+    #[test]
+    fn a_hanging_group_is_killed_at_the_timeout_grandchildren_included() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("late");
+        let script = format!("(sleep 1; touch {}) & sleep 30", marker.display());
+        let done = shell(&script, Duration::from_millis(200), 1024);
+        assert_eq!(done.exit, Exit::TimedOut);
+        assert!(done.elapsed < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(1300));
+        assert!(!marker.exists(), "the background grandchild was killed with the group");
+    }
+}

@@ -1,0 +1,72 @@
+//! Running the reviewer under review: a shell command with `{base}` substituted, in its own
+//! process group, with a timeout and a cap on the output it may leave in memory.
+
+use crate::error::CalibrateError;
+use crate::process::{self, Exit, Finished, ShellCommand};
+use crate::signals::SignalWatch;
+use std::path::Path;
+use std::time::Duration;
+
+/// Bytes of reviewer output kept by default (the rest is read and dropped).
+pub const DEFAULT_OUTPUT_CAP: usize = 8 * 1024 * 1024;
+
+/// `command` with every `{base}` replaced by `base`.
+pub fn substitute_base(command: &str, base: &str) -> String {
+    command.replace("{base}", base)
+}
+
+/// What the reviewer printed and how it ended.
+#[derive(Debug, Clone)]
+pub struct ReviewRun {
+    /// Its exit code (0 or 2: anything else is a crash and an error).
+    pub exit_code: i32,
+    /// Its standard output, lossily decoded, at most the cap.
+    pub output: String,
+    /// True when its output went past the cap.
+    pub truncated: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// The last lines of a command's stderr, for error messages.
+fn stderr_tail(finished: &Finished) -> String {
+    let text = String::from_utf8_lossy(&finished.stderr);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(5)..].join("\n  ");
+    if tail.is_empty() { String::new() } else { format!("; its stderr ends with:\n  {tail}") }
+}
+
+/// Runs the reviewer in `work_tree`. A signal, a timeout or an exit code other than 0 and
+/// 2 is an error; the caller restores the tree either way.
+pub fn run_reviewer(
+    command: &str,
+    work_tree: &Path,
+    timeout: Duration,
+    output_cap: usize,
+    env: &[(&str, String)],
+    signals: &SignalWatch,
+) -> Result<ReviewRun, CalibrateError> {
+    let shell = ShellCommand { script: command, dir: work_tree, timeout, output_cap, env };
+    let finished = process::run(&shell, signals)
+        .map_err(|e| CalibrateError::Reviewer(format!("cannot start the reviewer `{command}`: {e}")))?;
+    match finished.exit {
+        Exit::Code(code @ (0 | 2)) => Ok(ReviewRun {
+            exit_code: code,
+            output: String::from_utf8_lossy(&finished.stdout).into_owned(),
+            truncated: finished.stdout_truncated,
+            elapsed: finished.elapsed,
+        }),
+        Exit::Interrupted(signal) => {
+            Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) })
+        }
+        Exit::TimedOut => Err(CalibrateError::Reviewer(format!(
+            "the reviewer ran past --review-timeout {}s and its process group was killed{}",
+            timeout.as_secs(),
+            stderr_tail(&finished)
+        ))),
+        other => Err(CalibrateError::Reviewer(format!(
+            "the reviewer crashed ({other}; a reviewer exits 0 or 2){}",
+            stderr_tail(&finished)
+        ))),
+    }
+}

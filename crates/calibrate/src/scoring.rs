@@ -1,0 +1,192 @@
+//! Scoring: which plants a reviewer's findings caught. A plant is caught only when one
+//! finding both locates it (same basename, line within 3) and identifies it, where
+//! "identifies" is the scorer's call: a repro command that discriminates, a judge's verdict,
+//! or (string scorer) nothing more than the location.
+
+use crate::error::CalibrateError;
+use crate::findings::{Finding, locates};
+use crate::plants::Plant;
+use serde::{Deserialize, Serialize};
+
+/// How a finding is judged to identify a plant it locates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScorerKind {
+    /// A judge decides whether the finding describes the planted defect.
+    Judge,
+    /// The finding's `repro` command passes on the original and fails on the mutant.
+    Repro,
+    /// Location only: not trustworthy (an echo of the diff scores 1.0).
+    String,
+}
+
+impl ScorerKind {
+    /// The name used on the command line and in the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScorerKind::Judge => "judge",
+            ScorerKind::Repro => "repro",
+            ScorerKind::String => "string",
+        }
+    }
+
+    /// False for the string scorer, whose recall an echo of the diff maxes out.
+    pub fn trustworthy(self) -> bool {
+        self != ScorerKind::String
+    }
+}
+
+impl std::str::FromStr for ScorerKind {
+    type Err = String;
+    fn from_str(text: &str) -> Result<ScorerKind, String> {
+        match text {
+            "judge" => Ok(ScorerKind::Judge),
+            "repro" => Ok(ScorerKind::Repro),
+            "string" => Ok(ScorerKind::String),
+            other => Err(format!("unknown scorer `{other}`: expected judge, repro or string")),
+        }
+    }
+}
+
+/// Decides whether a finding that locates a plant identifies it.
+pub trait Identify {
+    /// True when `finding` identifies `plant`. Errors fail closed (the run stops).
+    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError>;
+}
+
+/// What one finding turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingOutcome {
+    /// It locates and identifies the plant at this index.
+    TruePositive(usize),
+    /// It locates no plant.
+    FalsePositive,
+    /// It locates a plant but identifies none: neither true nor false positive.
+    LocatedOnly,
+}
+
+/// The outcome of scoring one review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scored {
+    /// For each plant, the index of the first finding that caught it.
+    pub caught_by: Vec<Option<usize>>,
+    /// For each finding, what it was.
+    pub findings: Vec<FindingOutcome>,
+}
+
+impl Scored {
+    /// Plants caught.
+    pub fn caught(&self) -> usize {
+        self.caught_by.iter().filter(|c| c.is_some()).count()
+    }
+
+    /// Findings that locate and identify a plant.
+    pub fn true_positives(&self) -> usize {
+        self.findings.iter().filter(|f| matches!(f, FindingOutcome::TruePositive(_))).count()
+    }
+
+    /// Findings that locate no plant.
+    pub fn false_positives(&self) -> usize {
+        self.findings.iter().filter(|f| **f == FindingOutcome::FalsePositive).count()
+    }
+
+    /// caught / plants, or 0 with no plants.
+    pub fn recall(&self) -> f64 {
+        if self.caught_by.is_empty() { 0.0 } else { self.caught() as f64 / self.caught_by.len() as f64 }
+    }
+}
+
+/// Scores `findings` against `plants`. Each finding is checked against the plants it locates,
+/// nearest line first, and counts for the first one it identifies.
+pub fn score(
+    plants: &[&Plant],
+    findings: &[Finding],
+    identify: &mut dyn Identify,
+) -> Result<Scored, CalibrateError> {
+    let mut caught_by = vec![None; plants.len()];
+    let mut outcomes = Vec::with_capacity(findings.len());
+    for (finding_index, finding) in findings.iter().enumerate() {
+        let mut located: Vec<usize> =
+            (0..plants.len()).filter(|&i| locates(finding, &plants[i].file, plants[i].line)).collect();
+        if located.is_empty() {
+            outcomes.push(FindingOutcome::FalsePositive);
+            continue;
+        }
+        let found_line = finding.line.unwrap_or(0);
+        located.sort_by_key(|&i| plants[i].line.abs_diff(found_line));
+        let mut outcome = FindingOutcome::LocatedOnly;
+        for plant_index in located {
+            if identify.identifies(plants[plant_index], finding)? {
+                outcome = FindingOutcome::TruePositive(plant_index);
+                caught_by[plant_index].get_or_insert(finding_index);
+                break;
+            }
+        }
+        outcomes.push(outcome);
+    }
+    Ok(Scored { caught_by, findings: outcomes })
+}
+
+/// The string scorer: a finding that locates a plant identifies it.
+#[derive(Debug, Default)]
+pub struct LocationOnly;
+
+impl Identify for LocationOnly {
+    fn identifies(&mut self, _plant: &Plant, _finding: &Finding) -> Result<bool, CalibrateError> {
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::FindingFormat;
+
+    fn plant(file: &str, line: u32) -> Plant {
+        Plant {
+            id: format!("{file}:{line}"),
+            file: file.into(),
+            line,
+            category: "c".into(),
+            operator: "o".into(),
+            defect: "d".into(),
+            original: "a".into(),
+            mutated: "b".into(),
+            witness: None,
+        }
+    }
+
+    fn finding(file: &str, line: u32, text: &str) -> Finding {
+        let mut finding = Finding::new(FindingFormat::Findings, text.into());
+        finding.file = Some(file.into());
+        finding.line = Some(line);
+        finding
+    }
+
+    struct Says(&'static str);
+    impl Identify for Says {
+        fn identifies(&mut self, _plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError> {
+            Ok(finding.text.contains(self.0))
+        }
+    }
+
+    #[test]
+    fn located_and_identified_is_caught_located_only_is_neither_elsewhere_is_false() {
+        let (a, b) = (plant("src/a.rs", 10), plant("src/b.rs", 40));
+        let findings = [
+            finding("a.rs", 12, "bug here"),
+            finding("src/b.rs", 40, "style nit"),
+            finding("src/c.rs", 1, "bug elsewhere"),
+        ];
+        let scored = score(&[&a, &b], &findings, &mut Says("bug")).unwrap();
+        assert_eq!(scored.caught_by, vec![Some(0), None]);
+        assert_eq!(
+            scored.findings,
+            vec![FindingOutcome::TruePositive(0), FindingOutcome::LocatedOnly, FindingOutcome::FalsePositive]
+        );
+        assert_eq!((scored.true_positives(), scored.false_positives()), (1, 1));
+        assert!((scored.recall() - 0.5).abs() < 1e-9);
+        let scored = score(&[&a, &b], &findings, &mut LocationOnly).unwrap();
+        assert_eq!(scored.caught(), 2);
+    }
+}

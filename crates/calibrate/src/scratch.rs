@@ -1,0 +1,163 @@
+//! A scratch copy of the tracked tree, where witness and repro commands run: once on the
+//! original and once per plant with only that plant applied. The user's tree is never
+//! touched by these commands, and results are cached per (command, plant).
+
+use crate::error::CalibrateError;
+use crate::plants::{Plant, apply_to};
+use crate::process::{self, Exit, ShellCommand};
+use crate::signals::SignalWatch;
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What a command did on the original and on one mutant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Discrimination {
+    /// Exit on the original tree.
+    pub original: Exit,
+    /// Exit with the plant applied.
+    pub mutant: Exit,
+}
+
+impl Discrimination {
+    /// Passes on the original and fails on the mutant (a timeout on the mutant counts as a
+    /// failure: a planted infinite loop is caught by a test that hangs).
+    pub fn discriminates(&self) -> bool {
+        self.original.success()
+            && match self.mutant {
+                Exit::Code(code) => code != 0,
+                Exit::Signal(_) | Exit::TimedOut => true,
+                Exit::Interrupted(_) => false,
+            }
+    }
+}
+
+/// A temporary copy of the tree.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: tempfile::TempDir,
+    source: PathBuf,
+    planted: Option<String>,
+    timeout: Duration,
+    env: Vec<(&'static str, String)>,
+    results: HashMap<(String, Option<String>), Exit>,
+}
+
+impl Scratch {
+    /// Copies `tracked` files (relative paths) of `work_tree` into a new temporary directory.
+    pub fn create(
+        work_tree: &Path,
+        tracked: &[String],
+        timeout: Duration,
+    ) -> Result<Scratch, CalibrateError> {
+        let dir = tempfile::Builder::new()
+            .prefix("revcal-scratch-")
+            .tempdir()
+            .map_err(|e| CalibrateError::io("cannot create a scratch directory", e))?;
+        for relative in tracked {
+            let from = work_tree.join(relative);
+            let to = dir.path().join(relative);
+            let Ok(meta) = fs::symlink_metadata(&from) else { continue };
+            if let Some(parent) = to.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| CalibrateError::io(format!("cannot create {}", parent.display()), e))?;
+            }
+            let copied = if meta.file_type().is_symlink() {
+                fs::read_link(&from).and_then(|target| std::os::unix::fs::symlink(target, &to))
+            } else {
+                fs::copy(&from, &to).map(|_| ())
+            };
+            copied.map_err(|e| {
+                CalibrateError::io(format!("cannot copy {} to a scratch tree", from.display()), e)
+            })?;
+        }
+        Ok(Scratch {
+            dir,
+            source: work_tree.to_path_buf(),
+            planted: None,
+            timeout,
+            env: Vec::new(),
+            results: HashMap::new(),
+        })
+    }
+
+    /// The copy's root directory.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Puts the planted file (if any) back to its original bytes.
+    fn unplant(&mut self) -> Result<(), CalibrateError> {
+        if let Some(file) = self.planted.take() {
+            let original = fs::read(self.source.join(&file))
+                .map_err(|e| CalibrateError::io(format!("cannot read {file}"), e))?;
+            write_keeping_mode(&self.dir.path().join(&file), &original)?;
+        }
+        Ok(())
+    }
+
+    fn plant(&mut self, plant: &Plant) -> Result<(), CalibrateError> {
+        self.unplant()?;
+        let original = fs::read(self.source.join(&plant.file))
+            .map_err(|e| CalibrateError::io(format!("cannot read {}", plant.file), e))?;
+        let mutated = apply_to(&original, &[plant]).map_err(CalibrateError::NoTargets)?;
+        write_keeping_mode(&self.dir.path().join(&plant.file), &mutated)?;
+        self.planted = Some(plant.file.clone());
+        Ok(())
+    }
+
+    /// Runs `script` on the original (`plant` None) or with only `plant` applied.
+    pub fn run(
+        &mut self,
+        script: &str,
+        plant: Option<&Plant>,
+        signals: &SignalWatch,
+    ) -> Result<Exit, CalibrateError> {
+        let key = (script.to_owned(), plant.map(|p| p.id.clone()));
+        if let Some(exit) = self.results.get(&key) {
+            return Ok(*exit);
+        }
+        match plant {
+            Some(plant) => self.plant(plant)?,
+            None => self.unplant()?,
+        }
+        let command = ShellCommand {
+            script,
+            dir: self.dir.path(),
+            timeout: self.timeout,
+            output_cap: 64 * 1024,
+            env: &self.env,
+        };
+        let finished = process::run(&command, signals)
+            .map_err(|e| CalibrateError::io(format!("cannot run `{script}`"), e))?;
+        if let Exit::Interrupted(signal) = finished.exit {
+            return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+        }
+        tracing::debug!(script, plant = ?plant.map(Plant::location), exit = %finished.exit, "scratch run");
+        self.results.insert(key, finished.exit);
+        Ok(finished.exit)
+    }
+
+    /// Runs `script` on the original and with `plant` applied.
+    pub fn discriminate(
+        &mut self,
+        script: &str,
+        plant: &Plant,
+        signals: &SignalWatch,
+    ) -> Result<Discrimination, CalibrateError> {
+        let original = self.run(script, None, signals)?;
+        let mutant = if original.success() { self.run(script, Some(plant), signals)? } else { original };
+        Ok(Discrimination { original, mutant })
+    }
+}
+
+fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
+    use std::os::unix::fs::PermissionsExt;
+    let context = || format!("cannot write {}", path.display());
+    let mode = fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
+    fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200))
+        .map_err(|e| CalibrateError::io(context(), e))?;
+    fs::write(path, bytes).map_err(|e| CalibrateError::io(context(), e))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| CalibrateError::io(context(), e))
+}

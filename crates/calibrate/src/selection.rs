@@ -1,0 +1,35 @@
+//! Plants chosen by the mutation engine: every target file's mutants, a seeded stratified
+//! sample of them, each turned into a one-line plant.
+
+use crate::error::CalibrateError;
+use crate::plants::{Plant, from_mutant};
+use std::path::Path;
+
+/// Up to `n` plants from the mutants of `targets` (relative paths in `work_tree`). Files
+/// that cannot be read or parsed are skipped with a warning in the log.
+pub fn select_plants(
+    work_tree: &Path,
+    targets: &[String],
+    n: usize,
+    seed: u64,
+) -> Result<Vec<Plant>, CalibrateError> {
+    let options = revcal_mutate::Options::default();
+    let mut candidates = Vec::new();
+    for target in targets {
+        let source = match std::fs::read_to_string(work_tree.join(target)) {
+            Ok(source) => source,
+            Err(error) => {
+                tracing::warn!(file = %target, %error, "skipped: cannot read the target as UTF-8 text");
+                continue;
+            }
+        };
+        match revcal_mutate::generate_mutants(Path::new(target), &source, &options) {
+            Ok(mutants) => candidates.extend(mutants.into_iter().filter(|m| m.line == m.end_line)),
+            Err(error) => tracing::warn!(file = %target, %error, "skipped: no mutants"),
+        }
+    }
+    Ok(revcal_mutate::select(&candidates, n, seed)
+        .iter()
+        .filter_map(|mutant| from_mutant(mutant, &mutant.file))
+        .collect())
+}

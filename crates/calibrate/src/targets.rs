@@ -1,0 +1,251 @@
+//! The repository side of a calibration: open it with gix, refuse a dirty tree, find the
+//! files a commit changed against its first parent and keep the ones worth planting in.
+
+use crate::error::CalibrateError;
+use gix::bstr::ByteSlice;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An opened repository with a work tree.
+pub struct Repository {
+    repo: gix::Repository,
+    work_tree: PathBuf,
+}
+
+impl std::fmt::Debug for Repository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repository").field("work_tree", &self.work_tree).finish()
+    }
+}
+
+/// The commit under calibration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// Its full hex id.
+    pub id: String,
+    /// Its first parent's full hex id (what `{base}` becomes), if it has one.
+    pub base: Option<String>,
+    /// Files it added or modified against its first parent (all of them, before filtering),
+    /// relative to the work tree with `/` separators.
+    pub changed: Vec<String>,
+}
+
+fn git_error(error: impl std::fmt::Display) -> CalibrateError {
+    CalibrateError::Git(error.to_string())
+}
+
+impl Repository {
+    /// Opens the repository that contains `dir`.
+    pub fn discover(dir: &Path) -> Result<Repository, CalibrateError> {
+        let not_a_repo = |reason: String| CalibrateError::NotARepository { path: dir.to_path_buf(), reason };
+        let repo = gix::discover(dir).map_err(|e| not_a_repo(e.to_string()))?;
+        let work_tree = repo
+            .workdir()
+            .ok_or_else(|| not_a_repo("a bare repository has no work tree".into()))?
+            .to_path_buf();
+        let work_tree = work_tree.canonicalize().unwrap_or(work_tree);
+        Ok(Repository { repo, work_tree })
+    }
+
+    /// The work tree's root.
+    pub fn work_tree(&self) -> &Path {
+        &self.work_tree
+    }
+
+    /// The git directory (where the restore journal lives).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// Tracked files whose content differs from the index or HEAD (at most `limit` names).
+    /// Untracked files do not count: calibration never touches them.
+    pub fn dirty_files(&self, limit: usize) -> Result<Vec<String>, CalibrateError> {
+        let output = Command::new("git")
+            .args(["status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=dirty"])
+            .current_dir(&self.work_tree)
+            .output()
+            .map_err(|e| CalibrateError::Git(format!("cannot run `git status`: {e}")))?;
+        if !output.status.success() {
+            return Err(CalibrateError::Git(format!(
+                "`git status` failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        Ok(output
+            .stdout
+            .split(|byte| *byte == 0)
+            .filter(|entry| entry.len() > 3)
+            .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
+            .take(limit)
+            .collect())
+    }
+
+    /// Refuses a tree with uncommitted changes to tracked files.
+    pub fn ensure_clean(&self) -> Result<(), CalibrateError> {
+        let files = self.dirty_files(5)?;
+        if files.is_empty() { Ok(()) } else { Err(CalibrateError::DirtyTree { files }) }
+    }
+
+    /// Resolves `rev` and lists the files it changed against its first parent.
+    pub fn commit(&self, rev: &str) -> Result<CommitInfo, CalibrateError> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|e| CalibrateError::Git(format!("cannot resolve `{rev}`: {e}")))?;
+        let commit = id
+            .object()
+            .map_err(git_error)?
+            .peel_to_commit()
+            .map_err(|e| CalibrateError::Git(format!("`{rev}` is not a commit: {e}")))?;
+        let tree = commit.tree_id().map_err(git_error)?.detach();
+        let base = commit.parent_ids().next().map(|parent| parent.detach());
+        let base_tree = match base {
+            Some(parent) => {
+                Some(self.repo.find_commit(parent).map_err(git_error)?.tree_id().map_err(git_error)?.detach())
+            }
+            None => None,
+        };
+        let mut changed = Vec::new();
+        self.diff_trees(base_tree, tree, "", &mut changed)?;
+        changed.sort();
+        Ok(CommitInfo { id: commit.id().to_string(), base: base.map(|b| b.to_string()), changed })
+    }
+
+    /// Collects blobs added or modified from `old` to `new`, descending only into subtrees
+    /// whose ids differ (so a 10,000-file tree with a small commit reads a few trees).
+    fn diff_trees(
+        &self,
+        old: Option<gix::ObjectId>,
+        new: gix::ObjectId,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), CalibrateError> {
+        let new_entries = self.tree_entries(new)?;
+        let old_entries = match old {
+            Some(old) => self.tree_entries(old)?,
+            None => Vec::new(),
+        };
+        for (name, mode, oid) in new_entries {
+            let previous = old_entries.iter().find(|(old_name, _, _)| *old_name == name);
+            if previous.is_some_and(|(_, old_mode, old_oid)| *old_oid == oid && *old_mode == mode) {
+                continue;
+            }
+            let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            if mode.is_tree() {
+                let old_subtree = previous.filter(|(_, m, _)| m.is_tree()).map(|(_, _, o)| *o);
+                self.diff_trees(old_subtree, oid, &path, out)?;
+            } else if mode.is_blob() {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+
+    fn tree_entries(
+        &self,
+        id: gix::ObjectId,
+    ) -> Result<Vec<(String, gix::object::tree::EntryMode, gix::ObjectId)>, CalibrateError> {
+        let tree = self.repo.find_tree(id).map_err(git_error)?;
+        let decoded = tree.decode().map_err(git_error)?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|entry| (entry.filename.to_str_lossy().into_owned(), entry.mode, entry.oid.to_owned()))
+            .collect())
+    }
+
+    /// Every tracked file (from the index), relative, `/`-separated; gitlinks skipped.
+    pub fn tracked_files(&self) -> Result<Vec<String>, CalibrateError> {
+        let index = self.repo.index_or_empty().map_err(git_error)?;
+        Ok(index
+            .entries()
+            .iter()
+            .filter(|entry| entry.mode != gix::index::entry::Mode::COMMIT)
+            .map(|entry| entry.path(&index).to_str_lossy().into_owned())
+            .collect())
+    }
+}
+
+/// True for a file calibration may plant in: a language the mutation engine parses, not a
+/// test file, not a build or tool configuration file.
+pub fn is_eligible(path: &str) -> bool {
+    let path = Path::new(path);
+    if revcal_mutate::Language::from_path(path).is_none() || revcal_mutate::is_test_path(path) {
+        return false;
+    }
+    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    !is_config_name(name)
+}
+
+/// Build scripts and tool configuration written in a supported language.
+fn is_config_name(name: &str) -> bool {
+    const NAMES: [&str; 5] = ["build.rs", "setup.py", "conftest.py", "noxfile.py", "manage.py"];
+    if NAMES.contains(&name) || name.starts_with('.') {
+        return true;
+    }
+    // webpack.config.js, vite.config.mjs, jest.config.cjs, babel.config.js, ...
+    let mut parts = name.rsplitn(3, '.');
+    let _extension = parts.next();
+    matches!(parts.next(), Some("config" | "conf")) || name.ends_with("rc.js") || name.ends_with("rc.cjs")
+}
+
+/// The targets of a calibration: the commit's eligible changed files, else the eligible
+/// `fallback` files. Both empty is an error that says what was looked at.
+pub fn choose_targets(commit: &CommitInfo, fallback: &[String]) -> Result<Vec<String>, CalibrateError> {
+    let from_commit: Vec<String> = commit.changed.iter().filter(|path| is_eligible(path)).cloned().collect();
+    if !from_commit.is_empty() {
+        return Ok(from_commit);
+    }
+    let from_fallback: Vec<String> = fallback.iter().filter(|path| is_eligible(path)).cloned().collect();
+    if !from_fallback.is_empty() {
+        return Ok(from_fallback);
+    }
+    Err(CalibrateError::NoTargets(format!(
+        "commit {} changes no eligible source file ({} changed file(s): Rust, JavaScript and Python sources count, tests and configuration do not){}",
+        short(&commit.id),
+        commit.changed.len(),
+        if fallback.is_empty() {
+            "; name fallback targets with --files a,b".to_owned()
+        } else {
+            format!("; none of --files {} is eligible either", fallback.join(","))
+        }
+    )))
+}
+
+/// The first 12 characters of an id.
+pub fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eligibility_keeps_sources_and_drops_tests_and_configuration() {
+        for path in ["src/lib.rs", "app/main.py", "web/index.js", "lib/x.mjs"] {
+            assert!(is_eligible(path), "{path}");
+        }
+        for path in [
+            "tests/it.rs",
+            "src/test_parse.py",
+            "web/app.test.js",
+            "build.rs",
+            "setup.py",
+            "webpack.config.js",
+            ".eslintrc.js",
+            "README.md",
+            "Cargo.toml",
+        ] {
+            assert!(!is_eligible(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn fallback_is_used_only_when_the_commit_has_nothing_eligible() {
+        let commit = CommitInfo { id: "a".repeat(40), base: None, changed: vec!["README.md".into()] };
+        assert_eq!(choose_targets(&commit, &["src/a.rs".into()]).unwrap(), vec!["src/a.rs"]);
+        let error = choose_targets(&commit, &[]).unwrap_err().to_string();
+        assert!(error.contains("--files"), "{error}");
+    }
+}

@@ -1,0 +1,253 @@
+//! `revcal calibrate` (and the `review-calibration` binary, which shares this module):
+//! plant bugs in a commit, run the reviewer, restore, score what it caught.
+
+mod progress;
+
+use crate::output::{emit, outln};
+use crate::style::Style;
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use revcal_calibrate::guard::Recovered;
+use revcal_calibrate::judge::CommandJudge;
+use revcal_calibrate::report::{Report, render_html, render_human, render_junit};
+use revcal_calibrate::{CalibrateError, Calibration, ScorerKind};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit status when the gate passes.
+const EXIT_PASS: u8 = 0;
+/// Exit status for an operational error (nothing measured, or the scorer is broken).
+const EXIT_ERROR: u8 = 1;
+/// Exit status when the gate fails.
+const EXIT_GATE_FAIL: u8 = 2;
+
+/// The scorer, as chosen on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScorerArg {
+    /// A judge decides whether a finding describes the planted defect (needs --judge-cmd).
+    Judge,
+    /// A finding's `repro` command must pass on the original and fail on the plant.
+    Repro,
+    /// Location only: NOT trustworthy (an echo of the diff scores 1.0).
+    String,
+}
+
+impl From<ScorerArg> for ScorerKind {
+    fn from(arg: ScorerArg) -> ScorerKind {
+        match arg {
+            ScorerArg::Judge => ScorerKind::Judge,
+            ScorerArg::Repro => ScorerKind::Repro,
+            ScorerArg::String => ScorerKind::String,
+        }
+    }
+}
+
+const AFTER_HELP: &str = "\
+Flow: refuse a dirty tree -> targets (the commit's changed source files) -> plants ->
+drop equivalent plants (witness check) -> echo and oracle controls -> journal under .git/ ->
+plant -> run the reviewer -> restore -> parse findings -> score -> report.
+
+Exit status: 0 the gate passed, 2 the gate failed, 1 operational error (dirty tree, not a
+repository, reviewer crash or timeout, too few plants, a failed control, no judge),
+128+N when signal N stopped the run (the tree is restored first).
+
+Examples:
+  revcal calibrate --review-cmd 'my-reviewer --base {base}' --judge-cmd ./judge.sh
+  revcal calibrate --review-cmd ./review.sh --scorer repro --plants-file plants.yaml --min-recall 0.6
+  revcal calibrate --review-cmd ./review.sh --scorer repro --json --junit calib.xml --html calib.html
+  revcal calibrate --recover          put files back after a killed run";
+
+/// Arguments of `revcal calibrate`.
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct CalibrateArgs {
+    /// Reviewer shell command; `{base}` is replaced by the base commit (first parent). It
+    /// runs in the repository root with the plants in place and must exit 0 or 2.
+    #[arg(long, value_name = "CMD", required_unless_present = "recover")]
+    pub review_cmd: Option<String>,
+    /// Commit whose changed files (against its first parent), minus tests and configuration,
+    /// are the targets.
+    #[arg(long, value_name = "REF", default_value = "HEAD")]
+    pub commit: String,
+    /// Fallback targets when the commit touches no eligible file (comma-separated).
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub files: Vec<String>,
+    /// Plants to select.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub plants: usize,
+    /// Seed for plant selection (same seed, same plants).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// JSON/YAML plants `[{file, line, original, mutated, category?, defect?, witness?}]`
+    /// instead of the mutation engine.
+    #[arg(long, value_name = "FILE")]
+    pub plants_file: Option<PathBuf>,
+    /// Recall gate.
+    #[arg(long, value_name = "F", default_value_t = 0.5)]
+    pub min_recall: f64,
+    /// Precision gate (unset: precision does not gate).
+    #[arg(long, value_name = "F")]
+    pub min_precision: Option<f64>,
+    /// Fewer valid plants is an operational error, never a pass.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_plants: usize,
+    /// How a finding is judged to identify the plant it points at.
+    #[arg(long, value_enum, default_value_t = ScorerArg::Judge)]
+    pub scorer: ScorerArg,
+    /// External judge: one JSON request on stdin, `{"match": true|false}` on stdout.
+    #[arg(long, value_name = "CMD")]
+    pub judge_cmd: Option<String>,
+    /// Seconds before the reviewer's whole process group is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    pub review_timeout: u64,
+    /// Seconds before a witness or repro command is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub repro_timeout: u64,
+    /// Run the review K times; report mean recall and a Wilson 95% interval.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub trials: u64,
+    /// Print the JSON report on stdout (the human summary goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Write a JUnit report (one test case per plant).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a self-contained HTML report.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Repository to calibrate in (default: the current directory).
+    #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Restore the files of an interrupted run from the journal under .git/, then exit.
+    #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
+    pub recover: bool,
+}
+
+/// Runs `revcal calibrate`; handles its own errors to return exit status 1 (operational)
+/// rather than the generic usage status.
+pub fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode> {
+    let err_style = stderr_style(style);
+    if args.recover {
+        return Ok(recover(&args, &err_style));
+    }
+    match calibrate(&args, style, &err_style) {
+        Ok(code) => Ok(code),
+        Err(error) if crate::output::is_broken_pipe(&error) => Ok(ExitCode::SUCCESS),
+        Err(error) => {
+            eprintln!("{}: {error:#}", err_style.error("error"));
+            let signal = error.downcast_ref::<CalibrateError>().and_then(|e| match e {
+                CalibrateError::Interrupted { signal, .. } => u8::try_from(128 + signal).ok(),
+                _ => None,
+            });
+            Ok(ExitCode::from(signal.unwrap_or(EXIT_ERROR)))
+        }
+    }
+}
+
+fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
+    match revcal_calibrate::recover(&args.dir) {
+        Ok(Recovered::NothingToRecover) => {
+            eprintln!("nothing to recover: no restore journal in this repository");
+            ExitCode::from(EXIT_PASS)
+        }
+        Ok(Recovered::Restored(files)) => {
+            for file in &files {
+                eprintln!("restored {}", file.display());
+            }
+            eprintln!(
+                "{} {} file(s) restored byte-for-byte; the journal is removed",
+                err_style.success("recovered:"),
+                files.len()
+            );
+            ExitCode::from(EXIT_PASS)
+        }
+        Err(error) => {
+            eprintln!("{}: {error}", err_style.error("error"));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
+    for (name, value) in [("--min-recall", Some(args.min_recall)), ("--min-precision", args.min_precision)] {
+        if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
+            anyhow::bail!("{name} must be between 0 and 1, got {value}");
+        }
+    }
+    let scorer = ScorerKind::from(args.scorer);
+    if scorer == ScorerKind::String {
+        eprintln!(
+            "{}: --scorer string counts a finding as a catch when it merely points at the planted line; an echo of the diff scores 1.0. The recall below is NOT trustworthy: use --scorer repro or judge.",
+            err_style.warning("warning")
+        );
+    }
+    let mut calibration = Calibration::builder()
+        .dir(&args.dir)
+        .review_cmd(args.review_cmd.clone().unwrap_or_default())
+        .commit(&args.commit)
+        .files(args.files.clone())
+        .plants(args.plants)
+        .seed(args.seed)
+        .min_recall(args.min_recall)
+        .min_precision(args.min_precision)
+        .min_plants(args.min_plants)
+        .scorer(scorer)
+        .review_timeout(Duration::from_secs(args.review_timeout))
+        .repro_timeout(Duration::from_secs(args.repro_timeout))
+        .trials(usize::try_from(args.trials).unwrap_or(1))
+        .panic_during_review(std::env::var_os("REVCAL_TEST_PANIC_DURING_REVIEW").is_some())
+        .on_progress(progress::bar(args.quiet));
+    if let Some(file) = &args.plants_file {
+        calibration = calibration.plants_file(file);
+    }
+    if let Some(command) = &args.judge_cmd {
+        calibration = calibration.judge(Box::new(CommandJudge::new(command.clone())));
+    }
+    let report = calibration.run()?;
+    write_reports(args, &report)?;
+    let summary = render_human(&report, if args.json { colour(err_style) } else { colour(style) });
+    if args.json {
+        eprint!("{summary}");
+        let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
+        text.push('\n');
+        emit(&text)?;
+    } else {
+        let mut text = String::new();
+        outln!(text, "{}", summary.trim_end());
+        emit(&text)?;
+    }
+    if scorer == ScorerKind::String {
+        eprintln!(
+            "{}: recall measured with --scorer string is NOT trustworthy",
+            err_style.warning("warning")
+        );
+    }
+    Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
+}
+
+fn write_reports(args: &CalibrateArgs, report: &Report) -> anyhow::Result<()> {
+    if let Some(path) = &args.junit {
+        std::fs::write(path, render_junit(report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(path, render_html(report))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The stdout style, or none when stderr is not a terminal.
+fn stderr_style(style: &Style) -> Style {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() { *style } else { Style::for_stdout(crate::args::ColorChoice::Never) }
+}
+
+/// Whether `style` paints (the report renderers take a plain flag).
+fn colour(style: &Style) -> bool {
+    !style.bold("").is_empty()
+}
