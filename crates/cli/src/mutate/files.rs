@@ -1,0 +1,175 @@
+//! Finding and reading the files to mutate: directories walked with `.gitignore`
+//! respected, binary, non-UTF-8, oversized, test and unknown files set aside and counted.
+
+use anyhow::{Result, bail};
+use revcal_mutate::{Language, Mutant, MutateError, Options};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Why a file was not mutated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Skip {
+    UnknownExtension,
+    TestFile,
+    Binary,
+    InvalidUtf8,
+    TooLarge,
+    Unreadable,
+}
+
+impl Skip {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::UnknownExtension => "unknown extension",
+            Skip::TestFile => "test file",
+            Skip::Binary => "binary",
+            Skip::InvalidUtf8 => "invalid UTF-8",
+            Skip::TooLarge => "too large",
+            Skip::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// What a scan found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub mutants: Vec<Mutant>,
+    /// Files that were parsed, with their language.
+    pub mutated_files: Vec<(String, Language)>,
+    /// The text of each parsed file, by its displayed path.
+    pub sources: BTreeMap<String, String>,
+    pub skipped: BTreeMap<Skip, usize>,
+    /// Candidates dropped by the re-parse check.
+    pub rejected: usize,
+    pub warnings: Vec<String>,
+    /// Lines read, over the parsed files.
+    pub lines: usize,
+}
+
+/// Walks the paths and generates the mutants of every supported file, on all cores.
+pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
+    let mut scan = Scan::default();
+    let mut candidates = Vec::new();
+    for path in paths {
+        if path.is_file() {
+            candidates.push(path.clone());
+        } else if path.is_dir() {
+            let walker = ignore::WalkBuilder::new(path).require_git(false).build();
+            let mut found: Vec<PathBuf> = Vec::new();
+            for entry in walker {
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(error) => {
+                        scan.warnings.push(format!("{error}"));
+                        continue;
+                    }
+                };
+                if entry.file_type().is_some_and(|kind| kind.is_file()) {
+                    found.push(entry.into_path());
+                }
+            }
+            found.sort();
+            candidates.extend(found);
+        } else {
+            bail!("{}: no such file or directory", path.display());
+        }
+    }
+    let mut work: Vec<(PathBuf, Language)> = Vec::new();
+    for path in candidates {
+        match Language::from_path(&path) {
+            None => *scan.skipped.entry(Skip::UnknownExtension).or_default() += 1,
+            Some(_) if options.skip_test_files && revcal_mutate::is_test_path(&path) => {
+                *scan.skipped.entry(Skip::TestFile).or_default() += 1
+            }
+            Some(language) => work.push((path, language)),
+        }
+    }
+
+    let results: Vec<Mutex<Option<FileResult>>> = work.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((path, _)) = work.get(index) else { break };
+                    let result = process(path, options);
+                    if let Ok(mut slot) = results[index].lock() {
+                        *slot = Some(result);
+                    }
+                }
+            });
+        }
+    });
+    for ((_, language), slot) in work.into_iter().zip(results) {
+        let Some(result) = slot.into_inner().ok().flatten() else { continue };
+        match result {
+            FileResult::Skipped(skip, message) => {
+                *scan.skipped.entry(skip).or_default() += 1;
+                scan.warnings.push(message);
+            }
+            FileResult::Done { file, text, analysis } => {
+                scan.lines += text.lines().count();
+                scan.rejected += analysis.rejected;
+                scan.warnings.extend(analysis.warnings.iter().map(ToString::to_string));
+                scan.mutants.extend(analysis.mutants);
+                scan.mutated_files.push((file.clone(), language));
+                scan.sources.insert(file, text);
+            }
+        }
+    }
+    Ok(scan)
+}
+
+enum FileResult {
+    Skipped(Skip, String),
+    Done { file: String, text: String, analysis: revcal_mutate::Analysis },
+}
+
+fn process(path: &Path, options: &Options) -> FileResult {
+    let shown = path.display().to_string();
+    let size = std::fs::metadata(path).map(|meta| meta.len()).unwrap_or(0);
+    if size > options.max_file_bytes as u64 {
+        return FileResult::Skipped(
+            Skip::TooLarge,
+            format!("{shown}: skipped: {size} bytes is more than --max-file-size {}", options.max_file_bytes),
+        );
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            return FileResult::Skipped(
+                Skip::Unreadable,
+                format!("{shown}: skipped: cannot read it: {error}"),
+            );
+        }
+    };
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return FileResult::Skipped(
+            Skip::Binary,
+            format!("{shown}: skipped: binary file (it holds NUL bytes)"),
+        );
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            let line = error.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            return FileResult::Skipped(
+                Skip::InvalidUtf8,
+                format!("{shown}:{line}: skipped: invalid UTF-8 at byte {at}"),
+            );
+        }
+    };
+    match revcal_mutate::analyze(path, &text, options) {
+        Ok(analysis) => FileResult::Done { file: shown, text, analysis },
+        Err(MutateError::FileTooLarge { .. }) => FileResult::Skipped(
+            Skip::TooLarge,
+            format!("{shown}: skipped: more than --max-file-size {} bytes", options.max_file_bytes),
+        ),
+        Err(error) => FileResult::Skipped(Skip::Unreadable, format!("{shown}: skipped: {error}")),
+    }
+}
