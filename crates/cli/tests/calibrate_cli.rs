@@ -1,0 +1,667 @@
+//! `revcal calibrate` run as a user runs it: real git repositories in temporary directories,
+//! real reviewer processes, real signals. Every test that plants checks afterwards that
+//! `git status` is clean and every file is byte-identical (mode bits included) to before.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef is_adult(age):\n    return age >= 18\n\n\ndef first(items):\n    return items[0]\n";
+
+/// Three plants, each with a witness (a grep for the original code: it passes on the
+/// original and fails on the plant).
+const PLANTS: &str = r#"- file: src/calc.py
+  line: 2
+  original: "return a + b"
+  mutated: "return a - b"
+  category: arithmetic
+  defect: "add subtracts: every sum is wrong"
+  witness: "grep -q 'return a + b' src/calc.py"
+- file: src/calc.py
+  line: 6
+  original: ">="
+  mutated: ">"
+  category: off-by-one
+  defect: "an 18-year-old is no longer an adult"
+  witness: "grep -q 'age >= 18' src/calc.py"
+- file: src/calc.py
+  line: 10
+  original: "items[0]"
+  mutated: "items[1]"
+  category: boundary
+  defect: "first returns the second item"
+  witness: "grep -q 'items\\[0\\]' src/calc.py"
+"#;
+
+/// A calibration sandbox: `root/repo` is a git repository with one commit; plants file and
+/// reviewer scripts live in `root`, outside the work tree.
+struct Sandbox {
+    root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        let root = tempfile::tempdir().unwrap();
+        let repo = root.path().join("repo");
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        std::fs::write(repo.join("src/calc.py"), CALC).unwrap();
+        std::fs::write(repo.join("README.md"), "calc\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "."]);
+        git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "calc"]);
+        std::fs::write(root.path().join("plants.yaml"), PLANTS).unwrap();
+        Sandbox { root }
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.root.path().join("repo")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// Writes an executable script next to the repository and returns its path.
+    fn script(&self, name: &str, body: &str) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    }
+
+    fn plants(&self) -> String {
+        self.path("plants.yaml").display().to_string()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
+        command
+            .arg("calibrate")
+            .args(args)
+            .current_dir(self.repo())
+            .env_remove("NO_COLOR")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// A reviewer that runs the project's checks (greps standing in for tests) and reports
+    /// each failing one at its location with the check as repro.
+    fn test_suite_reviewer(&self, checks: &[(u32, &str)]) -> String {
+        let mut body = String::from("out=\"\"\n");
+        for (line, check) in checks {
+            body.push_str(&format!(
+                "if ! sh -c \"{check}\" >/dev/null 2>&1; then out=\"$out{{\\\"file\\\": \\\"src/calc.py\\\", \\\"line\\\": {line}, \\\"message\\\": \\\"test failed\\\", \\\"repro\\\": \\\"{check}\\\"}},\"; fi\n",
+                check = check.replace('"', "\\\"").replace('\\', "\\\\")
+            ));
+        }
+        body.push_str("echo \"{\\\"findings\\\": [${out%,}]}\"\n");
+        self.script("tests-reviewer.sh", &body)
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new("git").args(args).current_dir(dir).output().unwrap();
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// Every file under `dir` except `.git/`, with its bytes and mode.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+    fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u32)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                walk(&path, base, out);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(
+                    path.strip_prefix(base).unwrap().to_path_buf(),
+                    (bytes, meta.permissions().mode()),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// `git status` shows nothing (untracked files included), the files are byte-identical to
+/// `before`, and no journal is left.
+fn assert_untouched(sandbox: &Sandbox, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>) {
+    let repo = sandbox.repo();
+    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(status.stdout.is_empty(), "git status: {}", String::from_utf8_lossy(&status.stdout));
+    assert_eq!(&snapshot(&repo), before, "files changed");
+    assert!(!repo.join(".git/revcal-calibrate-journal").exists(), "journal left behind");
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(output), stderr(output)))
+}
+
+#[test]
+fn a_reviewer_that_says_lgtm_scores_zero_and_fails_the_gate() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo LGTM",
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["recall"], 0.0);
+    assert_eq!(report["gatePass"], false);
+    assert_eq!(report["caught"], 0);
+    assert_eq!(report["total"], 3);
+    assert_eq!(report["precision"], Value::Null, "nothing scored: precision is null, never 1.0");
+    assert!(stderr(&output).contains("recall"), "the human summary goes to stderr with --json");
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn the_json_report_has_every_key_of_the_spec() {
+    let sandbox = Sandbox::new();
+    let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    let report = json(&output);
+    for key in [
+        "recall",
+        "caught",
+        "total",
+        "precision",
+        "truePositives",
+        "falsePositives",
+        "minRecall",
+        "minPrecision",
+        "gatePass",
+        "scorer",
+        "judgeAgreement",
+        "equivalentExcluded",
+        "commit",
+        "reviewExitCode",
+        "perCategory",
+        "plants",
+        "recallInterval",
+    ] {
+        assert!(report.get(key).is_some(), "missing key {key}: {report}");
+    }
+    let commit = git(&sandbox.repo(), &["rev-parse", "HEAD"]);
+    assert_eq!(report["commit"], String::from_utf8_lossy(&commit.stdout).trim());
+    assert_eq!(
+        report["perCategory"]["arithmetic"],
+        serde_json::json!({"caught": 1, "total": 1, "recall": 1.0})
+    );
+    let plant = &report["plants"][1];
+    for key in ["file", "line", "category", "operator", "status", "original", "mutated"] {
+        assert!(plant.get(key).is_some(), "plant lacks {key}: {plant}");
+    }
+    assert_eq!(plant["original"], "    return age >= 18");
+    assert_eq!(plant["mutated"], "    return age > 18");
+    assert_eq!(plant["status"], "missed");
+    assert_eq!(report["plants"][0]["status"], "caught");
+    assert_eq!(report["truePositives"], 1);
+    assert_eq!(report["precision"], 1.0);
+}
+
+/// Whether `check` passes on `text` written to src/calc.py (computed here, independently of
+/// revcal, by running the check in a scratch directory).
+fn check_passes(check: &str, text: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/calc.py"), text).unwrap();
+    Command::new("sh").arg("-c").arg(check).current_dir(dir.path()).status().unwrap().success()
+}
+
+#[test]
+fn the_test_suite_reviewer_scores_the_share_of_plants_its_tests_discriminate() {
+    let sandbox = Sandbox::new();
+    let all = [
+        (2, "grep -q 'return a + b' src/calc.py"),
+        (6, "grep -q 'age >= 18' src/calc.py"),
+        (10, "grep -q 'items.0.' src/calc.py"),
+    ];
+    let reviewer = sandbox.test_suite_reviewer(&all);
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json(&output)["recall"], 1.0);
+
+    // Tests that kill only some plants: one test misses its plant (it checks `age` only).
+    let some = [(2, "grep -q 'return a + b' src/calc.py"), (6, "grep -q 'age' src/calc.py")];
+    let reviewer = sandbox.test_suite_reviewer(&some);
+    let before = snapshot(&sandbox.repo());
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--min-recall",
+        "0.6",
+        "--json",
+    ]);
+    let mutated = [
+        CALC.replace("return a + b", "return a - b"),
+        CALC.replace("age >= 18", "age > 18"),
+        CALC.replace("items[0]", "items[1]"),
+    ];
+    let discriminated = mutated
+        .iter()
+        .filter(|text| some.iter().any(|(_, check)| check_passes(check, CALC) && !check_passes(check, text)))
+        .count();
+    let expected = discriminated as f64 / 3.0;
+    let report = json(&output);
+    assert!((report["recall"].as_f64().unwrap() - expected).abs() < 1e-9, "{report}");
+    assert_eq!(output.status.code(), Some(if expected >= 0.6 { 0 } else { 2 }));
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn controls_echo_and_oracle_under_repro_judge_and_string() {
+    let sandbox = Sandbox::new();
+    let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
+    // A test judge that matches when the finding states the planted defect.
+    let judge = sandbox.script(
+        "judge.sh",
+        "req=$(cat)\ndefect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/')\ncase \"$req\" in *\"text\\\":\\\"$defect\"*) echo '{\"match\": true}';; *) echo '{\"match\": false}';; esac",
+    );
+    let plants = sandbox.plants();
+    for scorer_args in [vec!["--scorer", "repro"], vec!["--scorer", "judge", "--judge-cmd", judge.as_str()]] {
+        let mut args = vec![
+            "--review-cmd",
+            reviewer.as_str(),
+            "--plants-file",
+            plants.as_str(),
+            "--min-recall",
+            "0",
+            "--json",
+        ];
+        args.extend(scorer_args.iter().copied());
+        let output = sandbox.run(&args);
+        assert!(output.status.success(), "{scorer_args:?}: {}", stderr(&output));
+        let controls = &json(&output)["controls"];
+        assert!(controls["echo"]["recall"].as_f64().unwrap() <= 0.2, "{scorer_args:?}: {controls}");
+        assert_eq!(controls["oracle"]["recall"], 1.0, "{scorer_args:?}: {controls}");
+    }
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "string",
+        "--json",
+    ]);
+    let report = json(&output);
+    assert_eq!(report["controls"]["echo"]["recall"], 1.0);
+    assert_eq!(report["trustworthy"], false);
+    assert!(stderr(&output).contains("NOT trustworthy"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_judge_that_matches_everything_fails_the_echo_control_with_exit_1() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let judge = sandbox.script("yes-judge.sh", "cat >/dev/null; echo '{\"match\": true}'");
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo LGTM",
+        "--plants-file",
+        &sandbox.plants(),
+        "--judge-cmd",
+        &judge,
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("echo control") && stderr(&output).contains("1.00"),
+        "{}",
+        stderr(&output)
+    );
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn judge_scorer_without_a_judge_fails_closed_before_touching_anything() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let marker = sandbox.path("reviewed");
+    let reviewer = format!("touch {}", marker.display());
+    let output = sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--judge-cmd"), "{}", stderr(&output));
+    assert!(!marker.exists(), "the reviewer never ran");
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_dirty_tree_or_a_non_repository_is_refused_with_exit_1() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.repo().join("src/calc.py"), format!("{CALC}# local edit\n")).unwrap();
+    let before = snapshot(&sandbox.repo());
+    let output =
+        sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("uncommitted changes (src/calc.py)"), "{}", stderr(&output));
+    assert_eq!(snapshot(&sandbox.repo()), before);
+
+    let plain = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["calibrate", "--review-cmd", "echo LGTM", "--scorer", "repro"])
+        .current_dir(plain.path())
+        .env("GIT_CEILING_DIRECTORIES", plain.path().parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("is not a git repository"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_witness_that_does_not_discriminate_excludes_its_plant() {
+    let sandbox = Sandbox::new();
+    let plants = PLANTS
+        .replace("witness: \"grep -q 'age >= 18' src/calc.py\"", "witness: \"grep -q 'age' src/calc.py\"");
+    std::fs::write(sandbox.path("plants.yaml"), plants).unwrap();
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo LGTM",
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--min-plants",
+        "2",
+        "--json",
+    ]);
+    let report = json(&output);
+    assert_eq!(report["equivalentExcluded"], 1);
+    assert_eq!(report["total"], 2);
+    assert_eq!(report["plants"][1]["status"], "excluded");
+    // With the default --min-plants 3, two valid plants are an operational error.
+    let output =
+        sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("fewer than --min-plants 3"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_plants_entry_whose_original_moved_on_is_refused_with_its_position() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.path("plants.yaml"), PLANTS.replace("line: 6", "line: 5")).unwrap();
+    let output =
+        sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(&output);
+    assert!(
+        text.contains("plants.yaml: plant 2 (src/calc.py:5): `original` no longer matches the line"),
+        "{text}"
+    );
+}
+
+// ---- faults: every one leaves the tree byte-identical -------------------------------------
+
+/// Starts a calibration whose reviewer records its process group in `started` and sleeps;
+/// returns once the reviewer runs (the plants are in the tree).
+fn start_hanging_review(sandbox: &Sandbox, extra: &[&str]) -> (Child, PathBuf) {
+    let started = sandbox.path("started");
+    let reviewer =
+        sandbox.script("hang.sh", &format!("echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 60", started.display()));
+    let mut args = vec!["--review-cmd", reviewer.as_str(), "--plants-file"];
+    let plants = sandbox.plants();
+    args.push(&plants);
+    args.extend(["--scorer", "repro"]);
+    args.extend(extra);
+    let child = sandbox.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the reviewer never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let planted = std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap();
+    assert!(planted.contains("return a - b"), "the plants are in the tree during the review");
+    (child, started)
+}
+
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill only sends a signal to a process this test started.
+    assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
+}
+
+fn reviewer_group_is_gone(started: &Path) -> bool {
+    let pgid: i32 = std::fs::read_to_string(started).unwrap().trim().parse().unwrap();
+    // SAFETY: signal 0 only checks for existence.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if unsafe { libc::killpg(pgid, 0) } != 0 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn sigint_sigterm_and_sighup_during_the_review_restore_the_tree_and_kill_the_reviewer() {
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        let sandbox = Sandbox::new();
+        let before = snapshot(&sandbox.repo());
+        let (child, started) = start_hanging_review(&sandbox, &[]);
+        signal(child.id(), sig);
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(128 + sig), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(name) && stderr(&output).contains("restored"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(reviewer_group_is_gone(&started), "{name}: the reviewer's process group was killed");
+        assert_untouched(&sandbox, &before);
+    }
+}
+
+#[test]
+fn sigkill_during_the_review_then_recover_restores_byte_for_byte() {
+    let sandbox = Sandbox::new();
+    std::fs::set_permissions(sandbox.repo().join("src/calc.py"), std::fs::Permissions::from_mode(0o640))
+        .unwrap();
+    let before = snapshot(&sandbox.repo());
+    let (mut child, started) = start_hanging_review(&sandbox, &[]);
+    signal(child.id(), libc::SIGKILL);
+    child.wait().unwrap();
+    // revcal is gone; its reviewer may outlive it. End it the way an operator would.
+    let pgid: i32 = std::fs::read_to_string(&started).unwrap().trim().parse().unwrap();
+    // SAFETY: the group is the reviewer this test started.
+    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    assert!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap().contains("return a - b"));
+
+    let refused =
+        sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(stderr(&refused).contains("--recover"), "{}", stderr(&refused));
+
+    let recovered = sandbox.run(&["--recover"]);
+    assert_eq!(recovered.status.code(), Some(0), "{}", stderr(&recovered));
+    assert!(stderr(&recovered).contains("restored src/calc.py"), "{}", stderr(&recovered));
+    assert_untouched(&sandbox, &before);
+    let again = sandbox.run(&["--recover"]);
+    assert_eq!(again.status.code(), Some(0), "nothing to restore is success too");
+    assert!(stderr(&again).contains("nothing to recover"));
+}
+
+#[test]
+fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was() {
+    struct Case {
+        name: &'static str,
+        reviewer: &'static str,
+        extra: &'static [&'static str],
+        exit: i32,
+        message: &'static str,
+    }
+    let cases = [
+        Case {
+            name: "exits 1",
+            reviewer: "echo boom >&2; exit 1",
+            extra: &[],
+            exit: 1,
+            message: "crashed (exit code 1",
+        },
+        Case {
+            name: "hangs",
+            reviewer: "sleep 60",
+            extra: &["--review-timeout", "1"],
+            exit: 1,
+            message: "ran past --review-timeout 1s",
+        },
+        Case {
+            name: "prints 100 MB",
+            reviewer: "head -c 100000000 /dev/zero | tr '\\0' x",
+            extra: &[],
+            exit: 2,
+            message: "recall",
+        },
+        Case {
+            name: "edits and deletes the planted files",
+            reviewer: "echo vandal > src/calc.py; rm -f src/calc.py; rm -f README.md; echo '[]'",
+            extra: &[],
+            exit: 2,
+            message: "recall",
+        },
+    ];
+    for case in cases {
+        let sandbox = Sandbox::new();
+        let before = snapshot(&sandbox.repo());
+        let reviewer = sandbox.script("reviewer.sh", case.reviewer);
+        let mut args = vec!["--review-cmd", reviewer.as_str(), "--scorer", "repro"];
+        let plants = sandbox.plants();
+        args.extend(["--plants-file", plants.as_str()]);
+        args.extend(case.extra);
+        let started = Instant::now();
+        let output = sandbox.run(&args);
+        assert_eq!(output.status.code(), Some(case.exit), "{}: {}", case.name, stderr(&output));
+        assert!(
+            stderr(&output).contains(case.message) || stdout(&output).contains(case.message),
+            "{}: {}",
+            case.name,
+            stderr(&output)
+        );
+        assert!(started.elapsed() < Duration::from_secs(30), "{}", case.name);
+        if case.name == "edits and deletes the planted files" {
+            // README.md was not planted: revcal restores what it changed, and git shows the rest.
+            git(&sandbox.repo(), &["checkout", "--", "README.md"]);
+        }
+        assert_untouched(&sandbox, &before);
+    }
+}
+
+#[test]
+fn a_panic_inside_revcal_during_the_review_restores_the_tree() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let output = sandbox
+        .command(&["--review-cmd", "echo '[]'", "--plants-file", &sandbox.plants(), "--scorer", "repro"])
+        .env("REVCAL_TEST_PANIC_DURING_REVIEW", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(101), "{}", stderr(&output));
+    assert!(stderr(&output).contains("injected panic"), "{}", stderr(&output));
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_read_only_target_is_planted_and_restored_with_its_mode() {
+    let sandbox = Sandbox::new();
+    let target = sandbox.repo().join("src/calc.py");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(&sandbox.repo());
+    let seen = sandbox.path("seen.py");
+    let reviewer = format!("cp src/calc.py {}; echo '[]'", seen.display());
+    let output =
+        sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(std::fs::read_to_string(&seen).unwrap().contains("return a - b"), "the reviewer saw the plants");
+    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o444);
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn review_calibration_is_the_same_command() {
+    let sandbox = Sandbox::new();
+    let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
+    let output = Command::new(env!("CARGO_BIN_EXE_review-calibration"))
+        .args(["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro", "--json"])
+        .current_dir(sandbox.repo())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["caught"], 1);
+    let help = Command::new(env!("CARGO_BIN_EXE_review-calibration")).arg("--help").output().unwrap();
+    assert!(stdout(&help).contains("--review-cmd") && stdout(&help).contains("--min-recall"));
+}
+
+#[test]
+fn junit_and_html_reports_are_written() {
+    let sandbox = Sandbox::new();
+    let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
+    let (junit, html) = (sandbox.path("calib.xml"), sandbox.path("calib.html"));
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let xml = std::fs::read_to_string(junit).unwrap();
+    assert!(xml.contains("<testsuite") && xml.contains("failures=\"2\""), "{xml}");
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("<svg") && page.contains("return a - b"), "self-contained page with the plants");
+}
