@@ -95,7 +95,16 @@ pub struct Finding {
 impl Finding {
     /// A finding with only a source and text; the other fields are filled by the parsers.
     pub(crate) fn new(source: FindingFormat, text: String) -> Self {
-        Finding { source, file: None, line: None, text, severity: None, evidence: None, repro: None, weak: false }
+        Finding {
+            source,
+            file: None,
+            line: None,
+            text,
+            severity: None,
+            evidence: None,
+            repro: None,
+            weak: false,
+        }
     }
 }
 

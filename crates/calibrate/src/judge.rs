@@ -152,7 +152,9 @@ pub enum JudgeError {
         limit: usize,
     },
     /// The answer is not JSON.
-    #[error("judge command `{command}` answered {output:?}, which is not JSON ({source}); expected {{\"match\": true|false}}")]
+    #[error(
+        "judge command `{command}` answered {output:?}, which is not JSON ({source}); expected {{\"match\": true|false}}"
+    )]
     NotJson {
         /// The command line.
         command: String,
@@ -163,7 +165,9 @@ pub enum JudgeError {
         source: serde_json::Error,
     },
     /// The answer is JSON without a boolean `match`.
-    #[error("judge command `{command}` answered {output:?}, which has no boolean \"match\"; expected {{\"match\": true|false}}")]
+    #[error(
+        "judge command `{command}` answered {output:?}, which has no boolean \"match\"; expected {{\"match\": true|false}}"
+    )]
     NoVerdict {
         /// The command line.
         command: String,

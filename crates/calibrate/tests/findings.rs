@@ -21,7 +21,11 @@ fn sarif_spec_sample_fills_the_message_template_and_follows_the_artifact() {
     assert!(!parsed.embedded);
     assert_eq!(
         summary(&parsed),
-        [(Some("src/collections/list.cpp"), Some(15), "[C2001] Variable \"count\" was used without being initialized.")]
+        [(
+            Some("src/collections/list.cpp"),
+            Some(15),
+            "[C2001] Variable \"count\" was used without being initialized."
+        )]
     );
     assert!(parsed.findings.iter().all(|f| f.source == FindingFormat::Sarif && !f.weak));
     assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
@@ -65,7 +69,11 @@ fn rdjson_sample_reads_codes_severities_and_original_output() {
         ]
     );
     assert_eq!(parsed.findings[0].severity.as_deref(), Some("ERROR"));
-    assert_eq!(parsed.findings[1].severity.as_deref(), Some("WARNING"), "the result's severity is the default");
+    assert_eq!(
+        parsed.findings[1].severity.as_deref(),
+        Some("WARNING"),
+        "the result's severity is the default"
+    );
     assert_eq!(
         parsed.findings[0].evidence.as_deref(),
         Some("src/inventory.rs:14:15: RULE1 comparison indexes past the end")
@@ -88,7 +96,8 @@ fn rdjsonl_sample_reads_one_diagnostic_per_line() {
 
 #[test]
 fn a_single_rdjson_diagnostic_is_rdjsonl_of_one_line() {
-    let parsed = parse_findings(r#"{"message": "m", "location": {"path": "a.go", "range": {"start": {"line": 3}}}}"#);
+    let parsed =
+        parse_findings(r#"{"message": "m", "location": {"path": "a.go", "range": {"start": {"line": 3}}}}"#);
     assert_eq!(parsed.format, Some(FindingFormat::Rdjsonl));
     assert_eq!(summary(&parsed), [(Some("a.go"), Some(3), "m")]);
 }
@@ -234,7 +243,11 @@ fn prose_is_the_weak_last_resort() {
                 Some(112),
                 "1. src/billing/invoice.rb:112 - the discount is subtracted twice when the coupon is stacked."
             ),
-            (Some("lib/http/client.rb"), Some(45), "2. The retry loop in lib/http/client.rb:45:9 never backs off."),
+            (
+                Some("lib/http/client.rb"),
+                Some(45),
+                "2. The retry loop in lib/http/client.rb:45:9 never backs off."
+            ),
             (
                 Some("src/billing/tax.rb"),
                 Some(8),
@@ -280,7 +293,10 @@ fn bad_fields_are_warnings_that_name_the_item_and_field() {
         r#"{"findings": [{"file": "a.rs", "line": "twelve", "title": "t"}, 7, {"unrelated": true},
             {"file": "b.rs", "line": 0, "title": "zero"}, {"file": "c.rs", "line": 4}]}"#,
     );
-    assert_eq!(summary(&parsed), [(Some("a.rs"), None, "t"), (Some("b.rs"), None, "zero"), (Some("c.rs"), Some(4), "")]);
+    assert_eq!(
+        summary(&parsed),
+        [(Some("a.rs"), None, "t"), (Some("b.rs"), None, "zero"), (Some("c.rs"), Some(4), "")]
+    );
     let expected = [
         "findings[0].line: \"twelve\" is not a line number",
         "findings[1]: expected an object, found a number",
@@ -289,7 +305,11 @@ fn bad_fields_are_warnings_that_name_the_item_and_field() {
         "findings[4]: no title, body, message, description or recommendation",
     ];
     for text in expected {
-        assert!(parsed.warnings.iter().any(|w| w.contains(text)), "missing {text:?} in {:#?}", parsed.warnings);
+        assert!(
+            parsed.warnings.iter().any(|w| w.contains(text)),
+            "missing {text:?} in {:#?}",
+            parsed.warnings
+        );
     }
 }
 

@@ -16,7 +16,9 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
             let reviews: Option<Vec<_>> = members
                 .iter()
                 .enumerate()
-                .map(|(index, member)| member.as_object().filter(|m| is_review(m)).map(|m| (m, format!("[{index}]"))))
+                .map(|(index, member)| {
+                    member.as_object().filter(|m| is_review(m)).map(|m| (m, format!("[{index}]")))
+                })
                 .collect();
             reviews?
         }
@@ -34,9 +36,10 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
                     &mut warnings,
                 )),
                 Some(Value::Null) | None => {}
-                Some(other) => {
-                    warnings.push(format!("{prefix}{key}: expected an array, found {}; skipped", generic::kind(other)))
-                }
+                Some(other) => warnings.push(format!(
+                    "{prefix}{key}: expected an array, found {}; skipped",
+                    generic::kind(other)
+                )),
             }
         }
     }

@@ -21,7 +21,12 @@ pub(super) struct Document {
 
 impl Document {
     pub(super) fn into_parsed(self, embedded: bool) -> ParsedFindings {
-        ParsedFindings { format: Some(self.format), findings: self.findings, warnings: self.warnings, embedded }
+        ParsedFindings {
+            format: Some(self.format),
+            findings: self.findings,
+            warnings: self.warnings,
+            embedded,
+        }
     }
 
     /// Merge documents: the first one's format, every finding once.
@@ -130,9 +135,5 @@ fn scan_documents(text: &str, budget: u8) -> (Vec<Document>, Vec<String>) {
 fn plausible_json_start(bytes: &[u8]) -> bool {
     let Some((open, rest)) = bytes.split_first() else { return false };
     let next = rest.iter().find(|b| !b.is_ascii_whitespace());
-    match (open, next) {
-        (b'{', Some(b'"' | b'}')) => true,
-        (b'[', Some(b'{' | b'[' | b']')) => true,
-        _ => false,
-    }
+    matches!((open, next), (b'{', Some(b'"' | b'}')) | (b'[', Some(b'{' | b'[' | b']')))
 }

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 /// Keys that name the file a finding points at.
 pub(crate) const FILE_KEYS: &[&str] = &["file", "path", "filename", "file_path", "filePath", "uri"];
 /// Keys that name the line a finding points at.
-pub(crate) const LINE_KEYS: &[&str] = &["line", "line_start", "lineNumber", "lineno", "start_line", "startLine"];
+pub(crate) const LINE_KEYS: &[&str] =
+    &["line", "line_start", "lineNumber", "lineno", "start_line", "startLine"];
 /// Keys whose text makes up the finding's text, in the order they are joined.
 pub(crate) const TEXT_KEYS: &[&str] =
     &["title", "body", "message", "description", "recommendation", "suggestion", "text", "comment"];
@@ -52,13 +53,20 @@ pub(crate) fn text_of(value: &Value) -> Option<String> {
 
 /// The first of `keys` that holds a line number. A present but unusable value (zero, negative,
 /// fractional, not a number) is reported in `warnings` with `at` naming the object.
-pub(crate) fn line(object: &Map<String, Value>, keys: &[&str], at: &str, warnings: &mut Vec<String>) -> Option<u32> {
+pub(crate) fn line(
+    object: &Map<String, Value>,
+    keys: &[&str],
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> Option<u32> {
     for key in keys {
         let Some(value) = object.get(*key) else { continue };
         match line_number(value) {
             Some(line) => return Some(line),
             None if value.is_null() => {}
-            None => warnings.push(format!("{at}.{key}: {value} is not a line number (1 or more); line ignored")),
+            None => {
+                warnings.push(format!("{at}.{key}: {value} is not a line number (1 or more); line ignored"))
+            }
         }
     }
     None

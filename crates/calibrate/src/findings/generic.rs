@@ -45,11 +45,21 @@ fn looks_like_finding(value: &Value) -> bool {
 }
 
 fn has_finding_key(object: &Map<String, Value>) -> bool {
-    FILE_KEYS.iter().chain(LINE_KEYS).chain(TEXT_KEYS).chain(["location"].iter()).any(|key| object.contains_key(*key))
+    FILE_KEYS
+        .iter()
+        .chain(LINE_KEYS)
+        .chain(TEXT_KEYS)
+        .chain(["location"].iter())
+        .any(|key| object.contains_key(*key))
 }
 
 /// One finding from an array item; objects use the aliases, strings are read as prose (weak).
-pub(super) fn from_item(item: &Value, source: FindingFormat, at: &str, warnings: &mut Vec<String>) -> Option<Finding> {
+pub(super) fn from_item(
+    item: &Value,
+    source: FindingFormat,
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> Option<Finding> {
     match item {
         Value::Object(object) => from_object(object, source, at, warnings),
         Value::String(text) if !text.trim().is_empty() => {
@@ -106,7 +116,8 @@ fn from_object(
     finding.evidence = fields::string(object, EVIDENCE_KEYS);
     finding.repro = fields::string(object, REPRO_KEYS);
     if finding.text.is_empty() {
-        warnings.push(format!("{at}: no title, body, message, description or recommendation; its text is empty"));
+        warnings
+            .push(format!("{at}: no title, body, message, description or recommendation; its text is empty"));
     }
     Some(finding)
 }
@@ -115,9 +126,14 @@ fn from_object(
 /// `region.startLine`, `positions.begin.line`.
 fn nested_line(location: &Map<String, Value>, at: &str, warnings: &mut Vec<String>) -> Option<u32> {
     fields::line(location, LINE_KEYS, at, warnings).or_else(|| {
-        [&["range", "start", "line"][..], &["lines", "begin"], &["region", "startLine"], &["positions", "begin", "line"]]
-            .iter()
-            .find_map(|path| fields::line_number(fields::dig(location, path)?))
+        [
+            &["range", "start", "line"][..],
+            &["lines", "begin"],
+            &["region", "startLine"],
+            &["positions", "begin", "line"],
+        ]
+        .iter()
+        .find_map(|path| fields::line_number(fields::dig(location, path)?))
     })
 }
 

@@ -49,13 +49,17 @@ fn from_issue(issue: &Map<String, Value>, at: &str, warnings: &mut Vec<String>) 
         warnings.push(format!("{at}: no description; its text is empty"));
     }
     let mut finding = Finding::new(FindingFormat::GitlabCodeQuality, text);
-    finding.file = fields::dig(issue, &["location", "path"]).and_then(fields::scalar_text).map(|p| fields::clean_path(&p));
+    finding.file = fields::dig(issue, &["location", "path"])
+        .and_then(fields::scalar_text)
+        .map(|p| fields::clean_path(&p));
     let line = fields::dig(issue, &["location", "lines", "begin"])
         .or_else(|| fields::dig(issue, &["location", "positions", "begin", "line"]));
     finding.line = line.and_then(fields::line_number);
     if finding.line.is_none() {
         if let Some(bad) = line {
-            warnings.push(format!("{at}.location: begin line {bad} is not a line number (1 or more); line ignored"));
+            warnings.push(format!(
+                "{at}.location: begin line {bad} is not a line number (1 or more); line ignored"
+            ));
         }
     }
     finding.severity = fields::string(issue, SEVERITY_KEYS);

@@ -21,9 +21,8 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
                     finding.severity = finding.severity.or_else(|| default_severity.clone());
                     findings.push(finding);
                 }
-                None => {
-                    warnings.push(format!("{at}: expected an object, found {}; skipped", generic::kind(diagnostic)))
-                }
+                None => warnings
+                    .push(format!("{at}: expected an object, found {}; skipped", generic::kind(diagnostic))),
             }
         }
         return Some((FindingFormat::Rdjson, findings, warnings));
@@ -50,10 +49,15 @@ pub(super) fn parse_lines(text: &str) -> Option<ParsedFindings> {
         let value: Value = serde_json::from_str(line).ok()?;
         let at = format!("line {}", index + 1);
         match value.as_object() {
-            Some(object) if is_diagnostic(object) => {
-                parsed.findings.push(from_diagnostic(object, FindingFormat::Rdjsonl, &at, &mut parsed.warnings))
-            }
-            _ => parsed.warnings.push(format!("{at}: not a reviewdog diagnostic (needs message and location.path); skipped")),
+            Some(object) if is_diagnostic(object) => parsed.findings.push(from_diagnostic(
+                object,
+                FindingFormat::Rdjsonl,
+                &at,
+                &mut parsed.warnings,
+            )),
+            _ => parsed
+                .warnings
+                .push(format!("{at}: not a reviewdog diagnostic (needs message and location.path); skipped")),
         }
     }
     (lines >= 2 && !parsed.findings.is_empty()).then_some(parsed)
@@ -65,7 +69,12 @@ fn is_diagnostic(object: &Map<String, Value>) -> bool {
         && fields::dig(object, &["location", "path"]).is_some_and(Value::is_string)
 }
 
-fn from_diagnostic(diagnostic: &Map<String, Value>, source: FindingFormat, at: &str, warnings: &mut Vec<String>) -> Finding {
+fn from_diagnostic(
+    diagnostic: &Map<String, Value>,
+    source: FindingFormat,
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> Finding {
     let message = fields::string(diagnostic, &["message"]).unwrap_or_default();
     let code = fields::dig(diagnostic, &["code", "value"]).and_then(fields::scalar_text);
     let text = match code {
@@ -77,11 +86,15 @@ fn from_diagnostic(diagnostic: &Map<String, Value>, source: FindingFormat, at: &
         warnings.push(format!("{at}.message: empty; its text is empty"));
     }
     let mut finding = Finding::new(source, text);
-    finding.file = fields::dig(diagnostic, &["location", "path"]).and_then(fields::scalar_text).map(|p| fields::clean_path(&p));
+    finding.file = fields::dig(diagnostic, &["location", "path"])
+        .and_then(fields::scalar_text)
+        .map(|p| fields::clean_path(&p));
     let line = fields::dig(diagnostic, &["location", "range", "start", "line"]);
     finding.line = line.and_then(fields::line_number);
     if let (None, Some(bad)) = (finding.line, line) {
-        warnings.push(format!("{at}.location.range.start.line: {bad} is not a line number (1 or more); line ignored"));
+        warnings.push(format!(
+            "{at}.location.range.start.line: {bad} is not a line number (1 or more); line ignored"
+        ));
     }
     finding.severity = fields::string(diagnostic, &["severity"]);
     finding.evidence = fields::string(diagnostic, &["original_output"]);

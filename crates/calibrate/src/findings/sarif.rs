@@ -33,14 +33,20 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
             let at = format!("{at}.results[{index}]");
             match result.as_object() {
                 Some(result) => findings.push(from_result(run, result, &at, &mut warnings)),
-                None => warnings.push(format!("{at}: expected an object, found {}; skipped", generic::kind(result))),
+                None => warnings
+                    .push(format!("{at}: expected an object, found {}; skipped", generic::kind(result))),
             }
         }
     }
     Some((FindingFormat::Sarif, findings, warnings))
 }
 
-fn from_result(run: &Map<String, Value>, result: &Map<String, Value>, at: &str, warnings: &mut Vec<String>) -> Finding {
+fn from_result(
+    run: &Map<String, Value>,
+    result: &Map<String, Value>,
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> Finding {
     let rule_id = fields::string(result, &["ruleId"])
         .or_else(|| fields::dig(result, &["rule", "id"]).and_then(fields::scalar_text));
     let rule = find_rule(run, result, rule_id.as_deref());
@@ -56,7 +62,8 @@ fn from_result(run: &Map<String, Value>, result: &Map<String, Value>, at: &str, 
     };
     let mut finding = Finding::new(FindingFormat::Sarif, text);
     finding.severity = fields::string(result, &["level"]).or_else(|| {
-        rule.and_then(|rule| fields::dig(rule, &["defaultConfiguration", "level"])).and_then(fields::scalar_text)
+        rule.and_then(|rule| fields::dig(rule, &["defaultConfiguration", "level"]))
+            .and_then(fields::scalar_text)
     });
     let physical = result
         .get("locations")
@@ -65,7 +72,12 @@ fn from_result(run: &Map<String, Value>, result: &Map<String, Value>, at: &str, 
     if let Some(physical) = physical {
         finding.file = artifact_uri(run, physical).map(|uri| fields::clean_path(&uri));
         if let Some(region) = physical.get("region").and_then(Value::as_object) {
-            finding.line = fields::line(region, &["startLine"], &format!("{at}.locations[0].physicalLocation.region"), warnings);
+            finding.line = fields::line(
+                region,
+                &["startLine"],
+                &format!("{at}.locations[0].physicalLocation.region"),
+                warnings,
+            );
             finding.evidence = fields::dig(region, &["snippet", "text"]).and_then(fields::scalar_text);
         }
     }
@@ -83,7 +95,11 @@ fn artifact_uri(run: &Map<String, Value>, physical: &Map<String, Value>) -> Opti
 }
 
 /// The rule a result refers to, by `ruleIndex` or by id, in `tool.driver.rules`.
-fn find_rule<'a>(run: &'a Map<String, Value>, result: &Map<String, Value>, id: Option<&str>) -> Option<&'a Map<String, Value>> {
+fn find_rule<'a>(
+    run: &'a Map<String, Value>,
+    result: &Map<String, Value>,
+    id: Option<&str>,
+) -> Option<&'a Map<String, Value>> {
     let rules = fields::dig(run, &["tool", "driver", "rules"])?.as_array()?;
     let by_index = result
         .get("ruleIndex")

@@ -74,7 +74,12 @@ impl CommandJudge {
     /// Run the command once with `input` on stdin; its stdout, or why there is none.
     fn run(&self, input: Vec<u8>) -> Result<Vec<u8>, JudgeError> {
         let mut command = Command::new("sh");
-        command.arg("-c").arg(&self.command).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        command
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         if let Some(dir) = &self.working_dir {
             command.current_dir(dir);
         }
@@ -92,8 +97,10 @@ impl CommandJudge {
             });
         }
         let overflowed = Arc::new(AtomicBool::new(false));
-        let stdout =
-            child.stdout.take().map(|out| read_in_background(out, self.output_limit, Some(Arc::clone(&overflowed))));
+        let stdout = child
+            .stdout
+            .take()
+            .map(|out| read_in_background(out, self.output_limit, Some(Arc::clone(&overflowed))));
         let stderr = child.stderr.take().map(|err| read_in_background(err, STDERR_KEPT, None));
 
         let status = match self.wait(&mut child, deadline, &overflowed) {
@@ -109,10 +116,15 @@ impl CommandJudge {
                 kill_group(&mut child);
                 return Err(self.timed_out());
             }
-            Err(Waited::Failed(source)) => return Err(JudgeError::Io { command: self.command.clone(), source }),
+            Err(Waited::Failed(source)) => {
+                return Err(JudgeError::Io { command: self.command.clone(), source });
+            }
         };
         if stdout.overflowed {
-            return Err(JudgeError::OutputTooLarge { command: self.command.clone(), limit: self.output_limit });
+            return Err(JudgeError::OutputTooLarge {
+                command: self.command.clone(),
+                limit: self.output_limit,
+            });
         }
         if !status.success() {
             let stderr = stderr
@@ -140,7 +152,10 @@ impl CommandJudge {
                 Err(source) => return Err(JudgeError::Io { command: self.command.clone(), source }),
             }
             if overflowed.load(Ordering::Acquire) {
-                return Err(JudgeError::OutputTooLarge { command: self.command.clone(), limit: self.output_limit });
+                return Err(JudgeError::OutputTooLarge {
+                    command: self.command.clone(),
+                    limit: self.output_limit,
+                });
             }
             let now = Instant::now();
             if now >= deadline {
@@ -165,8 +180,11 @@ impl CommandJudge {
                 None => text.to_string(),
             }
         };
-        let value: Value = serde_json::from_slice(answer)
-            .map_err(|source| JudgeError::NotJson { command: self.command.clone(), output: quoted(), source })?;
+        let value: Value = serde_json::from_slice(answer).map_err(|source| JudgeError::NotJson {
+            command: self.command.clone(),
+            output: quoted(),
+            source,
+        })?;
         match value.get("match") {
             Some(Value::Bool(verdict)) => Ok(*verdict),
             _ => Err(JudgeError::NoVerdict { command: self.command.clone(), output: quoted() }),
@@ -242,7 +260,9 @@ fn receive_by(receiver: &Receiver<std::io::Result<Captured>>, deadline: Instant)
         Ok(Ok(captured)) => Ok(captured),
         Ok(Err(error)) => Err(Waited::Failed(error)),
         Err(RecvTimeoutError::Timeout) => Err(Waited::TimedOut),
-        Err(RecvTimeoutError::Disconnected) => Err(Waited::Failed(std::io::Error::other("output reader stopped"))),
+        Err(RecvTimeoutError::Disconnected) => {
+            Err(Waited::Failed(std::io::Error::other("output reader stopped")))
+        }
     }
 }
 

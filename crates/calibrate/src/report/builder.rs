@@ -290,9 +290,11 @@ impl ReportBuilder {
 
         let mut per_category: BTreeMap<String, CategoryScore> = BTreeMap::new();
         for (plant, caught) in self.plants.iter().zip(&caught_in).filter(|(p, _)| !p.excluded) {
-            let score = per_category
-                .entry(plant.category.clone())
-                .or_insert(CategoryScore { caught: 0, total: 0, recall: 0.0 });
+            let score = per_category.entry(plant.category.clone()).or_insert(CategoryScore {
+                caught: 0,
+                total: 0,
+                recall: 0.0,
+            });
             score.caught += caught;
             score.total += trial_count;
         }

@@ -24,6 +24,9 @@ pub(crate) fn markup(text: &str) -> String {
 mod tests {
     #[test]
     fn escapes_markup_and_replaces_forbidden_characters() {
-        assert_eq!(super::markup("<a href=\"x\">&'\u{0}\u{1b}\n"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\u{FFFD}\u{FFFD}\n");
+        assert_eq!(
+            super::markup("<a href=\"x\">&'\u{0}\u{1b}\n"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\u{FFFD}\u{FFFD}\n"
+        );
     }
 }

@@ -71,7 +71,10 @@ pub fn render_html(report: &Report) -> String {
                 let _ = writeln!(html, "<p>No finding identified this defect.</p>");
             }
             (_, PlantStatus::Excluded) => {
-                let _ = writeln!(html, "<p>Excluded: an equivalent mutant (its witness did not discriminate).</p>");
+                let _ = writeln!(
+                    html,
+                    "<p>Excluded: an equivalent mutant (its witness did not discriminate).</p>"
+                );
             }
             (None, PlantStatus::Caught) => {}
         }
@@ -85,16 +88,35 @@ pub fn render_html(report: &Report) -> String {
 }
 
 fn summary(html: &mut String, report: &Report) {
-    let gate = if report.gate_pass { "<span class=\"pass\">PASS</span>" } else { "<span class=\"fail\">FAIL</span>" };
+    let gate = if report.gate_pass {
+        "<span class=\"pass\">PASS</span>"
+    } else {
+        "<span class=\"fail\">FAIL</span>"
+    };
     let optional = |value: Option<f64>| value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"));
-    let interval =
-        report.recall_interval.map(|i| format!(" (95% CI {:.2}&ndash;{:.2})", i.low, i.high)).unwrap_or_default();
+    let interval = report
+        .recall_interval
+        .map(|i| format!(" (95% CI {:.2}&ndash;{:.2})", i.low, i.high))
+        .unwrap_or_default();
     let mut rows = vec![
-        ("Gate".to_string(), format!("{gate} (recall &ge; {:.2}{})", report.min_recall, match report.min_precision {
-            Some(min) => format!(", precision &ge; {min:.2}"),
-            None => String::new(),
-        })),
-        ("Recall".into(), format!("<b>{:.2}</b> &middot; {} of {} caught{interval}", report.recall, report.caught, report.total)),
+        (
+            "Gate".to_string(),
+            format!(
+                "{gate} (recall &ge; {:.2}{})",
+                report.min_recall,
+                match report.min_precision {
+                    Some(min) => format!(", precision &ge; {min:.2}"),
+                    None => String::new(),
+                }
+            ),
+        ),
+        (
+            "Recall".into(),
+            format!(
+                "<b>{:.2}</b> &middot; {} of {} caught{interval}",
+                report.recall, report.caught, report.total
+            ),
+        ),
         (
             "Precision".into(),
             format!(
@@ -108,7 +130,10 @@ fn summary(html: &mut String, report: &Report) {
         ("Judge agreement".into(), optional(report.judge_agreement)),
         ("Equivalent plants excluded".into(), report.equivalent_excluded.to_string()),
         ("Commit".into(), format!("<code>{}</code>", markup(&report.commit))),
-        ("Reviewer exit code".into(), report.review_exit_code.map_or_else(|| "n/a".to_string(), |c| c.to_string())),
+        (
+            "Reviewer exit code".into(),
+            report.review_exit_code.map_or_else(|| "n/a".to_string(), |c| c.to_string()),
+        ),
     ];
     if let Some(controls) = &report.controls {
         for (name, control) in [("Echo control", &controls.echo), ("Oracle control", &controls.oracle)] {
@@ -124,7 +149,10 @@ fn summary(html: &mut String, report: &Report) {
         }
     }
     for trial in &report.trials {
-        rows.push((format!("Trial {}", trial.trial), format!("recall {:.2} ({}/{})", trial.recall, trial.caught, trial.total)));
+        rows.push((
+            format!("Trial {}", trial.trial),
+            format!("recall {:.2} ({}/{})", trial.recall, trial.caught, trial.total),
+        ));
     }
     let _ = writeln!(html, "<table class=\"summary\">");
     for (label, value) in rows {

@@ -48,10 +48,8 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.scorer
     );
 
-    let interval = report
-        .recall_interval
-        .map(|i| format!("  (95% CI {:.2}-{:.2})", i.low, i.high))
-        .unwrap_or_default();
+    let interval =
+        report.recall_interval.map(|i| format!("  (95% CI {:.2}-{:.2})", i.low, i.high)).unwrap_or_default();
     let _ = writeln!(
         out,
         "  recall     {}  {}/{} caught{interval}  gate >= {:.2}",
@@ -61,7 +59,8 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.min_recall
     );
     let precision = report.precision.map_or_else(|| "n/a ".to_string(), |p| format!("{p:.2}"));
-    let precision_gate = report.min_precision.map_or_else(|| "no gate".to_string(), |m| format!("gate >= {m:.2}"));
+    let precision_gate =
+        report.min_precision.map_or_else(|| "no gate".to_string(), |m| format!("gate >= {m:.2}"));
     let _ = writeln!(
         out,
         "  precision  {}  {} true / {} false positives  {precision_gate}",
@@ -93,8 +92,12 @@ pub fn render_human(report: &Report, color: bool) -> String {
             };
             format!("{name} {:.2} (needs {}, {state})", c.recall, c.requirement)
         };
-        let _ =
-            writeln!(out, "  controls   {} · {}", describe("echo", &controls.echo), describe("oracle", &controls.oracle));
+        let _ = writeln!(
+            out,
+            "  controls   {} · {}",
+            describe("echo", &controls.echo),
+            describe("oracle", &controls.oracle)
+        );
     }
     for trial in &report.trials {
         let _ = writeln!(
@@ -132,7 +135,11 @@ pub fn render_human(report: &Report, color: bool) -> String {
                 PlantStatus::Missed => paint.red("missed  "),
                 PlantStatus::Excluded => paint.dim("excluded"),
             };
-            let _ = writeln!(out, "  {mark} {}:{}  {} / {}", plant.file, plant.line, plant.category, plant.operator);
+            let _ = writeln!(
+                out,
+                "  {mark} {}:{}  {} / {}",
+                plant.file, plant.line, plant.category, plant.operator
+            );
         }
     }
 

@@ -46,11 +46,18 @@ pub fn render_junit(report: &Report) -> String {
             PlantStatus::Missed => {
                 let _ = writeln!(xml, ">");
                 let message = markup(&format!("missed: {defect}"));
-                let _ = writeln!(xml, r#"      <failure type="missed" message="{message}">{}</failure>"#, markup(&plant.diff));
+                let _ = writeln!(
+                    xml,
+                    r#"      <failure type="missed" message="{message}">{}</failure>"#,
+                    markup(&plant.diff)
+                );
             }
             PlantStatus::Excluded => {
                 let _ = writeln!(xml, ">");
-                let _ = writeln!(xml, r#"      <skipped message="equivalent mutant: its witness did not discriminate"/>"#);
+                let _ = writeln!(
+                    xml,
+                    r#"      <skipped message="equivalent mutant: its witness did not discriminate"/>"#
+                );
             }
         }
         let _ = writeln!(xml, "    </testcase>");

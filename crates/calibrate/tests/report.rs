@@ -1,0 +1,390 @@
+//! The report: SPEC 6's keys exactly, every number computed from recorded outcomes, and the
+//! human, JUnit and HTML renderings.
+
+use std::collections::BTreeSet;
+
+use revcal_calibrate::report::{
+    ControlOutcome, Controls, FindingClass, Gates, JudgeChecks, PlantRecord, PlantStatus, Report,
+    ReportError, TrialRecord, render_html, render_human, render_junit, wilson_interval,
+};
+use serde_json::Value;
+
+const SPEC_KEYS: [&str; 16] = [
+    "recall",
+    "caught",
+    "total",
+    "precision",
+    "truePositives",
+    "falsePositives",
+    "minRecall",
+    "minPrecision",
+    "gatePass",
+    "scorer",
+    "judgeAgreement",
+    "equivalentExcluded",
+    "commit",
+    "reviewExitCode",
+    "perCategory",
+    "plants",
+];
+const SPEC_PLANT_KEYS: [&str; 7] = ["file", "line", "category", "operator", "status", "original", "mutated"];
+
+fn gates(min_recall: f64) -> Gates {
+    Gates { min_recall, min_precision: None }
+}
+
+fn plants() -> Vec<PlantRecord> {
+    vec![
+        PlantRecord::new("src/a.rs", 10, "off-by-one", "relational-boundary", "if i < n {", "if i <= n {")
+            .with_defect("`<` became `<=`: one iteration too many"),
+        PlantRecord::new(
+            "src/a.rs",
+            40,
+            "off-by-one",
+            "plus-one",
+            "let end = start;",
+            "let end = start + 1;",
+        ),
+        PlantRecord::new("src/b.rs", 7, "null-handling", "drop-default", "x.unwrap_or(0)", "x.unwrap()"),
+        PlantRecord::new("src/c.rs", 3, "arithmetic", "plus-minus", "a + b", "a - b").excluded(),
+    ]
+}
+
+fn one_trial() -> TrialRecord {
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(0, "off by one at src/a.rs:10".into());
+    trial.caught_by.insert(2, "unwrap panics on None".into());
+    trial.findings = vec![
+        FindingClass::TruePositive,
+        FindingClass::TruePositive,
+        FindingClass::FalsePositive,
+        FindingClass::LocatedOnly,
+    ];
+    trial.judge_checks = JudgeChecks { repro_verified: 2, judge_agreed: 1 };
+    trial
+}
+
+fn report() -> Report {
+    Report::builder("0123456789abcdef0123456789abcdef01234567", "judge", gates(0.6))
+        .plants(plants())
+        .trial(one_trial())
+        .controls(Controls { echo: ControlOutcome::echo(0, 3, true), oracle: ControlOutcome::oracle(3, 3) })
+        .build()
+        .unwrap()
+}
+
+fn keys(value: &Value) -> BTreeSet<&str> {
+    value.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+#[test]
+fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
+    let json = serde_json::to_value(report()).unwrap();
+    let expected: BTreeSet<&str> =
+        SPEC_KEYS.iter().copied().chain(["recallInterval", "trustworthy", "controls"]).collect();
+    assert_eq!(keys(&json), expected);
+
+    let plant_keys: BTreeSet<&str> =
+        SPEC_PLANT_KEYS.iter().copied().chain(["defect", "diff", "caughtBy"]).collect();
+    for plant in json["plants"].as_array().unwrap() {
+        assert_eq!(keys(plant), plant_keys);
+    }
+    for score in json["perCategory"].as_object().unwrap().values() {
+        assert_eq!(keys(score), BTreeSet::from(["caught", "total", "recall"]));
+    }
+    assert_eq!(keys(&json["recallInterval"]), BTreeSet::from(["low", "high"]));
+    assert_eq!(keys(&json["controls"]), BTreeSet::from(["echo", "oracle"]));
+}
+
+#[test]
+fn every_number_is_computed_from_the_outcomes() {
+    let report = report();
+    assert_eq!((report.caught, report.total), (2, 3));
+    assert!((report.recall - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!((report.true_positives, report.false_positives), (2, 1));
+    assert!((report.precision.unwrap() - 2.0 / 3.0).abs() < 1e-12, "located-only counts as neither");
+    assert_eq!(report.judge_agreement, Some(0.5));
+    assert_eq!(report.equivalent_excluded, 1);
+    assert_eq!(report.review_exit_code, Some(0));
+    assert!(report.gate_pass, "2/3 >= 0.6");
+    assert!(report.trustworthy);
+    assert!(report.trials.is_empty(), "no per-trial results for one trial");
+
+    let statuses: Vec<PlantStatus> = report.plants.iter().map(|p| p.status).collect();
+    assert_eq!(
+        statuses,
+        [PlantStatus::Caught, PlantStatus::Missed, PlantStatus::Caught, PlantStatus::Excluded]
+    );
+    assert_eq!(report.plants[0].caught_by.as_deref(), Some("off by one at src/a.rs:10"));
+    assert_eq!(report.plants[1].caught_by, None);
+    assert_eq!(
+        report.plants[1].diff,
+        "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -40 +40 @@\n-let end = start;\n+let end = start + 1;\n"
+    );
+
+    let off_by_one = &report.per_category["off-by-one"];
+    assert_eq!((off_by_one.caught, off_by_one.total, off_by_one.recall), (1, 2, 0.5));
+    assert_eq!(report.per_category["null-handling"].recall, 1.0);
+    assert!(
+        !report.per_category.contains_key("arithmetic"),
+        "a category with only excluded plants has no score"
+    );
+
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["plants"][3]["status"], "excluded");
+    assert_eq!(json["plants"][0]["status"], "caught");
+    assert_eq!(json["minPrecision"], Value::Null);
+}
+
+#[test]
+fn precision_is_null_when_nothing_was_scored_never_one() {
+    let mut trial = TrialRecord::new(Some(0));
+    trial.findings = vec![FindingClass::LocatedOnly];
+    let report = Report::builder("HEAD", "repro", gates(0.5)).plants(plants()).trial(trial).build().unwrap();
+    assert_eq!(report.precision, None);
+    assert_eq!(report.judge_agreement, None);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["precision"], Value::Null);
+    assert_eq!(json["judgeAgreement"], Value::Null);
+    assert_eq!(json["recall"], 0.0);
+    assert_eq!(json["gatePass"], false);
+}
+
+#[test]
+fn a_precision_gate_fails_when_precision_is_undefined_or_low() {
+    let build = |findings: Vec<FindingClass>, min_precision| {
+        let mut trial = one_trial();
+        trial.findings = findings;
+        Report::builder("HEAD", "judge", Gates { min_recall: 0.5, min_precision: Some(min_precision) })
+            .plants(plants())
+            .trial(trial)
+            .build()
+            .unwrap()
+    };
+    assert!(!build(vec![], 0.1).gate_pass, "null precision fails a precision gate");
+    assert!(!build(vec![FindingClass::TruePositive, FindingClass::FalsePositive], 0.6).gate_pass);
+    assert!(build(vec![FindingClass::TruePositive, FindingClass::FalsePositive], 0.5).gate_pass);
+}
+
+#[test]
+fn the_recall_gate_is_inclusive() {
+    let mut trial = TrialRecord::new(Some(2));
+    for index in 0..3 {
+        trial.caught_by.insert(index, "x".into());
+    }
+    let plants: Vec<PlantRecord> =
+        (1..=5).map(|line| PlantRecord::new("f.py", line * 10, "boundary", "op", "a", "b")).collect();
+    let at = |min| {
+        Report::builder("HEAD", "repro", gates(min))
+            .plants(plants.clone())
+            .trial(trial.clone())
+            .build()
+            .unwrap()
+    };
+    assert!(at(0.6).gate_pass, "3/5 meets 0.6");
+    assert!(!at(0.61).gate_pass);
+    assert_eq!(at(0.6).review_exit_code, Some(2));
+}
+
+#[test]
+fn wilson_interval_matches_published_values() {
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-4;
+    for (k, n, low, high) in [
+        (8, 10, 0.4902, 0.9433),
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (1, 8, 0.0224, 0.4709),
+        (5, 10, 0.2366, 0.7634),
+    ] {
+        let interval = wilson_interval(k, n).unwrap();
+        assert!(close(interval.low, low) && close(interval.high, high), "{k}/{n}: {interval:?}");
+    }
+    assert_eq!(wilson_interval(0, 0), None);
+    let report = report();
+    let interval = report.recall_interval.unwrap();
+    assert!(interval.low < report.recall && report.recall < interval.high);
+}
+
+#[test]
+fn trials_pool_counts_and_report_each_run() {
+    let mut second = TrialRecord::new(Some(2));
+    second.caught_by.insert(0, "boundary bug".into());
+    second.caught_by.insert(1, "end is one too far".into());
+    second.findings = vec![FindingClass::TruePositive, FindingClass::TruePositive];
+    let mut third = TrialRecord::new(Some(0));
+    third.caught_by.insert(0, "again".into());
+    third.findings = vec![FindingClass::TruePositive, FindingClass::FalsePositive];
+    let report = Report::builder("HEAD", "judge", gates(0.5))
+        .plants(plants())
+        .trial(one_trial())
+        .trial(second)
+        .trial(third)
+        .build()
+        .unwrap();
+    // Plant 0 caught 3 times, plant 1 once, plant 2 once: 5 of 3 plants x 3 trials.
+    assert_eq!((report.caught, report.total), (5, 9));
+    assert!((report.recall - 5.0 / 9.0).abs() < 1e-12);
+    assert_eq!(report.trials.len(), 3);
+    let recalls: Vec<f64> = report.trials.iter().map(|t| t.recall).collect();
+    let mean = recalls.iter().sum::<f64>() / 3.0;
+    assert!((report.recall - mean).abs() < 1e-12, "pooled recall is the mean recall");
+    assert_eq!(report.trials[1].caught, 2);
+    assert_eq!(report.trials[1].precision, Some(1.0));
+    assert_eq!(report.review_exit_code, Some(2));
+    let caught_in: Vec<Option<usize>> = report.plants.iter().map(|p| p.caught_in_trials).collect();
+    assert_eq!(caught_in, [Some(3), Some(1), Some(1), None]);
+    let statuses: Vec<PlantStatus> = report.plants.iter().map(|p| p.status).collect();
+    assert_eq!(
+        statuses,
+        [PlantStatus::Caught, PlantStatus::Missed, PlantStatus::Missed, PlantStatus::Excluded],
+        "caught means caught in at least half of the trials"
+    );
+    assert_eq!(report.plants[1].caught_by.as_deref(), Some("end is one too far"));
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(keys(&json).contains("trials"));
+    assert_eq!(json["trials"][0]["trial"], 1);
+    assert!(keys(&json["plants"][0]).contains("caughtInTrials"));
+}
+
+#[test]
+fn contradictory_outcomes_are_errors() {
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(9, "x".into());
+    let error =
+        Report::builder("HEAD", "judge", gates(0.5)).plants(plants()).trial(trial).build().unwrap_err();
+    assert_eq!(error, ReportError::UnknownPlant { trial: 1, index: 9, plants: 4 });
+
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(3, "x".into());
+    let error =
+        Report::builder("HEAD", "judge", gates(0.5)).plants(plants()).trial(trial).build().unwrap_err();
+    assert!(
+        error.to_string().contains("src/c.rs:3 is excluded") || error.to_string().contains("(src/c.rs:3)"),
+        "{error}"
+    );
+
+    let error = Report::builder("HEAD", "judge", gates(0.5)).plants(plants()).build().unwrap_err();
+    assert_eq!(error, ReportError::NoTrials { plants: 3 });
+
+    let error =
+        Report::builder("HEAD", "judge", gates(1.5)).plants(plants()).trial(one_trial()).build().unwrap_err();
+    assert!(error.to_string().contains("min-recall must be between 0 and 1"), "{error}");
+
+    let mut trial = one_trial();
+    trial.judge_checks = JudgeChecks { repro_verified: 1, judge_agreed: 2 };
+    assert!(Report::builder("HEAD", "judge", gates(0.5)).plants(plants()).trial(trial).build().is_err());
+}
+
+#[test]
+fn controls_say_which_failed_and_what_it_scored() {
+    let controls = Controls { echo: ControlOutcome::echo(3, 8, true), oracle: ControlOutcome::oracle(7, 8) };
+    let failures = controls.failures();
+    assert_eq!(failures.len(), 2);
+    assert!(
+        failures[0].contains("echo control scored recall 0.38 (3/8)") && failures[0].contains("<= 0.2"),
+        "{}",
+        failures[0]
+    );
+    assert!(failures[1].contains("oracle control scored recall 0.88 (7/8)"), "{}", failures[1]);
+
+    let under_string =
+        Controls { echo: ControlOutcome::echo(8, 8, false), oracle: ControlOutcome::oracle(8, 8) };
+    assert!(under_string.failures().is_empty(), "an unenforced echo is reported, not enforced");
+    assert!(!under_string.echo.passed);
+    assert!(ControlOutcome::echo(1, 5, true).passed, "0.2 is allowed");
+    assert!(!ControlOutcome::oracle(0, 0).passed, "an oracle with nothing to catch proves nothing");
+}
+
+#[test]
+fn the_human_summary_has_the_table_bars_and_warnings() {
+    let mut report = report();
+    let plain = render_human(&report, false);
+    assert!(!plain.contains('\x1b'), "no colour when asked for none");
+    assert!(plain.contains("PASS"));
+    assert!(plain.contains("recall     0.67  2/3 caught  (95% CI"), "{plain}");
+    assert!(plain.contains("precision  0.67  2 true / 1 false positives"), "{plain}");
+    let off_by_one = plain.lines().find(|l| l.trim_start().starts_with("off-by-one")).unwrap();
+    assert!(
+        off_by_one.contains("0.50")
+            && off_by_one.contains(&"█".repeat(10))
+            && off_by_one.contains(&"░".repeat(10))
+    );
+    assert!(plain.contains("missed   src/a.rs:40"), "{plain}");
+    assert!(plain.contains("1 equivalent plant excluded"));
+    assert!(plain.contains("commit 0123456789ab "), "long hashes are shortened: {plain}");
+    assert!(!plain.contains("NOT trustworthy"));
+
+    report.trustworthy = false;
+    report.scorer = "string".into();
+    report.gate_pass = false;
+    let coloured = render_human(&report, true);
+    assert!(coloured.contains("\x1b[31mFAIL\x1b[0m"));
+    assert!(coloured.contains("NOT trustworthy"));
+}
+
+#[test]
+fn junit_has_one_case_per_plant_with_the_right_counts_and_escaping() {
+    let mut report = report();
+    report.plants[0].caught_by = Some("<b>bold</b> & \"quoted\" \u{1b}[31m".into());
+    report.plants[1].category = "cat\"<&>".into();
+    let xml = render_junit(&report);
+    let document = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let suite = document.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+    assert_eq!(suite.attribute("tests"), Some("4"));
+    assert_eq!(suite.attribute("failures"), Some("1"));
+    assert_eq!(suite.attribute("skipped"), Some("1"));
+    let cases: Vec<_> = document.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 4);
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("failure"))).count(), 1);
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 1);
+    assert_eq!(cases[1].attribute("classname"), Some("calibrate.cat\"<&>"), "attributes round-trip");
+    assert_eq!(cases[0].attribute("name"), Some("src/a.rs:10 relational-boundary"));
+    let out = cases[0].children().find(|n| n.has_tag_name("system-out")).unwrap().text().unwrap();
+    assert_eq!(
+        out, "caught by: <b>bold</b> & \"quoted\" \u{FFFD}[31m",
+        "text round-trips, control characters replaced"
+    );
+    let failure = cases[1].children().find(|n| n.has_tag_name("failure")).unwrap();
+    assert!(failure.text().unwrap().contains("+let end = start + 1;"));
+    let properties: Vec<_> = document.descendants().filter(|n| n.has_tag_name("property")).collect();
+    assert!(
+        properties
+            .iter()
+            .any(|p| p.attribute("name") == Some("gatePass") && p.attribute("value") == Some("true"))
+    );
+}
+
+#[test]
+fn html_is_self_contained_and_escapes_hostile_text() {
+    let hostile = "<script>alert('x')</script>";
+    let mut report = report();
+    report.plants[0].caught_by = Some(format!("finding {hostile}"));
+    report.plants[0].file = format!("src/{hostile}.rs");
+    report.plants[1].defect = Some(hostile.into());
+    report.plants[1].diff = format!("-{hostile}\n+\"><img src=x onerror=alert(1)>\n");
+    report.commit = hostile.into();
+    report.scorer = hostile.into();
+    report.trustworthy = false;
+    let mut categories = std::mem::take(&mut report.per_category);
+    let score = categories.remove("off-by-one").unwrap();
+    categories.insert(hostile.into(), score);
+    report.per_category = categories;
+
+    let html = render_html(&report);
+    assert!(!html.contains("<script"), "unescaped script tag");
+    assert!(!html.contains("<img"), "unescaped img tag");
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<section class=\"plant").count(), 4);
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert_eq!(
+        html.matches("<rect").count(),
+        2 * report.per_category.len(),
+        "a track and a bar per category"
+    );
+    assert!(html.contains("Caught by:"));
+    assert!(html.contains("<span class=\"add\">+&quot;&gt;&lt;img"), "diff lines are classed and escaped");
+    for external in ["<link", "src=\"http", "<script", "@import"] {
+        assert!(!html.contains(external), "external resource {external}");
+    }
+}
