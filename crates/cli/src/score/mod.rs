@@ -1,0 +1,132 @@
+//! Review scoring: a review's rubric scores, confidence and issues in; a verdict out.
+//! `revcal score`.
+
+mod read;
+mod render;
+
+use crate::args::LibraryArgs;
+use crate::library;
+use crate::output::emit;
+use crate::style::Style;
+use anyhow::Context;
+use clap::Args;
+use read::{Invalid, read_text};
+use revcal_rubric_model::suggest;
+use revcal_score::{INVALID_INPUT_EXIT_CODE, Reviews, Scorer, parse_document};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `revcal score`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The review (JSON or YAML):
+  rubric_scores   one score per criterion of the rubric, on its scale (required)
+  confidence      0..1; missing or below the rubric's confidence_threshold is UNCLEAR
+  issues          [{severity, category, file, line, message, suggestion}]; or
+                  blocking_issues + suggestions; `location: \"file:line\"` for file + line
+  rationale       free text
+Critical and major issues block (FAIL); minor ones are suggestions; an unknown or missing
+severity blocks. An array of reviews is a council: per-criterion medians, merged issues,
+confidence = mean member confidence x agreement. Every weight, cap and threshold comes
+from the rubric file.
+
+Exit status: 0 PASS, 1 FAIL, 2 UNCLEAR, 3 invalid input (the message names the file,
+line and column, and the field).
+
+Examples:
+  revcal score review.json
+  revcal score review.yaml --json
+  my-reviewer --diff HEAD~1 | revcal score -
+  revcal score council.json                 (an array of reviews)
+  revcal score story-review.json --rubric user_story_quality_v1 --artifact STORY.md")]
+pub struct ScoreArgs {
+    /// The review (JSON or YAML), or `-` for standard input. An array of reviews is a council.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub file: PathBuf,
+    /// The rubric to score against, by rubric_id.
+    #[arg(long, value_name = "ID", default_value = "code_review_v1")]
+    pub rubric: String,
+    #[command(flatten)]
+    pub library: LibraryArgs,
+    /// The artifact the review judged (a story, a plan, ...): its text is checked against the
+    /// rubric's negative criteria, and any match fails it.
+    #[arg(long, value_name = "FILE")]
+    pub artifact: Option<PathBuf>,
+    /// Print the JSON report (SPEC 4.3's keys) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `revcal score`: exit 0 PASS, 1 FAIL, 2 UNCLEAR, 3 invalid input.
+pub fn run(args: ScoreArgs, style: &Style) -> anyhow::Result<ExitCode> {
+    match score(&args, style) {
+        Ok(code) => Ok(code),
+        Err(Failure::Output(error)) => Err(error),
+        Err(Failure::Invalid(invalid)) => {
+            eprint!("{invalid}");
+            Ok(ExitCode::from(INVALID_INPUT_EXIT_CODE))
+        }
+    }
+}
+
+/// Why scoring stopped: bad input (exit 3) or a failure to write the result.
+enum Failure {
+    Invalid(Invalid),
+    Output(anyhow::Error),
+}
+
+impl From<Invalid> for Failure {
+    fn from(invalid: Invalid) -> Failure {
+        Failure::Invalid(invalid)
+    }
+}
+
+fn score(args: &ScoreArgs, style: &Style) -> Result<ExitCode, Failure> {
+    let (repository, source) =
+        library::load(&args.library).map_err(|error| Invalid::message(format!("{error:#}")))?;
+    let Some(rubric) = repository.get(&args.rubric) else {
+        let ids: Vec<String> = repository.list().iter().map(|r| r.rubric_id.clone()).collect();
+        let hint = match suggest::closest(&args.rubric, ids.iter().map(String::as_str)) {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!("known rubrics: {}", ids.join(", ")),
+        };
+        return Err(Invalid::message(format!("no rubric `{}` in {source}; {hint}", args.rubric)).into());
+    };
+    let scorer = Scorer::new(&rubric).map_err(|error| Invalid::message(error.to_string()))?;
+
+    let (shown, text) = read_text(&args.file, "review")?;
+    let artifact = match &args.artifact {
+        Some(path) => Some(read_text(path, "artifact")?.1),
+        None => None,
+    };
+    let document = parse_document(&text, read::format_of(&args.file))
+        .map_err(|error| Invalid::review(&shown, error, None))?;
+    for warning in &document.warnings {
+        eprintln!("{}", render::warning(&shown, warning));
+    }
+    let place = |error| Invalid::review(&shown, error, Some(&document));
+    let context =
+        render::Context { rubric: &rubric, review_file: &shown, artifact_given: artifact.is_some() };
+    let (text, code) = match &document.reviews {
+        Reviews::Single(review) => {
+            let evaluation = scorer.score(review, artifact.as_deref()).map_err(place)?;
+            let text =
+                if args.json { json(&evaluation)? } else { render::single(&evaluation, &context, style) };
+            (text, evaluation.exit_code())
+        }
+        Reviews::Council(reviews) => {
+            let council = scorer.score_council(reviews, artifact.as_deref()).map_err(place)?;
+            let text = if args.json { json(&council)? } else { render::council(&council, &context, style) };
+            (text, council.exit_code())
+        }
+    };
+    emit(&text).context("cannot write the score").map_err(Failure::Output)?;
+    Ok(ExitCode::from(code))
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value)
+        .map(|text| text + "\n")
+        .context("cannot write the report as JSON")
+        .map_err(Failure::Output)
+}

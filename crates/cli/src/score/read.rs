@@ -1,0 +1,89 @@
+//! Reading the review and artifact files, and reporting input that cannot be scored.
+
+use revcal_score::{Format, Problem, ReviewDocument, ScoreError};
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+/// Larger inputs are refused: no review or artifact is this big, and reading one would
+/// only exhaust memory.
+const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Input that cannot be scored (exit 3): one `error:` line per problem, each naming the
+/// file, line and column, and the field.
+#[derive(Debug)]
+pub struct Invalid {
+    lines: Vec<String>,
+}
+
+impl Invalid {
+    /// A single problem that has no position (a missing file, an unknown rubric).
+    pub fn message(text: String) -> Invalid {
+        Invalid { lines: vec![text] }
+    }
+
+    /// The problems of a review that could not be read or scored, placed in `file`.
+    pub fn review(file: &str, error: ScoreError, document: Option<&ReviewDocument>) -> Invalid {
+        let error = match document {
+            Some(document) => document.place(error),
+            None => error,
+        };
+        let lines = match &error {
+            ScoreError::Parse(parse) => {
+                let at = parse.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
+                vec![format!("{file}{at}: not valid {}: {}", parse.format, parse.message)]
+            }
+            ScoreError::Invalid { problems } => problems.iter().map(|p| problem_line(file, p)).collect(),
+            other => vec![format!("{file}: {other}")],
+        };
+        Invalid { lines }
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for line in &self.lines {
+            writeln!(f, "error: {line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `file:line:col: [council member N: ]field `F`: message`.
+pub fn problem_line(file: &str, problem: &Problem) -> String {
+    let at = problem.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
+    let member = problem.member.map(|m| format!("council member {m}: ")).unwrap_or_default();
+    format!("{file}{at}: {member}field `{}`: {}", problem.field, problem.message)
+}
+
+/// The file's text and the name to show for it; `-` is standard input.
+pub fn read_text(path: &Path, what: &str) -> Result<(String, String), Invalid> {
+    let stdin = path.as_os_str() == "-";
+    let shown = if stdin { "<stdin>".to_owned() } else { path.display().to_string() };
+    let fail = |reason: String| Invalid::message(format!("cannot read the {what} `{shown}`: {reason}"));
+    let mut bytes = Vec::new();
+    let read = if stdin {
+        std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|file| file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+    };
+    read.map_err(|error| fail(error.to_string()))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(fail(format!("larger than {} MiB", MAX_INPUT_BYTES >> 20)));
+    }
+    let text = String::from_utf8(bytes).map_err(|error| {
+        let offset = error.utf8_error().valid_up_to();
+        let line = error.as_bytes()[..offset].iter().filter(|b| **b == b'\n').count() + 1;
+        fail(format!("not UTF-8 text (invalid byte at line {line}, byte offset {offset})"))
+    })?;
+    Ok((shown, text))
+}
+
+/// The format a file's extension names; `None` (guess from the text) for others and stdin.
+pub fn format_of(path: &Path) -> Option<Format> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "json" => Some(Format::Json),
+        "yaml" | "yml" => Some(Format::Yaml),
+        _ => None,
+    }
+}
