@@ -134,15 +134,36 @@ fn a_hanging_judge_times_out_and_its_process_group_is_killed() {
     assert!(error.to_string().contains("0.5s"), "{error}");
 
     let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let gone = (0..100).any(|_| {
+    assert!(process_gone(&pid), "the judge's child process {pid} survived the timeout");
+}
+
+#[test]
+fn an_answer_counts_once_the_judge_exits_and_its_leftover_children_are_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    // The background `sleep` inherits stdout and would hold the pipe open for 30 s.
+    let judge = CommandJudge::new(format!(
+        "cat >/dev/null; sleep 30 & echo $! > '{}'; echo '{{\"match\": true}}'",
+        pid_file.display()
+    ))
+    .timeout(Duration::from_secs(20));
+    let started = Instant::now();
+    assert!(judge.judge(&request("x")).unwrap());
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    assert!(process_gone(&pid), "the leftover child {pid} survived");
+}
+
+/// Whether a process is gone (or a zombie), polling for up to two seconds.
+fn process_gone(pid: &str) -> bool {
+    (0..100).any(|_| {
         let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')));
         if alive {
             std::thread::sleep(Duration::from_millis(20));
         }
         !alive
-    });
-    assert!(gone, "the judge's child process {pid} survived the timeout");
+    })
 }
 
 #[test]

@@ -388,3 +388,61 @@ fn html_is_self_contained_and_escapes_hostile_text() {
         assert!(!html.contains(external), "external resource {external}");
     }
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use revcal_calibrate::report::{FindingClass, Gates, PlantRecord, Report, TrialRecord};
+
+    fn class() -> impl Strategy<Value = FindingClass> {
+        prop_oneof![
+            Just(FindingClass::TruePositive),
+            Just(FindingClass::FalsePositive),
+            Just(FindingClass::LocatedOnly)
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn numbers_stay_consistent(
+            excluded in prop::collection::vec(any::<bool>(), 0..12),
+            caught in prop::collection::vec(prop::collection::vec(any::<bool>(), 12), 1..4),
+            findings in prop::collection::vec(prop::collection::vec(class(), 0..10), 4),
+            min_recall in 0.0f64..=1.0,
+        ) {
+            let plants: Vec<PlantRecord> = excluded.iter().enumerate().map(|(i, excluded)| {
+                let plant = PlantRecord::new("f.rs", i as u32 + 1, ["a", "b", "c"][i % 3], "op", "x", "y");
+                if *excluded { plant.excluded() } else { plant }
+            }).collect();
+            let valid = excluded.iter().filter(|e| !**e).count();
+            let mut builder = Report::builder("HEAD", "judge", Gates { min_recall, min_precision: None }).plants(plants);
+            for (t, row) in caught.iter().enumerate() {
+                let mut trial = TrialRecord::new(Some(0));
+                for (i, hit) in row.iter().enumerate().take(excluded.len()) {
+                    if *hit && !excluded[i] {
+                        trial.caught_by.insert(i, format!("finding {i}"));
+                    }
+                }
+                trial.findings = findings[t].clone();
+                builder = builder.trial(trial);
+            }
+            let report = builder.build().unwrap();
+            prop_assert_eq!(report.total, valid * caught.len());
+            prop_assert!(report.caught <= report.total);
+            prop_assert!((0.0..=1.0).contains(&report.recall));
+            prop_assert_eq!(report.equivalent_excluded, excluded.len() - valid);
+            match report.precision {
+                None => prop_assert_eq!(report.true_positives + report.false_positives, 0),
+                Some(p) => prop_assert!((0.0..=1.0).contains(&p) && report.true_positives + report.false_positives > 0),
+            }
+            if let Some(interval) = report.recall_interval {
+                prop_assert!(interval.low <= report.recall + 1e-12 && report.recall <= interval.high + 1e-12);
+            }
+            let category_caught: usize = report.per_category.values().map(|c| c.caught).sum();
+            let category_total: usize = report.per_category.values().map(|c| c.total).sum();
+            prop_assert_eq!((category_caught, category_total), (report.caught, report.total));
+            prop_assert_eq!(report.gate_pass, report.total > 0 && report.recall + 1e-9 >= min_recall);
+            let json = serde_json::to_value(&report).unwrap();
+            prop_assert_eq!(json["plants"].as_array().unwrap().len(), excluded.len());
+        }
+    }
+}

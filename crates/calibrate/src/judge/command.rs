@@ -15,6 +15,8 @@ use super::{Judge, JudgeError, JudgeRequest};
 
 /// How much of stderr is kept for error messages.
 const STDERR_KEPT: usize = 2048;
+/// How long stdout may stay open after the command exited (held by a background process).
+const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// How much of a bad answer is quoted in an error message.
 const ANSWER_QUOTED: usize = 200;
 
@@ -110,12 +112,9 @@ impl CommandJudge {
                 return Err(error);
             }
         };
-        let stdout = match stdout.map(|rx| receive_by(&rx, deadline)).transpose() {
+        let stdout = match stdout.map(|rx| self.collect_after_exit(&rx, &mut child, deadline)).transpose() {
             Ok(output) => output.unwrap_or_default(),
-            Err(Waited::TimedOut) => {
-                kill_group(&mut child);
-                return Err(self.timed_out());
-            }
+            Err(Waited::TimedOut) => return Err(self.timed_out()),
             Err(Waited::Failed(source)) => {
                 return Err(JudgeError::Io { command: self.command.clone(), source });
             }
@@ -163,6 +162,25 @@ impl CommandJudge {
             }
             thread::sleep(pause.min(deadline - now));
             pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    /// The command's stdout once it has exited. A background process it left behind may hold
+    /// the pipe open: after a short grace the process group is killed, which closes the pipe.
+    fn collect_after_exit(
+        &self,
+        stdout: &Receiver<std::io::Result<Captured>>,
+        child: &mut Child,
+        deadline: Instant,
+    ) -> Result<Captured, Waited> {
+        let grace = (Instant::now() + EXIT_GRACE).min(deadline);
+        match receive_by(stdout, grace) {
+            Err(Waited::TimedOut) => {
+                tracing::debug!(command = %self.command, "judge exited but its output is still open; killing its group");
+                kill_group(child);
+                receive_by(stdout, Instant::now() + EXIT_GRACE)
+            }
+            other => other,
         }
     }
 
