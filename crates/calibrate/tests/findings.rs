@@ -361,3 +361,39 @@ fn a_finding_without_file_or_line_locates_nothing() {
     finding.file = None;
     assert!(!locates(&finding, "src/lib.rs", 20));
 }
+
+#[test]
+fn sarif_results_that_report_no_problem_are_skipped_with_a_reason() {
+    let parsed = parse_findings(
+        r#"{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": [
+            {"ruleId": "a", "kind": "pass", "message": {"text": "ok"}},
+            {"ruleId": "b", "message": {"text": "hidden"}, "suppressions": [{"kind": "inSource"}]},
+            {"ruleId": "c", "message": {"text": "still reported"}, "suppressions": [{"kind": "external", "status": "rejected"}]},
+            {"ruleId": "d", "message": {"text": "fixed"}, "baselineState": "absent"},
+            {"ruleId": "e", "kind": "review", "message": {"text": "look here"}}
+        ]}]}"#,
+    );
+    assert_eq!(parsed.format, Some(FindingFormat::Sarif));
+    let texts: Vec<&str> = parsed.findings.iter().map(|f| f.text.as_str()).collect();
+    assert_eq!(texts, ["[c] still reported", "[e] look here"]);
+    for expected in [
+        "runs[0].results[0]: kind \"pass\" reports no problem; skipped",
+        "runs[0].results[1]: suppressed; skipped",
+        "runs[0].results[3]: baselineState \"absent\"",
+    ] {
+        assert!(
+            parsed.warnings.iter().any(|w| w.contains(expected)),
+            "missing {expected:?} in {:#?}",
+            parsed.warnings
+        );
+    }
+}
+
+#[test]
+fn a_logged_file_list_is_not_mistaken_for_findings() {
+    let parsed = parse_findings(
+        "scanning [{\"path\": \"src/a.rs\", \"size\": 10}, {\"path\": \"src/b.rs\", \"size\": 7}]\nLGTM",
+    );
+    assert_eq!(parsed.format, None);
+    assert!(parsed.findings.is_empty());
+}

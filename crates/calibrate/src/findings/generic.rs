@@ -36,10 +36,14 @@ pub(super) fn items_to_findings(
         .collect()
 }
 
-/// Whether a value is an object with at least one key a finding would have, or a string.
+/// Whether a bare array's item looks like a finding: an object that says something (a text
+/// key) or points at a line (a line or location key). A file name alone is not enough: logs
+/// list files (`[{"path": "src/a.rs", "size": 10}]`) without reporting anything about them.
 fn looks_like_finding(value: &Value) -> bool {
     match value {
-        Value::Object(object) => has_finding_key(object),
+        Value::Object(object) => {
+            LINE_KEYS.iter().chain(TEXT_KEYS).chain(["location"].iter()).any(|key| object.contains_key(*key))
+        }
         _ => false,
     }
 }

@@ -32,13 +32,39 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
         for (index, result) in results.iter().enumerate() {
             let at = format!("{at}.results[{index}]");
             match result.as_object() {
-                Some(result) => findings.push(from_result(run, result, &at, &mut warnings)),
+                Some(result) => match not_a_finding(result) {
+                    Some(reason) => warnings.push(format!("{at}: {reason}; skipped")),
+                    None => findings.push(from_result(run, result, &at, &mut warnings)),
+                },
                 None => warnings
                     .push(format!("{at}: expected an object, found {}; skipped", generic::kind(result))),
             }
         }
     }
     Some((FindingFormat::Sarif, findings, warnings))
+}
+
+/// Why a result reports no problem, if it does not: a `kind` other than `fail`, `review` or
+/// `open` (a passed or not-applicable check), a result that is suppressed (a suppression whose
+/// status is absent, meaning accepted, or `accepted`), or one absent from the current run.
+fn not_a_finding(result: &Map<String, Value>) -> Option<String> {
+    if let Some(kind) = result.get("kind").and_then(Value::as_str) {
+        if matches!(kind, "pass" | "notApplicable" | "informational") {
+            return Some(format!("kind \"{kind}\" reports no problem"));
+        }
+    }
+    let suppressed = result.get("suppressions").and_then(Value::as_array).is_some_and(|suppressions| {
+        suppressions
+            .iter()
+            .any(|s| matches!(s.get("status").and_then(Value::as_str), None | Some("accepted")))
+    });
+    if suppressed {
+        return Some("suppressed".to_string());
+    }
+    if result.get("baselineState").and_then(Value::as_str) == Some("absent") {
+        return Some("baselineState \"absent\": no longer present".to_string());
+    }
+    None
 }
 
 fn from_result(
