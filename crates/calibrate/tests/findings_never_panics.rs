@@ -48,7 +48,23 @@ fn deep_nesting_and_huge_lines_do_not_overflow_or_stall() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(parse_findings(&deep).findings.is_empty());
     let unbalanced = "{\"a\": ".repeat(50_000);
-    assert!(parse_findings(&unbalanced).findings.is_empty());
+    let parsed = parse_findings(&unbalanced);
+    assert!(parsed.findings.is_empty());
+    assert!(
+        parsed.warnings.iter().any(|w| w.contains("stopped looking for embedded JSON")),
+        "{:?}",
+        parsed.warnings
+    );
     let long_line = format!("{}src/a.rs:7 bug", "x".repeat(1_000_000));
     assert_eq!(parse_findings(&long_line).findings.len(), 1);
+}
+
+#[test]
+fn a_findings_document_after_many_broken_fragments_is_still_found() {
+    let noise = "progress {\"file\": \"src/x.rs\", \"state\": trunc\n".repeat(500);
+    let output =
+        format!("{noise}{{\"findings\": [{{\"file\": \"src/a.rs\", \"line\": 3, \"title\": \"bug\"}}]}}\n");
+    let parsed = parse_findings(&output);
+    assert_eq!(parsed.findings.len(), 1);
+    assert_eq!(parsed.findings[0].file.as_deref(), Some("src/a.rs"));
 }

@@ -10,7 +10,7 @@ use super::{Finding, FindingFormat, ParsedFindings, recognise};
 pub(super) const NESTING_BUDGET: u8 = 4;
 /// After this many failed parse attempts the scan gives up (protects against quadratic time
 /// on huge outputs full of unbalanced brackets).
-const MAX_FAILED_ATTEMPTS: usize = 10_000;
+const MAX_FAILED_ATTEMPTS: usize = 2_000;
 
 /// A recognised findings document.
 pub(super) struct Document {
