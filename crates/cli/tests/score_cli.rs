@@ -337,3 +337,30 @@ fn colour_only_when_asked_or_on_a_terminal() {
     let output = revcal(&["score", "examples/reviews/spec_4_3_fail.json", "--color", "always"]);
     assert!(stdout(&output).contains("\x1b[1;31mFAIL"), "{}", stdout(&output));
 }
+
+/// Every `$ revcal score ...` session in docs/scoring.md is a real run: the command is run
+/// again and must print the same text and exit with the same code.
+#[test]
+fn the_worked_examples_in_the_docs_are_real_runs() {
+    let doc = std::fs::read_to_string(root().join("docs/scoring.md")).unwrap();
+    let mut checked = 0;
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let Some(command) = line.strip_prefix("$ revcal ") else { continue };
+        let mut expected = Vec::new();
+        for line in lines.by_ref() {
+            if line == "$ echo $?" {
+                break;
+            }
+            expected.push(line);
+        }
+        let code: i32 = lines.next().unwrap().parse().unwrap();
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let output = revcal(&args);
+        let actual = format!("{}{}", stdout(&output), stderr(&output));
+        assert_eq!(actual.trim_end(), expected.join("\n"), "docs/scoring.md: revcal {command}");
+        assert_eq!(output.status.code(), Some(code), "docs/scoring.md: revcal {command}");
+        checked += 1;
+    }
+    assert!(checked >= 6, "the worked examples are in the docs ({checked} found)");
+}
