@@ -364,3 +364,33 @@ fn the_worked_examples_in_the_docs_are_real_runs() {
     }
     assert!(checked >= 6, "the worked examples are in the docs ({checked} found)");
 }
+
+#[test]
+fn invalid_input_with_json_prints_the_problems_as_json() {
+    let output = revcal(&["score", "examples/reviews/out_of_scale.yaml", "--json"]);
+    assert_eq!(output.status.code(), Some(3));
+    let report = report(&output);
+    assert_eq!(report["error"], "invalid input");
+    let problem = &report["problems"][0];
+    assert_eq!(problem["file"], "examples/reviews/out_of_scale.yaml");
+    assert_eq!((problem["line"].as_u64(), problem["column"].as_u64()), (Some(3), Some(13)));
+    assert_eq!(problem["field"], "rubric_scores.accuracy");
+    assert!(problem["message"].as_str().unwrap().contains("score 11"), "{problem}");
+    assert!(
+        stderr(&output).contains("error: examples/reviews/out_of_scale.yaml:3:13"),
+        "stderr keeps the text"
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut child = command(&root(), &["score", "examples/reviews/council.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before revcal writes
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "the verdict's exit code: {}", stderr(&output));
+    assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+}

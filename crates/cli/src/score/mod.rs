@@ -52,7 +52,9 @@ pub struct ScoreArgs {
     /// rubric's negative criteria, and any match fails it.
     #[arg(long, value_name = "FILE")]
     pub artifact: Option<PathBuf>,
-    /// Print the JSON report (SPEC 4.3's keys) instead of the table.
+    /// Print the JSON report (SPEC 4.3's keys) instead of the table; invalid input prints
+    /// `{"error": "invalid input", "problems": [...]}`, each problem with file, line,
+    /// column, field, member and message.
     #[arg(long)]
     pub json: bool,
 }
@@ -64,6 +66,10 @@ pub fn run(args: ScoreArgs, style: &Style) -> anyhow::Result<ExitCode> {
         Err(Failure::Output(error)) => Err(error),
         Err(Failure::Invalid(invalid)) => {
             eprint!("{invalid}");
+            if args.json {
+                let text = serde_json::to_string_pretty(&invalid.to_json())? + "\n";
+                emit(&text).context("cannot write the error report")?;
+            }
             Ok(ExitCode::from(INVALID_INPUT_EXIT_CODE))
         }
     }

@@ -1,8 +1,8 @@
 //! Reading the review and artifact files, and reporting input that cannot be scored.
 
-use revcal_score::{Format, Problem, ReviewDocument, ScoreError};
+use revcal_score::{Format, Position, Problem, ReviewDocument, ScoreError};
 use std::fmt;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 /// Larger inputs are refused: no review or artifact is this big, and reading one would
@@ -14,12 +14,20 @@ const MAX_INPUT_BYTES: u64 = 64 << 20;
 #[derive(Debug)]
 pub struct Invalid {
     lines: Vec<String>,
+    problems: Vec<serde_json::Value>,
 }
 
 impl Invalid {
     /// A single problem that has no position (a missing file, an unknown rubric).
     pub fn message(text: String) -> Invalid {
-        Invalid { lines: vec![text] }
+        let problems = vec![serde_json::json!({"message": text})];
+        Invalid { lines: vec![text], problems }
+    }
+
+    /// The problems as JSON, for `--json`: `{"error": "invalid input", "problems": [{file,
+    /// line, column, field, member, message}]}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"error": "invalid input", "problems": self.problems})
     }
 
     /// The problems of a review that could not be read or scored, placed in `file`.
@@ -28,15 +36,33 @@ impl Invalid {
             Some(document) => document.place(error),
             None => error,
         };
-        let lines = match &error {
+        let entry =
+            |position: Option<Position>, field: Option<&str>, member: Option<usize>, message: String| {
+                serde_json::json!({
+                    "file": file,
+                    "line": position.map(|p| p.line),
+                    "column": position.map(|p| p.column),
+                    "field": field,
+                    "member": member,
+                    "message": message,
+                })
+            };
+        let (lines, problems) = match &error {
             ScoreError::Parse(parse) => {
                 let at = parse.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
-                vec![format!("{file}{at}: not valid {}: {}", parse.format, parse.message)]
+                let message = format!("not valid {}: {}", parse.format, parse.message);
+                (vec![format!("{file}{at}: {message}")], vec![entry(parse.position, None, None, message)])
             }
-            ScoreError::Invalid { problems } => problems.iter().map(|p| problem_line(file, p)).collect(),
-            other => vec![format!("{file}: {other}")],
+            ScoreError::Invalid { problems } => (
+                problems.iter().map(|p| problem_line(file, p)).collect(),
+                problems
+                    .iter()
+                    .map(|p| entry(p.position, Some(&p.field), p.member, p.message.clone()))
+                    .collect(),
+            ),
+            other => (vec![format!("{file}: {other}")], vec![entry(None, None, None, other.to_string())]),
         };
-        Invalid { lines }
+        Invalid { lines, problems }
     }
 }
 
@@ -59,6 +85,11 @@ pub fn problem_line(file: &str, problem: &Problem) -> String {
 /// The file's text and the name to show for it; `-` is standard input.
 pub fn read_text(path: &Path, what: &str) -> Result<(String, String), Invalid> {
     let stdin = path.as_os_str() == "-";
+    if stdin && std::io::stdin().is_terminal() {
+        eprintln!(
+            "reading the {what} from standard input (end it with Ctrl-D; `revcal score --help` for more)"
+        );
+    }
     let shown = if stdin { "<stdin>".to_owned() } else { path.display().to_string() };
     let fail = |reason: String| Invalid::message(format!("cannot read the {what} `{shown}`: {reason}"));
     let mut bytes = Vec::new();
