@@ -258,6 +258,13 @@ impl Calibration {
         let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
         self.stage("checking witnesses", Some(witnessed));
         let mut excluded = vec![false; plants.len()];
+        // Every witness on the original first: the scratch tree stays unchanged between these
+        // runs, so build-based witnesses (cargo test, ...) build the original once.
+        if let Some(scratch) = scratch.as_mut() {
+            for witness in plants.iter().filter_map(|p| p.witness.as_deref()) {
+                scratch.run(witness, None, &signals)?;
+            }
+        }
         for (index, plant) in plants.iter().enumerate() {
             if let (Some(witness), Some(scratch)) = (&plant.witness, scratch.as_mut()) {
                 let result = scratch.discriminate(witness, plant, &signals)?;

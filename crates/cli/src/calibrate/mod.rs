@@ -3,6 +3,8 @@
 
 mod progress;
 
+pub use progress::bar as progress_bar;
+
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Context;
@@ -200,7 +202,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .repro_timeout(Duration::from_secs(args.repro_timeout))
         .trials(usize::try_from(args.trials).unwrap_or(1))
         .panic_during_review(std::env::var_os("REVCAL_TEST_PANIC_DURING_REVIEW").is_some())
-        .on_progress(progress::bar(args.quiet));
+        .on_progress(progress_bar(args.quiet));
     if let Some(file) = &args.plants_file {
         calibration = calibration.plants_file(file);
     }
