@@ -41,6 +41,33 @@ pub trait Judge: Send + Sync {
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError>;
 }
 
+impl<J: Judge + ?Sized> Judge for &J {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
+        (**self).judge(request)
+    }
+}
+
+impl<J: Judge + ?Sized> Judge for Box<J> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
+        (**self).judge(request)
+    }
+}
+
+impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
+        (**self).judge(request)
+    }
+}
+
 /// What a judge is asked: the planted defect and the finding that points at it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JudgeRequest {

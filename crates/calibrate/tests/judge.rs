@@ -241,3 +241,30 @@ fn requests_round_trip_through_json() {
     let back: JudgeRequest = serde_json::from_str(&json).unwrap();
     assert_eq!(back, request);
 }
+
+/// A judge that records how often it was asked, to check that wrappers forward.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl Judge for Counting {
+    fn name(&self) -> &str {
+        "counting"
+    }
+    fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(request.finding.text.contains("match"))
+    }
+}
+
+fn ask<J: Judge>(judge: J, text: &str) -> (String, bool) {
+    (judge.name().to_string(), judge.judge(&request(text)).unwrap())
+}
+
+#[test]
+fn references_boxes_and_arcs_of_judges_are_judges() {
+    let counting = std::sync::Arc::new(Counting(std::sync::atomic::AtomicUsize::new(0)));
+    assert_eq!(ask(&*counting, "a match"), ("counting".to_string(), true));
+    assert_eq!(ask(std::sync::Arc::clone(&counting), "nothing"), ("counting".to_string(), false));
+    let boxed: Box<dyn Judge> = Box::new(Counting(std::sync::atomic::AtomicUsize::new(0)));
+    assert_eq!(ask(boxed, "match"), ("counting".to_string(), true));
+    assert_eq!(counting.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
