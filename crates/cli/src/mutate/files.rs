@@ -51,10 +51,13 @@ pub struct Scan {
 /// Walks the paths and generates the mutants of every supported file, on all cores.
 pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
     let mut scan = Scan::default();
-    let mut candidates = Vec::new();
+    // Each file with the part of its path that decides whether it is a test file: below
+    // the directory given (so that `/home/me/tests/project/src` is not all tests), or the
+    // path as given for a named file.
+    let mut candidates: Vec<(PathBuf, PathBuf)> = Vec::new();
     for path in paths {
         if path.is_file() {
-            candidates.push(path.clone());
+            candidates.push((path.clone(), path.clone()));
         } else if path.is_dir() {
             let walker = ignore::WalkBuilder::new(path).require_git(false).build();
             let mut found: Vec<PathBuf> = Vec::new();
@@ -71,16 +74,19 @@ pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
                 }
             }
             found.sort();
-            candidates.extend(found);
+            candidates.extend(found.into_iter().map(|file| {
+                let below = file.strip_prefix(path).map(Path::to_path_buf).unwrap_or_else(|_| file.clone());
+                (file, below)
+            }));
         } else {
             bail!("{}: no such file or directory", path.display());
         }
     }
     let mut work: Vec<(PathBuf, Language)> = Vec::new();
-    for path in candidates {
+    for (path, below) in candidates {
         match Language::from_path(&path) {
             None => *scan.skipped.entry(Skip::UnknownExtension).or_default() += 1,
-            Some(_) if options.skip_test_files && revcal_mutate::is_test_path(&path) => {
+            Some(_) if options.skip_test_files && revcal_mutate::is_test_path(&below) => {
                 *scan.skipped.entry(Skip::TestFile).or_default() += 1
             }
             Some(language) => work.push((path, language)),
@@ -89,6 +95,8 @@ pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
 
     let results: Vec<Mutex<Option<FileResult>>> = work.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
+    // Test files were set aside above, by the path below the directory given.
+    let options = &Options { skip_test_files: false, ..options.clone() };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..threads {

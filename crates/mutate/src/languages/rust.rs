@@ -292,6 +292,7 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         "try_expression" => try_expression(node, source, out),
         "return_expression" => return_expression(node, source, out),
         "expression_statement" => statement(node, source, out),
+        "block" => tail_expression(node, source, out),
         "macro_invocation" => {
             let name = node.child_by_field_name("macro").map(|name| source.of(name));
             if name == Some("vec")
@@ -520,6 +521,82 @@ fn return_expression(node: Node, source: &Source, out: &mut Vec<Candidate>) {
             ),
         );
     }
+}
+
+/// The tail expression of a function body is its return value: replaced like a `return`.
+fn tail_expression(block: Node, source: &Source, out: &mut Vec<Candidate>) {
+    if !block.parent().is_some_and(|owner| owner.kind() == "function_item") {
+        return;
+    }
+    let Some(tail) = block.named_child(block.named_child_count().saturating_sub(1) as u32) else { return };
+    let simple = matches!(
+        tail.kind(),
+        "identifier"
+            | "field_expression"
+            | "call_expression"
+            | "binary_expression"
+            | "unary_expression"
+            | "index_expression"
+            | "integer_literal"
+            | "scoped_identifier"
+    );
+    if !simple
+        || tail.end_byte() + 1 < block.end_byte()
+            && source
+                .text
+                .get(tail.end_byte()..block.end_byte())
+                .is_some_and(|rest| rest.trim_start().starts_with(';'))
+    {
+        return;
+    }
+    let text = source.of(tail);
+    if is_boolean_expression(tail, source) {
+        for constant in ["true", "false"] {
+            push(
+                out,
+                range(tail),
+                constant,
+                "constant-return",
+                Category::ReturnValue,
+                changed(text, constant, "the function now gives the same answer whatever its input"),
+            );
+        }
+        return;
+    }
+    let function = tail.child_by_field_name("function").map(|f| source.of(f));
+    if let (Some("Ok"), Some(arguments)) = (function, tail.child_by_field_name("arguments")) {
+        let inner = arguments.named_child(0).filter(|_| arguments.named_child_count() == 1);
+        if let Some(inner) = inner.filter(|inner| source.of(*inner) != "()") {
+            push(
+                out,
+                range(inner),
+                "Default::default()",
+                "default-return",
+                Category::ReturnValue,
+                changed(
+                    text,
+                    "Ok(Default::default())",
+                    "the function now succeeds with an empty or zero value instead of its result",
+                ),
+            );
+        }
+        return;
+    }
+    if matches!(function, Some("Some" | "Err")) || matches!(text, "None" | "()" | "self" | "Self") {
+        return;
+    }
+    push(
+        out,
+        range(tail),
+        "Default::default()",
+        "default-return",
+        Category::ReturnValue,
+        changed(
+            text,
+            "Default::default()",
+            "the function now returns an empty or zero value instead of its result",
+        ),
+    );
 }
 
 fn is_boolean_expression(node: Node, source: &Source) -> bool {

@@ -1,0 +1,127 @@
+//! No mutant touches a comment, a string's contents, test code, an import, a type, a
+//! `const`/`static` initialiser, a decorator or a skip-marked line; the code around them is
+//! mutated. The fixtures mark forbidden lines with BEGIN-FORBIDDEN ... END-FORBIDDEN (in
+//! comments) and lines holding a literal with STRING-LINE.
+
+use revcal_mutate::{Mutant, Options, analyze, generate_mutants};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The fixture's text, and the relative path it is analysed under (the absolute path lies
+/// under `tests/`, which would make every fixture a test file).
+fn fixture(name: &str) -> (PathBuf, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skip").join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    (PathBuf::from("src").join(name), text)
+}
+
+/// 1-based lines from each BEGIN-FORBIDDEN line to the next END-FORBIDDEN line.
+fn forbidden_lines(text: &str) -> BTreeSet<usize> {
+    let mut lines = BTreeSet::new();
+    let mut open: Option<usize> = None;
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        if line.contains("BEGIN-FORBIDDEN") {
+            open = Some(number);
+        }
+        if let Some(start) = open {
+            lines.insert(number);
+            if line.contains("END-FORBIDDEN") {
+                lines.extend(start..=number);
+                open = None;
+            }
+        }
+    }
+    assert!(open.is_none(), "unbalanced markers");
+    lines
+}
+
+/// Byte ranges of the literal on each STRING-LINE line: from just after `= ` to the end of
+/// the statement.
+fn literal_ranges(text: &str) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.contains("STRING-LINE") {
+            let start = line.find("= ").unwrap() + 2;
+            let end = line.rfind(';').or_else(|| line.find("  #")).unwrap();
+            ranges.push((offset + start, offset + end));
+        }
+        offset += line.len();
+    }
+    ranges
+}
+
+fn check(name: &str) -> Vec<Mutant> {
+    let (path, text) = fixture(name);
+    let analysis = analyze(&path, &text, &Options::default()).unwrap();
+    assert!(analysis.warnings.is_empty(), "{:?}", analysis.warnings);
+    let forbidden = forbidden_lines(&text);
+    assert!(!forbidden.is_empty());
+    for mutant in &analysis.mutants {
+        for line in mutant.line..=mutant.end_line {
+            assert!(!forbidden.contains(&line), "{name}: mutant in a forbidden line: {mutant:#?}");
+        }
+        for (start, end) in literal_ranges(&text) {
+            let inside = |byte: usize| byte > start && byte < end - 1;
+            assert!(
+                !inside(mutant.start_byte) && !inside(mutant.end_byte),
+                "{name}: mutant inside a literal: {mutant:#?}"
+            );
+        }
+    }
+    analysis.mutants
+}
+
+fn operators_on_line(mutants: &[Mutant], text: &str, needle: &str) -> BTreeSet<String> {
+    let line = text.lines().position(|line| line.contains(needle)).unwrap() + 1;
+    mutants.iter().filter(|mutant| mutant.line == line).map(|mutant| mutant.operator.clone()).collect()
+}
+
+#[test]
+fn rust_fixture_mutates_logic_and_nothing_forbidden() {
+    let mutants = check("skips.rs");
+    let (_, text) = fixture("skips.rs");
+    assert!(operators_on_line(&mutants, &text, "if values[i] > limit").contains("comparison-boundary"));
+    assert!(operators_on_line(&mutants, &text, "for i in 0..values.len()").contains("range-end"));
+    let after = operators_on_line(&mutants, &text, "a <= b || a == 0");
+    assert!(after.contains("and-or-swap") && after.contains("equality-flip"), "{after:?}");
+    assert!(operators_on_line(&mutants, &text, "count += 1;").contains("compound-assignment-swap"));
+}
+
+#[test]
+fn python_fixture_mutates_logic_and_nothing_forbidden() {
+    let mutants = check("skips.py");
+    let (_, text) = fixture("skips.py");
+    assert!(operators_on_line(&mutants, &text, "if values[i] > limit").contains("comparison-boundary"));
+    assert!(operators_on_line(&mutants, &text, "for i in range(len(values))").contains("range-end"));
+    assert!(operators_on_line(&mutants, &text, "if b is None").contains("none-guard-removed"));
+    let annotated = operators_on_line(&mutants, &text, "sizes: list[int] = [1, 2]");
+    assert!(annotated.contains("empty-collection"), "the value is mutated: {annotated:?}");
+    let line = text.lines().position(|line| line.contains("sizes: list[int]")).unwrap() + 1;
+    for mutant in mutants.iter().filter(|mutant| mutant.line == line) {
+        assert!(mutant.column > "    sizes: list[int] ".len(), "annotation touched: {mutant:#?}");
+    }
+}
+
+#[test]
+fn javascript_fixture_mutates_logic_and_nothing_forbidden() {
+    let mutants = check("skips.js");
+    let (_, text) = fixture("skips.js");
+    assert!(operators_on_line(&mutants, &text, "i < values.length").contains("comparison-boundary"));
+    assert!(operators_on_line(&mutants, &text, "if (b == null)").contains("none-guard-removed"));
+    assert!(operators_on_line(&mutants, &text, "a <= b || a === 0").contains("and-or-swap"));
+}
+
+#[test]
+fn test_files_yield_nothing_unless_asked() {
+    for name in ["test_skips.py", "skips.test.js"] {
+        let (path, text) = fixture(name);
+        assert!(generate_mutants(&path, &text, &Options::default()).unwrap().is_empty(), "{name}");
+        let with_tests = Options { skip_test_files: false, ..Options::default() };
+        assert!(
+            !generate_mutants(&path, &text, &with_tests).unwrap().is_empty(),
+            "{name} with tests included"
+        );
+    }
+}
