@@ -394,3 +394,17 @@ fn a_closed_pipe_is_not_an_error() {
     assert_eq!(output.status.code(), Some(1), "the verdict's exit code: {}", stderr(&output));
     assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
 }
+
+#[test]
+fn binary_and_non_utf8_files_exit_3_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("review.json"), b"{\"rubric_scores\":\n {\"accuracy\": \xff}}").unwrap();
+    let output = revcal_in(dir.path(), &["score", "review.json"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        stderr(&output)
+            .contains("cannot read the review `review.json`: not UTF-8 text (invalid byte at line 2"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -333,3 +333,13 @@ fn council_errors_name_the_member() {
     assert!(error.to_string().contains("council member 1"), "{error}");
     assert!(matches!(parse_document("[]", None), Err(ScoreError::EmptyCouncil)));
 }
+
+#[test]
+fn non_finite_yaml_numbers_are_refused_not_clamped() {
+    let review = single(
+        "rubric_scores: {accuracy: .nan, completeness: .inf, clarity: 9, conciseness: 9, relevance: 9}\nconfidence: .nan\n",
+    );
+    let error = score(&code_review(), &review).unwrap_err();
+    let fields: Vec<&str> = error.problems().iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(fields, ["rubric_scores.accuracy", "rubric_scores.completeness", "confidence"]);
+}
