@@ -86,7 +86,7 @@ pub struct MutateArgs {
     /// modules inside other files are never mutated.
     #[arg(long)]
     pub include_tests: bool,
-    /// Skip files larger than this many bytes (default 8 MiB).
+    /// Skip files larger than this many bytes (default 2 MiB).
     #[arg(long, value_name = "BYTES")]
     pub max_file_size: Option<usize>,
     /// Settings file (default: ./revcal.toml when it exists; its [mutate] table is read).

@@ -40,9 +40,7 @@ fn check_original(source: &str, mutant: &Mutant) -> Result<(), MutateError> {
     let Some(found) = source.get(mutant.start_byte..mutant.end_byte) else {
         return Err(MutateError::OutOfRange {
             id: mutant.id.clone(),
-            file: mutant.file.clone(),
-            line: mutant.line,
-            column: mutant.column,
+            at: mutant.location(),
             start_byte: mutant.start_byte,
             end_byte: mutant.end_byte,
             len: source.len(),
@@ -51,9 +49,7 @@ fn check_original(source: &str, mutant: &Mutant) -> Result<(), MutateError> {
     if found != mutant.original {
         return Err(MutateError::OriginalMismatch {
             id: mutant.id.clone(),
-            file: mutant.file.clone(),
-            line: mutant.line,
-            column: mutant.column,
+            at: mutant.location(),
             start_byte: mutant.start_byte,
             end_byte: mutant.end_byte,
             expected: mutant.original.clone(),

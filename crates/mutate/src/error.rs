@@ -38,19 +38,13 @@ pub enum MutateError {
         /// The path as given.
         path: PathBuf,
     },
-    /// A mutant's byte range lies outside the source it is applied to.
-    #[error(
-        "mutant {id} ({file}:{line}:{column}): bytes {start_byte}..{end_byte} are outside the {len}-byte source"
-    )]
+    /// A mutant's byte range lies outside the source it is applied to (or splits a character).
+    #[error("mutant {id} ({at}): bytes {start_byte}..{end_byte} are outside the {len}-byte source")]
     OutOfRange {
         /// The mutant's id.
         id: String,
-        /// The mutant's file.
-        file: String,
-        /// The mutant's line.
-        line: usize,
-        /// The mutant's column.
-        column: usize,
+        /// The mutant's `file:line:column`.
+        at: String,
         /// Start of the range.
         start_byte: usize,
         /// End of the range.
@@ -61,17 +55,13 @@ pub enum MutateError {
     /// The source at a mutant's range is not the mutant's `original` text: the file changed
     /// since the mutant was generated, or the mutant belongs to another file.
     #[error(
-        "mutant {id} ({file}:{line}:{column}): expected `{expected}` at bytes {start_byte}..{end_byte}, found `{found}`; the file changed since the mutant was generated"
+        "mutant {id} ({at}): expected `{expected}` at bytes {start_byte}..{end_byte}, found `{found}`; the file changed since the mutant was generated"
     )]
     OriginalMismatch {
         /// The mutant's id.
         id: String,
-        /// The mutant's file.
-        file: String,
-        /// The mutant's line.
-        line: usize,
-        /// The mutant's column.
-        column: usize,
+        /// The mutant's `file:line:column`.
+        at: String,
         /// Start of the range.
         start_byte: usize,
         /// End of the range.

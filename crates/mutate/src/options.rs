@@ -16,7 +16,8 @@ pub struct Options {
     pub operators: Vec<String>,
     /// Never these operators.
     pub exclude_operators: Vec<String>,
-    /// Files larger than this many bytes are refused with
+    /// Files larger than this many bytes (default 2 MiB: generated or minified code) are
+    /// refused with
     /// [`MutateError::FileTooLarge`](crate::MutateError::FileTooLarge).
     pub max_file_bytes: usize,
     /// Skip test files by path ([`is_test_path`](crate::is_test_path)). Test functions and
@@ -31,7 +32,7 @@ impl Default for Options {
             exclude_categories: Vec::new(),
             operators: Vec::new(),
             exclude_operators: Vec::new(),
-            max_file_bytes: 8 * 1024 * 1024,
+            max_file_bytes: 2 * 1024 * 1024,
             skip_test_files: true,
         }
     }

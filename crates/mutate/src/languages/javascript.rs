@@ -217,21 +217,19 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 common::compound_assignment_swap(source, node, operator, out);
             }
         }
-        "array" => {
-            if node.named_child_count() > 0 && !is_pattern_context(node) {
-                push(
-                    out,
-                    range(node),
+        "array" if node.named_child_count() > 0 && !is_pattern_context(node) => {
+            push(
+                out,
+                range(node),
+                "[]",
+                "empty-collection",
+                Category::Boundary,
+                changed(
+                    source.of(node),
                     "[]",
-                    "empty-collection",
-                    Category::Boundary,
-                    changed(
-                        source.of(node),
-                        "[]",
-                        "the list is now empty, so every lookup or loop over it finds nothing",
-                    ),
-                );
-            }
+                    "the list is now empty, so every lookup or loop over it finds nothing",
+                ),
+            );
         }
         "catch_clause" => {
             if let Some(body) = node.child_by_field_name("body")
@@ -251,20 +249,18 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 );
             }
         }
-        "throw_statement" => {
-            if in_block(node) {
-                push(
-                    out,
-                    range(node),
-                    "",
-                    "throw-removed",
-                    Category::ErrorHandling,
-                    removed(
-                        source.of(node),
-                        "the error case now falls through and the code continues with bad state",
-                    ),
-                );
-            }
+        "throw_statement" if in_block(node) => {
+            push(
+                out,
+                range(node),
+                "",
+                "throw-removed",
+                Category::ErrorHandling,
+                removed(
+                    source.of(node),
+                    "the error case now falls through and the code continues with bad state",
+                ),
+            );
         }
         "return_statement" => return_statement(node, source, out),
         "expression_statement" => statement(node, source, out),

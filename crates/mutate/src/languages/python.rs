@@ -208,22 +208,20 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 common::compound_assignment_swap(source, node, operator, out);
             }
         }
-        "list" | "dictionary" => {
-            if node.named_child_count() > 0 && !is_assignment_target(node) {
-                let empty = if node.kind() == "list" { "[]" } else { "{}" };
-                push(
-                    out,
-                    range(node),
+        "list" | "dictionary" if node.named_child_count() > 0 && !is_assignment_target(node) => {
+            let empty = if node.kind() == "list" { "[]" } else { "{}" };
+            push(
+                out,
+                range(node),
+                empty,
+                "empty-collection",
+                Category::Boundary,
+                changed(
+                    source.of(node),
                     empty,
-                    "empty-collection",
-                    Category::Boundary,
-                    changed(
-                        source.of(node),
-                        empty,
-                        "the collection is now empty, so every lookup or loop over it finds nothing",
-                    ),
-                );
-            }
+                    "the collection is now empty, so every lookup or loop over it finds nothing",
+                ),
+            );
         }
         "except_clause" => except_clause(node, source, out),
         "raise_statement" => {
@@ -442,11 +440,7 @@ fn except_clause(node: Node, source: &Source, out: &mut Vec<Candidate>) {
 fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     let Some(value) = node.named_child(0) else { return };
     let text = source.of(value);
-    let boolean = match value.kind() {
-        "comparison_operator" | "not_operator" => true,
-        "boolean_operator" => true,
-        _ => false,
-    };
+    let boolean = matches!(value.kind(), "comparison_operator" | "not_operator" | "boolean_operator");
     if boolean {
         for constant in ["True", "False"] {
             push(

@@ -276,10 +276,9 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         "if_expression" => {
             if let Some(condition) = node.child_by_field_name("condition")
                 && !matches!(condition.kind(), "let_condition" | "let_chain")
+                && !none_guard(condition, source, out)
             {
-                if !none_guard(condition, source, out) {
-                    common::negate_condition(source, condition, "!", out);
-                }
+                common::negate_condition(source, condition, "!", out);
             }
         }
         "range_expression" => range_end(node, source, out),
@@ -525,7 +524,7 @@ fn return_expression(node: Node, source: &Source, out: &mut Vec<Candidate>) {
 
 /// The tail expression of a function body is its return value: replaced like a `return`.
 fn tail_expression(block: Node, source: &Source, out: &mut Vec<Candidate>) {
-    if !block.parent().is_some_and(|owner| owner.kind() == "function_item") {
+    if block.parent().is_none_or(|owner| owner.kind() != "function_item") {
         return;
     }
     let Some(tail) = block.named_child(block.named_child_count().saturating_sub(1) as u32) else { return };
