@@ -72,7 +72,7 @@ impl std::fmt::Display for FindingFormat {
 }
 
 /// One thing the reviewer reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Finding {
     /// The format it was read from.
     pub source: FindingFormat,

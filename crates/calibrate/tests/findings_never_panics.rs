@@ -68,3 +68,27 @@ fn a_findings_document_after_many_broken_fragments_is_still_found() {
     assert_eq!(parsed.findings.len(), 1);
     assert_eq!(parsed.findings[0].file.as_deref(), Some("src/a.rs"));
 }
+
+/// Not a timing test: with a quadratic step (deduplication, line counting) these outputs would
+/// take minutes instead of about a second.
+#[test]
+fn large_outputs_with_many_findings_are_read_whole() {
+    let prose: String =
+        (0..50_000).map(|i| format!("{i}. src/f{i}.py:{} something is wrong here\n", i + 1)).collect();
+    let parsed = parse_findings(&prose);
+    assert_eq!(parsed.format, Some(FindingFormat::Prose));
+    assert_eq!(parsed.findings.len(), 50_000);
+
+    let noisy_rdjsonl: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "log line {i}\n{{\"message\": \"m{i}\", \"location\": {{\"path\": \"a{i}.go\", \"range\": {{\"start\": {{\"line\": 3}}}}}}}}\n"
+            )
+        })
+        .collect();
+    let parsed = parse_findings(&noisy_rdjsonl);
+    assert_eq!(parsed.format, Some(FindingFormat::Rdjsonl));
+    assert!(parsed.embedded);
+    assert_eq!(parsed.findings.len(), 20_000);
+    assert_eq!(parsed.findings[19_999].file.as_deref(), Some("a19999.go"));
+}

@@ -2,6 +2,8 @@
 //! fence in an LLM's answer, or a JSON wrapper that carries the answer as a string (as
 //! `claude -p --output-format json` does in `result`).
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::{Finding, FindingFormat, ParsedFindings, recognise};
@@ -33,10 +35,11 @@ impl Document {
     fn merge(documents: Vec<Document>) -> Option<Document> {
         let mut documents = documents.into_iter();
         let mut merged = documents.next()?;
+        let mut seen: HashSet<Finding> = merged.findings.iter().cloned().collect();
         for document in documents {
             merged.warnings.extend(document.warnings);
             for finding in document.findings {
-                if !merged.findings.contains(&finding) {
+                if seen.insert(finding.clone()) {
                     merged.findings.push(finding);
                 }
             }
@@ -92,6 +95,7 @@ fn scan_documents(text: &str, budget: u8) -> (Vec<Document>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut failed = 0;
     let mut start = 0;
+    let mut lines = LineCounter { text: bytes, offset: 0, line: 1 };
     while start < bytes.len() {
         let Some(offset) = bytes[start..].iter().position(|b| *b == b'{' || *b == b'[') else { break };
         let at = start + offset;
@@ -107,7 +111,7 @@ fn scan_documents(text: &str, budget: u8) -> (Vec<Document>, Vec<String>) {
                 let empty_array = value.as_array().is_some_and(Vec::is_empty);
                 if !empty_array {
                     if let Some(mut document) = recognise_within(&value, budget) {
-                        let line = text[..at].matches('\n').count() + 1;
+                        let line = lines.line_of(at);
                         for warning in &mut document.warnings {
                             *warning = format!("JSON at line {line}: {warning}");
                         }
@@ -136,4 +140,22 @@ fn plausible_json_start(bytes: &[u8]) -> bool {
     let Some((open, rest)) = bytes.split_first() else { return false };
     let next = rest.iter().find(|b| !b.is_ascii_whitespace());
     matches!((open, next), (b'{', Some(b'"' | b'}')) | (b'[', Some(b'{' | b'[' | b']')))
+}
+
+/// 1-based line numbers of increasing byte offsets, counted incrementally (linear overall).
+struct LineCounter<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl LineCounter<'_> {
+    fn line_of(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset > self.offset {
+            self.line += self.text[self.offset..offset].iter().filter(|b| **b == b'\n').count();
+            self.offset = offset;
+        }
+        self.line
+    }
 }

@@ -1,6 +1,8 @@
 //! The last resort: free text that mentions `path/file.ext:LINE`. Every finding found this way
 //! is weak (its location was guessed from prose), and its text is the line it appeared on.
 
+use std::collections::HashSet;
+
 use super::{Finding, FindingFormat};
 
 /// What the prose reader found.
@@ -13,9 +15,10 @@ pub(super) struct Prose {
 pub(super) fn parse(text: &str) -> Prose {
     let lines: Vec<&str> = text.lines().collect();
     let mut findings: Vec<Finding> = Vec::new();
+    let mut seen: HashSet<(String, u32)> = HashSet::new();
     for (index, line) in lines.iter().enumerate() {
         for (file, number, span) in locations(line) {
-            if findings.iter().any(|f| f.file.as_deref() == Some(file.as_str()) && f.line == Some(number)) {
+            if !seen.insert((file.clone(), number)) {
                 continue;
             }
             let mut finding = Finding::new(FindingFormat::Prose, describe(&lines, index, span));
