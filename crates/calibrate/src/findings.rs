@@ -93,8 +93,8 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A finding with only a source and text; the other fields are filled by the parsers.
-    pub(crate) fn new(source: FindingFormat, text: String) -> Self {
+    /// A finding with only a source and text, pointing nowhere; set the other fields as needed.
+    pub fn new(source: FindingFormat, text: String) -> Self {
         Finding {
             source,
             file: None,
@@ -127,6 +127,18 @@ pub struct ParsedFindings {
 /// line); JSON documents embedded in log noise or Markdown fences (all recognised documents are
 /// merged, duplicates dropped); last, the prose fallback. Never panics and never fails.
 pub fn parse_findings(output: &str) -> ParsedFindings {
+    let parsed = detect_and_parse(output);
+    tracing::debug!(
+        format = parsed.format.map_or("none", FindingFormat::name),
+        findings = parsed.findings.len(),
+        warnings = parsed.warnings.len(),
+        embedded = parsed.embedded,
+        "parsed reviewer output"
+    );
+    parsed
+}
+
+fn detect_and_parse(output: &str) -> ParsedFindings {
     let trimmed = output.trim();
     if trimmed.is_empty() {
         return ParsedFindings::default();
