@@ -346,6 +346,7 @@ fn junit_has_one_case_per_plant_with_the_right_counts_and_escaping() {
     );
     let failure = cases[1].children().find(|n| n.has_tag_name("failure")).unwrap();
     assert!(failure.text().unwrap().contains("+let end = start + 1;"));
+    assert_eq!(failure.attribute("message"), Some("missed: cat\"<&> plant (plus-one) at src/a.rs:40"));
     let properties: Vec<_> = document.descendants().filter(|n| n.has_tag_name("property")).collect();
     assert!(
         properties
@@ -383,6 +384,8 @@ fn html_is_self_contained_and_escapes_hostile_text() {
         "a track and a bar per category"
     );
     assert!(html.contains("Caught by:"));
+    let label_x: usize = html.split("<text x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    assert!(label_x >= hostile.len() * 7, "the longest label fits left of the bars (x = {label_x})");
     assert!(html.contains("<span class=\"add\">+&quot;&gt;&lt;img"), "diff lines are classed and escaped");
     for external in ["<link", "src=\"http", "<script", "@import"] {
         assert!(!html.contains(external), "external resource {external}");

@@ -7,7 +7,9 @@ use super::escape::markup;
 use super::{PlantStatus, Report};
 
 /// Geometry of the bar chart, in SVG user units.
-const LABEL_WIDTH: usize = 180;
+const MIN_LABEL_WIDTH: usize = 120;
+/// Approximate width of one label character at the chart's 13-unit font size.
+const CHAR_WIDTH: usize = 8;
 const BAR_LENGTH: usize = 320;
 const ROW_HEIGHT: usize = 28;
 
@@ -163,7 +165,10 @@ fn summary(html: &mut String, report: &Report) {
 
 /// A horizontal bar chart: one row per category, bar length proportional to recall.
 fn chart(html: &mut String, report: &Report) {
-    let width = LABEL_WIDTH + BAR_LENGTH + 90;
+    // Room for the longest category name, so labels are never cut at the left edge.
+    let longest = report.per_category.keys().map(|c| c.chars().count()).max().unwrap_or(0);
+    let label_width = (longest * CHAR_WIDTH + 16).max(MIN_LABEL_WIDTH);
+    let width = label_width + BAR_LENGTH + 90;
     let height = report.per_category.len() * ROW_HEIGHT + 8;
     let _ = writeln!(
         html,
@@ -177,12 +182,12 @@ fn chart(html: &mut String, report: &Report) {
         let _ = writeln!(
             html,
             "<text x=\"{}\" y=\"{text_y}\" text-anchor=\"end\">{}</text>\
-             <rect x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{BAR_LENGTH}\" height=\"20\" fill=\"#eaeef2\"/>\
-             <rect x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{filled}\" height=\"20\" fill=\"#2da44e\"/>\
+             <rect x=\"{label_width}\" y=\"{y}\" width=\"{BAR_LENGTH}\" height=\"20\" fill=\"#eaeef2\"/>\
+             <rect x=\"{label_width}\" y=\"{y}\" width=\"{filled}\" height=\"20\" fill=\"#2da44e\"/>\
              <text x=\"{}\" y=\"{text_y}\">{:.2} ({}/{})</text>",
-            LABEL_WIDTH - 8,
+            label_width - 8,
             markup(category),
-            LABEL_WIDTH + BAR_LENGTH + 8,
+            label_width + BAR_LENGTH + 8,
             score.recall,
             score.caught,
             score.total

@@ -36,7 +36,9 @@ pub fn render_junit(report: &Report) -> String {
         let classname = markup(&format!("calibrate.{}", plant.category));
         let name = markup(&format!("{}:{} {}", plant.file, plant.line, plant.operator));
         let _ = write!(xml, r#"    <testcase classname="{classname}" name="{name}""#);
-        let defect = plant.defect.as_deref().unwrap_or("planted defect");
+        let defect = plant.defect.clone().unwrap_or_else(|| {
+            format!("{} plant ({}) at {}:{}", plant.category, plant.operator, plant.file, plant.line)
+        });
         match plant.status {
             PlantStatus::Caught => {
                 let _ = writeln!(xml, ">");
