@@ -102,7 +102,8 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         })
         .collect();
     for warning in &warnings {
-        tracing::warn!("{warning}");
+        // Returned to the caller, who decides how to show it; logged for library users.
+        tracing::debug!("{warning}");
     }
 
     let mut checker = Reparse { parser, tree: &tree, source: &text, baseline_errors: errors.len() };

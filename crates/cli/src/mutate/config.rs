@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The `[mutate]` table: the same switches as the flags.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 struct MutateTable {
     category: Vec<String>,
     exclude_category: Vec<String>,

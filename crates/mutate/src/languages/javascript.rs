@@ -120,7 +120,7 @@ static OPERATORS: &[Operator] = &[
     op(
         "constant-return",
         Category::ReturnValue,
-        "a returned condition -> `true`/`false`",
+        "a returned condition -> `true`/`false`, arithmetic -> `0`",
         "return a < b;",
         "return true;",
     ),
@@ -402,6 +402,19 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 ),
             );
         }
+    } else if is_arithmetic(value, source) {
+        push(
+            out,
+            range(value),
+            "0",
+            "constant-return",
+            Category::ReturnValue,
+            changed(
+                &format!("return {text}"),
+                "return 0",
+                "the function now returns 0 instead of the computed value",
+            ),
+        );
     } else if !matches!(
         value.kind(),
         "null" | "undefined" | "true" | "false" | "number" | "string" | "template_string"
@@ -473,4 +486,14 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         }
         _ => {}
     }
+}
+
+/// Arithmetic on numbers (not string concatenation): its value can be replaced by `0`.
+fn is_arithmetic(node: Node, source: &Source) -> bool {
+    node.kind() == "binary_expression"
+        && node
+            .child_by_field_name("operator")
+            .is_some_and(|op| matches!(source.of(op), "+" | "-" | "*" | "/" | "%"))
+        && !node.child_by_field_name("left").is_some_and(is_string)
+        && !node.child_by_field_name("right").is_some_and(is_string)
 }
