@@ -33,47 +33,48 @@ pub fn run(
     let mut scored = 0usize;
     let mut rejected = Vec::new();
     for (name, bytes) in &inputs {
-        let lines: Vec<(usize, Result<&str, std::str::Utf8Error>)> = bytes
-            .split(|byte| *byte == b'\n')
-            .enumerate()
-            .map(|(index, line)| (index + 1, std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line))))
-            .filter(|(_, line)| line.as_ref().map_or(true, |text| !text.trim().is_empty()))
-            .collect();
-        for batch in lines.chunks(batch_size) {
-            let texts: Vec<&str> = batch.iter().filter_map(|(_, line)| line.as_ref().ok().copied()).collect();
-            let mut outcomes = ledger.ingest_lines(&texts)?.into_iter();
-            for (number, line) in batch {
-                let outcome = match line {
-                    Err(error) => {
-                        rejected.push(Rejected {
-                            file: name.clone(),
-                            line: *number,
-                            code: "invalid".into(),
-                            field: None,
-                            reason: format!("not UTF-8 text (byte {})", error.valid_up_to() + 1),
-                        });
-                        continue;
-                    }
-                    Ok(_) => outcomes.next().map(|(_, outcome)| outcome),
-                };
+        // Line numbers of the UTF-8 lines handed to the ledger; other lines are rejected here.
+        let mut numbers = Vec::new();
+        let mut texts = Vec::new();
+        for (index, line) in bytes.split(|byte| *byte == b'\n').enumerate() {
+            match std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line)) {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => {
+                    numbers.push(index + 1);
+                    texts.push(text);
+                }
+                Err(error) => rejected.push(Rejected {
+                    file: name.clone(),
+                    line: index + 1,
+                    code: "invalid".into(),
+                    field: None,
+                    reason: format!("not UTF-8 text (byte {})", error.valid_up_to() + 1),
+                }),
+            }
+        }
+        ledger.ingest_lines_pipelined(&texts, batch_size, |outcomes| {
+            for (index, outcome) in outcomes {
+                let number = numbers.get(index).copied().unwrap_or_default();
                 match outcome {
-                    Some(LineOutcome::Stored(done)) => {
+                    LineOutcome::Stored(done) => {
                         stored += 1;
                         scored += done.scored.len();
                     }
-                    Some(LineOutcome::Invalid(error)) => rejected.push(invalid(name, *number, &error)),
-                    Some(LineOutcome::Rejected(rejection)) => rejected.push(Rejected {
+                    LineOutcome::Invalid(error) => rejected.push(invalid(name, number, &error)),
+                    LineOutcome::Rejected(rejection) => rejected.push(Rejected {
                         file: name.clone(),
-                        line: *number,
+                        line: number,
                         code: rejection.code().into(),
                         field: None,
                         reason: rejection.to_string(),
                     }),
-                    None => anyhow::bail!("{name}:{number}: the ledger returned no result for this line"),
                 }
             }
-        }
+        })?;
     }
+    // Files in the order given, lines in order.
+    let order: Vec<&String> = inputs.iter().map(|(name, _)| name).collect();
+    rejected.sort_by_key(|r| (order.iter().position(|name| **name == r.file), r.line));
     report(ledger.path(), stored, scored, &rejected, json, style)?;
     Ok(if rejected.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -94,31 +94,72 @@ impl Ledger {
     /// Parses, verifies and stores lines of JSONL (blank lines skipped): one transaction for
     /// all of them. Returns one outcome per non-blank line, with its index in `lines`.
     pub fn ingest_lines(&mut self, lines: &[&str]) -> Result<Vec<(usize, LineOutcome)>, LedgerError> {
-        let wanted: Vec<(usize, &str)> = lines
-            .iter()
-            .enumerate()
-            .filter(|(_, line)| !line.trim().is_empty())
-            .map(|(i, line)| (i, *line))
-            .collect();
-        let texts: Vec<&str> = wanted.iter().map(|(_, line)| *line).collect();
+        let (indices, texts) = non_blank(lines, 0);
         let parsed = parse_parallel(&texts);
+        Ok(indices.into_iter().zip(self.ingest_parsed(parsed)?).collect())
+    }
+
+    /// Stores messages parsed with [`parse_parallel`] (in one transaction); the invalid
+    /// ones come back as [`LineOutcome::Invalid`], in place.
+    pub fn ingest_parsed(
+        &mut self,
+        parsed: Vec<Result<SignedMessage, MessageError>>,
+    ) -> Result<Vec<LineOutcome>, LedgerError> {
         let valid: Vec<SignedMessage> =
             parsed.iter().filter_map(|result| result.as_ref().ok().cloned()).collect();
         let mut stored = self.ingest_batch(&valid)?.into_iter();
-        let mut outcomes = Vec::with_capacity(wanted.len());
-        for ((index, _), result) in wanted.iter().zip(parsed) {
-            let outcome = match result {
+        let mut outcomes = Vec::with_capacity(parsed.len());
+        for result in parsed {
+            outcomes.push(match result {
                 Err(error) => LineOutcome::Invalid(error),
                 Ok(_) => match stored.next() {
                     Some(Ok(done)) => LineOutcome::Stored(done),
                     Some(Err(rejection)) => LineOutcome::Rejected(rejection),
                     None => return Err(self.corrupt("fewer ingest results than messages")),
                 },
-            };
-            outcomes.push((*index, outcome));
+            });
         }
         Ok(outcomes)
     }
+
+    /// As [`Ledger::ingest_lines`], one transaction per `batch_size` lines, with the next
+    /// batch parsed and verified on other threads while this one is stored. `on_batch`
+    /// sees each batch's outcomes (indices into `lines`) as soon as it is committed.
+    pub fn ingest_lines_pipelined(
+        &mut self,
+        lines: &[&str],
+        batch_size: usize,
+        mut on_batch: impl FnMut(Vec<(usize, LineOutcome)>),
+    ) -> Result<(), LedgerError> {
+        let batch_size = batch_size.max(1);
+        std::thread::scope(|scope| {
+            // Two batches in flight: one being stored, one being verified.
+            let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for (number, chunk) in lines.chunks(batch_size).enumerate() {
+                    let (indices, texts) = non_blank(chunk, number * batch_size);
+                    if sender.send((indices, parse_parallel(&texts))).is_err() {
+                        break; // the storing side stopped on an error
+                    }
+                }
+            });
+            for (indices, parsed) in receiver {
+                let outcomes = self.ingest_parsed(parsed)?;
+                on_batch(indices.into_iter().zip(outcomes).collect());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The non-blank lines of `lines` and their indices (plus `offset`).
+fn non_blank<'a>(lines: &[&'a str], offset: usize) -> (Vec<usize>, Vec<&'a str>) {
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| (i + offset, *line))
+        .unzip()
 }
 
 /// The statements of one ingest transaction.
