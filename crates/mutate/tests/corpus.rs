@@ -148,6 +148,46 @@ fn syntax_errors(parser: &mut tree_sitter::Parser, text: &str) -> usize {
 /// Generates, checks every mutant, and returns the mutants with their files' text.
 fn run_corpus(language: Language, files: &[CorpusFile]) -> Vec<(Mutant, String)> {
     let lines: usize = files.iter().map(|file| file.text.lines().count()).sum();
+    let all = check_files(language, files);
+    let categories: BTreeSet<Category> = all.iter().map(|(mutant, _)| mutant.category).collect();
+    eprintln!(
+        "{language}: {} files, {lines} lines, {} mutants, categories: {:?}",
+        files.len(),
+        all.len(),
+        categories.iter().map(|category| category.as_str()).collect::<Vec<_>>()
+    );
+    assert!(lines >= LINES_PER_CORPUS / 2, "corpus too small: {lines} lines");
+    assert!(all.len() > lines / 10, "too few mutants: {} over {lines} lines", all.len());
+    assert!(categories.len() >= 7, "categories seen: {categories:?}");
+    all
+}
+
+/// The excerpts kept in the repository run everywhere, corpora or not.
+#[test]
+fn excerpts_in_the_repository() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    for (name, language, at_least) in [
+        ("bisect.py", Language::Python, 40),
+        ("ini.js", Language::JavaScript, 100),
+        ("lcs.rs", Language::Rust, 60),
+    ] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        // Analysed under a relative path: the fixture directory lies under `tests/`.
+        let files = [CorpusFile { path: PathBuf::from("src").join(name), text }];
+        let all = check_files(language, &files);
+        assert!(all.len() >= at_least, "{name}: {} mutants", all.len());
+        if language == Language::Rust {
+            let tests_start = files[0].text.find("#[test]").unwrap();
+            assert!(
+                all.iter().all(|(mutant, _)| mutant.start_byte < tests_start),
+                "nothing in the test module"
+            );
+        }
+    }
+}
+
+/// Every mutant of these files: its bytes, its lines, and a fresh re-parse.
+fn check_files(language: Language, files: &[CorpusFile]) -> Vec<(Mutant, String)> {
     let mut all = Vec::new();
     for file in files {
         let analysis = analyze(&file.path, &file.text, &Options::default()).unwrap();
@@ -180,16 +220,6 @@ fn run_corpus(language: Language, files: &[CorpusFile]) -> Vec<(Mutant, String)>
             all.push((mutant, file.text.clone()));
         }
     }
-    let categories: BTreeSet<Category> = all.iter().map(|(mutant, _)| mutant.category).collect();
-    eprintln!(
-        "{language}: {} files, {lines} lines, {} mutants, categories: {:?}",
-        files.len(),
-        all.len(),
-        categories.iter().map(|category| category.as_str()).collect::<Vec<_>>()
-    );
-    assert!(lines >= LINES_PER_CORPUS / 2, "corpus too small: {lines} lines");
-    assert!(all.len() > lines / 10, "too few mutants: {} over {lines} lines", all.len());
-    assert!(categories.len() >= 7, "categories seen: {categories:?}");
     all
 }
 
