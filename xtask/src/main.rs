@@ -6,6 +6,8 @@
 //! - `ci`: run `.ci/run`, exactly what CI runs.
 //! - `bench [rubrics]`: run the benchmarks.
 
+mod bench_mutate;
+
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -17,7 +19,9 @@ tasks:
   schema [--check]   write rubrics/schema.json from the Rust types; --check fails when it is stale
   lint-rubrics       lint the shipped rubrics with warnings denied
   ci                 run .ci/run (format, clippy, tests, schema check, rubric lint)
-  bench [rubrics]    run the benchmarks (criterion; ratios and percentiles are printed)";
+  bench [rubrics]    run the benchmarks (criterion; ratios and percentiles are printed)
+  bench mutate [PATH]  time `revcal mutate --json` on a tree (default: crates/) against
+                     `cargo mutants --list --workspace` when installed; prints the ratio";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,6 +48,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             None | Some("rubrics") => {
                 cargo(&root, &["bench", "-p", "revcal-rubric-repo", "--bench", "repository"])
             }
+            Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
         Some("-h" | "--help" | "help") | None => {
