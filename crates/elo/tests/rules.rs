@@ -26,7 +26,8 @@ fn signed_review_with(edit: impl FnOnce(&mut Value)) -> Result<SignedMessage, Me
 
 #[test]
 fn each_bad_field_is_rejected_and_named() {
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut Value)>)> = vec![
+    type Edit = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(&str, Edit)> = vec![
         ("type", Box::new(|v| v["type"] = json!("REVIEW_PLEASE"))),
         ("content.verdict", Box::new(|v| v["content"]["verdict"] = json!("LGTM"))),
         (

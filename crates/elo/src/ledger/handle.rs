@@ -24,7 +24,7 @@ pub enum Response {
         reason: String,
     },
     /// A protocol message in reply (`REVIEW_LEADERBOARD_RESULT`), signed by the ledger.
-    Reply(SignedMessage),
+    Reply(Box<SignedMessage>),
 }
 
 impl Response {
@@ -99,7 +99,7 @@ impl Ledger {
             }),
         };
         SignedMessage::sign(&answer, &self.key)
-            .map(Response::Reply)
+            .map(|reply| Response::Reply(Box::new(reply)))
             .map_err(|error| self.corrupt(format!("could not sign the leaderboard reply: {error}")))
     }
 }
