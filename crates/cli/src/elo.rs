@@ -222,6 +222,11 @@ fn load_key_file(path: &Path) -> anyhow::Result<revcal_elo::KeyFile> {
     revcal_elo::KeyFile::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", display(path)))
 }
 
+/// `1 receipt`, `2 receipts`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// A rating as people read it: whole numbers without decimals.
 fn rating_text(rating: f64) -> String {
     if rating.fract() == 0.0 { format!("{rating:.0}") } else { format!("{rating:.1}") }

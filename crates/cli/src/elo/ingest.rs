@@ -116,7 +116,11 @@ fn report(
         for r in rejected {
             outln!(out, "{}:{}: {} ({}): {}", r.file, r.line, style.error("rejected"), r.code, r.reason);
         }
-        let summary = format!("stored {stored}, rejected {}, scored {scored} reviews", rejected.len());
+        let summary = format!(
+            "stored {stored}, rejected {}, scored {}",
+            rejected.len(),
+            super::count(scored, "review")
+        );
         let summary = if rejected.is_empty() { style.success(&summary) } else { style.warning(&summary) };
         outln!(out, "{summary} in {}", path.display());
     }

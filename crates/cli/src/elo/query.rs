@@ -1,7 +1,7 @@
 //! Reading the ledger: leaderboard, receipts, the issuer key, the consistency check; and
 //! verifying receipts offline.
 
-use super::{LedgerPath, display, load_key_file, rating_text, read_text};
+use super::{LedgerPath, count, display, load_key_file, rating_text, read_text};
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::{Context, Result};
@@ -79,8 +79,8 @@ pub fn receipts(ledger: &LedgerPath, agent: &str, json: bool, style: &Style) -> 
         }
         outln!(
             out,
-            "{} receipts signed by {} (`--json` for the receipts themselves)",
-            receipts.len(),
+            "{} signed by {} (`--json` for the receipts themselves)",
+            count(receipts.len(), "receipt"),
             ledger.issuer()
         );
     }
@@ -137,13 +137,7 @@ pub fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style: &Style
                 Err(reason) => outln!(out, "{place}: {}: {reason}", style.error("INVALID")),
             }
         }
-        outln!(
-            out,
-            "{} of {} receipts verify with issuer {}",
-            results.len() - failed,
-            results.len(),
-            key.agent_id()
-        );
+        outln!(out, "{} valid, {} invalid (issuer {})", results.len() - failed, failed, key.agent_id());
     }
     emit(&out)?;
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
