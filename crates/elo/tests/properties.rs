@@ -1,0 +1,43 @@
+//! No input makes the parsers panic, and every message survives a round trip through its
+//! canonical form with the same id.
+
+mod common;
+
+use proptest::prelude::*;
+use revcal_elo::{KeyFile, SignedMessage, Verdict, parse_strict, verify_receipt};
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(text in any::<String>()) {
+        let _ = parse_strict(&text);
+        let _ = SignedMessage::parse(&text);
+        let _ = KeyFile::parse(&text);
+        let _ = verify_receipt(&text, &common::agent(1).public());
+    }
+
+    #[test]
+    fn json_shaped_text_never_panics(text in r#"\{("[a-z_]{1,8}":(-?[0-9]{1,3}|"[a-z#@ ]{0,6}"|\[\]|\{\}|true|null),?){0,6}\}"#) {
+        let _ = SignedMessage::parse(&text);
+        let _ = verify_receipt(&text, &common::agent(1).public());
+    }
+
+    #[test]
+    fn signed_messages_round_trip(change in "[ -~]{1,40}", line in 1u64..100_000, body in "[a-zA-Z0-9 ]{1,30}") {
+        let author = common::agent(1);
+        let request = common::request(&author, &change);
+        let review = common::review(&common::agent(2), &request, Verdict::Comment);
+        for message in [&request, &review] {
+            let again = SignedMessage::parse(message.canonical()).unwrap();
+            prop_assert_eq!(&again.id, &message.id);
+            let pretty = serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(message.canonical()).unwrap()).unwrap();
+            prop_assert_eq!(&SignedMessage::parse(&pretty).unwrap().id, &message.id);
+        }
+        // Any content change breaks the signature.
+        let mut value: serde_json::Value = serde_json::from_str(review.canonical()).unwrap();
+        value["content"]["comments"][0]["line"] = serde_json::json!(line + 1_000_000);
+        value["content"]["comments"][0]["body"] = serde_json::json!(body);
+        prop_assert!(SignedMessage::from_value(value).is_err());
+    }
+}
