@@ -6,6 +6,7 @@
 //! - `ci`: run `.ci/run`, exactly what CI runs.
 //! - `bench [rubrics]`: run the benchmarks.
 
+mod bench_calibrate;
 mod bench_mutate;
 
 use anyhow::{Context, Result, bail};
@@ -20,6 +21,7 @@ tasks:
   lint-rubrics       lint the shipped rubrics with warnings denied
   ci                 run .ci/run (format, clippy, tests, schema check, rubric lint)
   bench [rubrics]    run the benchmarks (criterion; ratios and percentiles are printed)
+  bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
   bench mutate [PATH]  time `revcal mutate --json` on a tree (default: crates/) against
                      `cargo mutants --list --workspace` when installed; prints the ratio";
 
@@ -48,6 +50,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             None | Some("rubrics") => {
                 cargo(&root, &["bench", "-p", "revcal-rubric-repo", "--bench", "repository"])
             }
+            Some("calibrate") => bench_calibrate::run(&root),
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },

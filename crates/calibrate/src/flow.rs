@@ -34,6 +34,9 @@ pub enum Progress {
     Done,
 }
 
+/// The id of git's empty tree (SHA-1), the base of a root commit.
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 type ProgressFn = Box<dyn Fn(Progress) + Send + Sync>;
 
 /// How a calibration is set up; build one with [`Calibration::builder`].
@@ -407,7 +410,8 @@ impl Calibration {
             planted.push((PathBuf::from(file), mutated));
         }
         let files: Vec<PathBuf> = planted.iter().map(|(file, _)| file.clone()).collect();
-        let base = base.clone().unwrap_or_else(|| "HEAD".into());
+        // A root commit has no parent: its base is the empty tree, so `git diff {base}` shows it all.
+        let base = base.clone().unwrap_or_else(|| EMPTY_TREE.to_owned());
         let command = reviewer::substitute_base(&self.review_cmd, &base);
         let env = [("REVCAL_BASE", base.clone()), ("REVCAL_CALIBRATION", "1".to_owned())];
 

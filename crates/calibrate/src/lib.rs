@@ -1,4 +1,50 @@
 //! Reviewer calibration: plant bugs, run the reviewer, restore, parse findings, score recall.
+//!
+//! A [`Calibration`] takes a commit, plants bugs in the files it changed (chosen by the
+//! mutation engine, or read from a plants file), runs the reviewer on the planted tree, puts
+//! every byte back, reads the reviewer's findings in whatever format it speaks and scores how
+//! many plants it caught. The tree is journalled under `.git/` before anything changes and is
+//! restored on every way out (errors, panics, SIGINT/SIGTERM/SIGHUP); [`recover`] handles the
+//! rest (SIGKILL, power loss).
+//!
+//! Modules, in the order of the flow: [`targets`] (gix: the commit's changed files),
+//! [`plants`] (plants files, mutants as plants), witness checks in a [`scratch`] copy,
+//! [`controls`], the workspace [`guard`], the [`reviewer`] run (through [`process`] and
+//! [`signals`]), [`findings`] parsers, [`scoring`] with the [`judge`], and the [`report`].
+//!
+//! ```
+//! use revcal_calibrate::{Calibration, ScorerKind};
+//! use std::process::Command;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A repository with one commit.
+//! let dir = tempfile::tempdir()?;
+//! let repo = dir.path().join("repo");
+//! std::fs::create_dir_all(repo.join("src"))?;
+//! std::fs::write(repo.join("src/calc.py"), "def add(a, b):\n    return a + b\n")?;
+//! for args in [&["init", "-q"][..], &["add", "."], &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "calc"]] {
+//!     assert!(Command::new("git").args(args).current_dir(&repo).status()?.success());
+//! }
+//! // One planted bug, with a witness that proves it is a bug.
+//! let plants = dir.path().join("plants.yaml");
+//! std::fs::write(&plants, "- file: src/calc.py\n  line: 2\n  original: a + b\n  mutated: a - b\n  witness: grep -q 'a + b' src/calc.py\n")?;
+//! // A reviewer that reports the line, with a repro command that fails on the bug.
+//! let reviewer = r#"echo '[{"file": "src/calc.py", "line": 2, "message": "subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]'"#;
+//!
+//! let report = Calibration::builder()
+//!     .dir(&repo)
+//!     .review_cmd(reviewer)
+//!     .plants_file(&plants)
+//!     .scorer(ScorerKind::Repro)
+//!     .min_plants(1)
+//!     .run()?;
+//! assert_eq!((report.caught, report.total, report.recall), (1, 1, 1.0));
+//! assert!(report.gate_pass);
+//! // Every byte is back.
+//! assert_eq!(std::fs::read_to_string(repo.join("src/calc.py"))?, "def add(a, b):\n    return a + b\n");
+//! # Ok(())
+//! # }
+//! ```
 
 mod assemble;
 pub mod controls;

@@ -1,0 +1,232 @@
+//! The calibration flow through the library API, on real git repositories in temporary
+//! directories with real reviewer and judge processes.
+
+use revcal_calibrate::judge::CommandJudge;
+use revcal_calibrate::report::PlantStatus;
+use revcal_calibrate::{CalibrateError, Calibration, ScorerKind};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+const LIB: &str = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {
+    if x < lo {
+        return lo;
+    }
+    if x > hi {
+        return hi;
+    }
+    x
+}
+
+pub fn sum(items: &[i32]) -> i32 {
+    let mut total = 0;
+    for i in 0..items.len() {
+        total += items[i];
+    }
+    total
+}
+
+pub fn is_even(n: u32) -> bool {
+    n % 2 == 0
+}
+
+pub fn scale(values: &mut Vec<i32>, factor: i32) {
+    for value in values.iter_mut() {
+        *value = *value * factor;
+    }
+}
+";
+
+/// A repository whose HEAD changes src/lib.rs (and a test and a config file, which are not
+/// targets) against its parent.
+fn rust_repo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "pub fn placeholder() {}\n").unwrap();
+    std::fs::write(repo.join("README.md"), "x\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "first"]);
+    std::fs::write(repo.join("src/lib.rs"), LIB).unwrap();
+    std::fs::write(repo.join("tests/it.rs"), "#[test]\nfn t() { assert!(1 < 2); }\n").unwrap();
+    std::fs::write(repo.join("build.rs"), "fn main() { let x = 1 + 2; }\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "second"]);
+    (dir, repo)
+}
+
+#[test]
+fn mutant_plants_land_in_the_commits_source_files_only_and_base_is_the_first_parent() {
+    let (dir, repo) = rust_repo();
+    let seen = dir.path().join("seen");
+    let reviewer = format!("echo {{base}} > {0}.base; cat src/lib.rs > {0}.lib; echo '[]'", seen.display());
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(reviewer)
+        .scorer(ScorerKind::String)
+        .plants(5)
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    assert_eq!(report.total, 5);
+    assert!(report.plants.iter().all(|p| p.file == "src/lib.rs"), "{:?}", report.plants);
+    let planted = std::fs::read_to_string(seen.with_extension("lib")).unwrap();
+    for plant in &report.plants {
+        let line = planted.lines().nth(plant.line as usize - 1).unwrap();
+        assert_eq!(line, plant.mutated, "the reviewer saw each plant at its line");
+        assert_eq!(LIB.lines().nth(plant.line as usize - 1).unwrap(), plant.original);
+    }
+    let parent = git(&repo, &["rev-parse", "HEAD^"]);
+    assert_eq!(std::fs::read_to_string(seen.with_extension("base")).unwrap().trim(), parent);
+    assert_eq!(std::fs::read_to_string(repo.join("src/lib.rs")).unwrap(), LIB);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    // The same seed gives the same plants.
+    let again = Calibration::builder()
+        .dir(&repo)
+        .review_cmd("echo '[]'")
+        .scorer(ScorerKind::String)
+        .plants(5)
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    assert_eq!(again.plants, report.plants);
+}
+
+#[test]
+fn a_commit_without_eligible_files_needs_fallback_files() {
+    let (_dir, repo) = rust_repo();
+    std::fs::write(repo.join("README.md"), "y\n").unwrap();
+    git(&repo, &["commit", "-qam", "docs only"]);
+    let error =
+        Calibration::builder().dir(&repo).review_cmd("true").scorer(ScorerKind::String).run().unwrap_err();
+    assert!(matches!(error, CalibrateError::NoTargets(_)), "{error}");
+    assert!(error.to_string().contains("--files"), "{error}");
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd("echo '[]'")
+        .files(vec!["src/lib.rs".into()])
+        .scorer(ScorerKind::String)
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    assert!(report.total >= 3);
+}
+
+/// A plants file over src/calc.py with greps as witnesses, in a one-commit repository.
+fn python_repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/calc.py"), "def add(a, b):\n    return a + b\n\n\ndef neg(x):\n    return -x\n\n\ndef half(x):\n    return x / 2\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "calc"]);
+    let plants = dir.path().join("plants.json");
+    std::fs::write(
+        &plants,
+        r#"[
+  {"file": "src/calc.py", "line": 2, "original": "a + b", "mutated": "a - b", "category": "arithmetic",
+   "defect": "add subtracts", "witness": "grep -q 'a + b' src/calc.py"},
+  {"file": "src/calc.py", "line": 6, "original": "-x", "mutated": "x", "category": "arithmetic",
+   "defect": "neg returns its argument", "witness": "grep -q -- '-x' src/calc.py"},
+  {"file": "src/calc.py", "line": 10, "original": "x / 2", "mutated": "x / 3", "category": "arithmetic",
+   "defect": "half divides by three", "witness": "grep -q 'x / 2' src/calc.py"}
+]"#,
+    )
+    .unwrap();
+    (dir, repo, plants)
+}
+
+#[test]
+fn judge_agreement_compares_the_judge_with_repro_verified_findings() {
+    let (_dir, repo, plants) = python_repo();
+    // Two findings with working repros; the judge accepts only texts that say "subtracts".
+    let reviewer = r#"echo '[{"file": "src/calc.py", "line": 2, "message": "add subtracts", "repro": "grep -q \"a + b\" src/calc.py"},
+        {"file": "src/calc.py", "line": 6, "message": "looks odd", "repro": "grep -q -- \"-x\" src/calc.py"},
+        {"file": "src/other.py", "line": 1, "message": "unrelated"}]'"#;
+    let judge = CommandJudge::new(
+        r#"req=$(cat); case "$req" in *'"text":"add subtracts"'*|*'"text":"add subtracts ('*|*'neg returns its argument ('*|*'half divides by three ('*) echo '{"match": true}';; *) echo '{"match": false}';; esac"#,
+    );
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(reviewer)
+        .plants_file(&plants)
+        .scorer(ScorerKind::Judge)
+        .judge(Box::new(judge))
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    assert_eq!((report.caught, report.total), (1, 3));
+    assert_eq!((report.true_positives, report.false_positives), (1, 1));
+    assert_eq!(report.precision, Some(0.5));
+    assert_eq!(report.judge_agreement, Some(0.5), "two repro-verified findings, the judge agreed on one");
+    assert_eq!(report.plants[0].status, PlantStatus::Caught);
+    assert_eq!(report.plants[1].status, PlantStatus::Missed);
+}
+
+#[test]
+fn a_judge_that_answers_garbage_stops_the_run_and_never_matches() {
+    let (_dir, repo, plants) = python_repo();
+    let error = Calibration::builder()
+        .dir(&repo)
+        .review_cmd("echo '[]'")
+        .plants_file(&plants)
+        .scorer(ScorerKind::Judge)
+        .judge(Box::new(CommandJudge::new("cat >/dev/null; echo maybe")))
+        .run()
+        .unwrap_err();
+    assert!(matches!(error, CalibrateError::Judge(_)), "{error}");
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn trials_report_mean_recall_and_each_trial() {
+    let (dir, repo, plants) = python_repo();
+    // Catches the first plant on the first trial only.
+    let counter = dir.path().join("count");
+    let reviewer = format!(
+        r#"if [ -e {0} ]; then echo '[]'; else touch {0}; echo '[{{"file": "src/calc.py", "line": 2, "message": "m", "repro": "grep -q \"a + b\" src/calc.py"}}]'; fi"#,
+        counter.display()
+    );
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(reviewer)
+        .plants_file(&plants)
+        .scorer(ScorerKind::Repro)
+        .trials(2)
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    assert_eq!(report.trials.len(), 2);
+    assert_eq!((report.trials[0].caught, report.trials[1].caught), (1, 0));
+    assert_eq!((report.caught, report.total), (1, 6));
+    assert!((report.recall - 1.0 / 6.0).abs() < 1e-9);
+    let interval = report.recall_interval.unwrap();
+    assert!(interval.low < report.recall && report.recall < interval.high);
+}
+
+#[test]
+fn recover_with_no_journal_is_nothing_to_do() {
+    let (_dir, repo, _plants) = python_repo();
+    assert_eq!(
+        revcal_calibrate::recover(&repo).unwrap(),
+        revcal_calibrate::guard::Recovered::NothingToRecover
+    );
+    let plain = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Calibration::builder().dir(plain.path()).review_cmd("true").run(),
+        Err(CalibrateError::NotARepository { .. })
+    ));
+}
