@@ -105,14 +105,23 @@ impl Ledger {
         &mut self,
         parsed: Vec<Result<SignedMessage, MessageError>>,
     ) -> Result<Vec<LineOutcome>, LedgerError> {
-        let valid: Vec<SignedMessage> =
-            parsed.iter().filter_map(|result| result.as_ref().ok().cloned()).collect();
-        let mut stored = self.ingest_batch(&valid)?.into_iter();
-        let mut outcomes = Vec::with_capacity(parsed.len());
+        let mut valid = Vec::with_capacity(parsed.len());
+        let mut errors = Vec::with_capacity(parsed.len());
         for result in parsed {
-            outcomes.push(match result {
-                Err(error) => LineOutcome::Invalid(error),
-                Ok(_) => match stored.next() {
+            match result {
+                Ok(message) => {
+                    valid.push(message);
+                    errors.push(None);
+                }
+                Err(error) => errors.push(Some(error)),
+            }
+        }
+        let mut stored = self.ingest_batch(&valid)?.into_iter();
+        let mut outcomes = Vec::with_capacity(errors.len());
+        for error in errors {
+            outcomes.push(match error {
+                Some(error) => LineOutcome::Invalid(error),
+                None => match stored.next() {
                     Some(Ok(done)) => LineOutcome::Stored(done),
                     Some(Err(rejection)) => LineOutcome::Rejected(rejection),
                     None => return Err(self.corrupt("fewer ingest results than messages")),
