@@ -73,6 +73,9 @@ fn put_bytes(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
         if meta.is_dir() {
             // A reviewer replaced the file with a directory: the file wins back its place.
             fs::remove_dir_all(path)?;
+        } else if meta.file_type().is_symlink() {
+            // Never write through a link a reviewer put in the file's place.
+            fs::remove_file(path)?;
         } else if meta.permissions().mode() & 0o200 == 0 {
             fs::set_permissions(path, Permissions::from_mode(writable))?;
         }
@@ -101,6 +104,15 @@ impl Guard {
         let mut files = Vec::with_capacity(relative_files.len());
         for relative in relative_files {
             let path = work_tree.join(relative);
+            if fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+                return Err(CalibrateError::io(
+                    format!(
+                        "{} is a symbolic link; calibration plants only in regular files",
+                        path.display()
+                    ),
+                    std::io::Error::from(std::io::ErrorKind::InvalidInput),
+                ));
+            }
             let original = fs::read(&path)
                 .map_err(|e| CalibrateError::io(format!("cannot read {}", path.display()), e))?;
             let mode = fs::metadata(&path)
@@ -286,6 +298,24 @@ mod tests {
         assert_eq!(recover(&work, &git).unwrap(), Recovered::Restored(files));
         assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
         assert_eq!(recover(&work, &git).unwrap(), Recovered::NothingToRecover);
+    }
+
+    #[test]
+    fn a_link_put_in_place_of_a_planted_file_is_replaced_not_written_through() {
+        let (dir, work, git) = setup();
+        let outside = dir.path().join("outside.txt");
+        fs::write(&outside, b"keep me").unwrap();
+        {
+            let guard = Guard::begin(&work, &git, &[PathBuf::from("src/a.rs")]).unwrap();
+            guard.write(Path::new("src/a.rs"), b"planted").unwrap();
+            fs::remove_file(work.join("src/a.rs")).unwrap();
+            std::os::unix::fs::symlink(&outside, work.join("src/a.rs")).unwrap();
+        }
+        assert_eq!(fs::read(&outside).unwrap(), b"keep me");
+        assert!(!fs::symlink_metadata(work.join("src/a.rs")).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
+        std::os::unix::fs::symlink(&outside, work.join("link.rs")).unwrap();
+        assert!(Guard::begin(&work, &git, &[PathBuf::from("link.rs")]).is_err());
     }
 
     #[test]

@@ -155,6 +155,13 @@ impl Scratch {
 fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
     use std::os::unix::fs::PermissionsExt;
     let context = || format!("cannot write {}", path.display());
+    if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        // The copy keeps links as links: writing through one would reach outside the copy.
+        return Err(CalibrateError::io(
+            format!("{} is a symbolic link; calibration plants only in regular files", path.display()),
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        ));
+    }
     let mode = fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
     fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200))
         .map_err(|e| CalibrateError::io(context(), e))?;
