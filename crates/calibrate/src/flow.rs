@@ -335,6 +335,14 @@ impl Calibration {
         let mut trials = Vec::with_capacity(runs.len());
         for run in runs {
             let parsed = parse_findings(&run.output);
+            // The judge scores, but findings that carry a repro are checked by it too, for
+            // `judgeAgreement`: that needs a scratch tree even without witnesses.
+            if self.scorer == ScorerKind::Judge
+                && scratch.is_none()
+                && parsed.findings.iter().any(|f| f.repro.is_some())
+            {
+                scratch = Some(Scratch::create(&work_tree, &repo.tracked_files()?, self.repro_timeout)?);
+            }
             let mut judge_checks = (0, 0);
             let scored =
                 self.score_with(&valid, &parsed.findings, scratch.as_mut(), &signals, &mut judge_checks)?;

@@ -230,3 +230,30 @@ fn recover_with_no_journal_is_nothing_to_do() {
         Err(CalibrateError::NotARepository { .. })
     ));
 }
+
+#[test]
+fn judge_agreement_is_measured_without_witnesses_too() {
+    let (dir, repo, _) = python_repo();
+    let plants = dir.path().join("plain.yaml");
+    std::fs::write(
+        &plants,
+        "- {file: src/calc.py, line: 2, original: a + b, mutated: a - b, defect: add subtracts}\n- {file: src/calc.py, line: 6, original: '-x', mutated: x, defect: neg returns its argument}\n",
+    )
+    .unwrap();
+    let reviewer = r#"echo '[{"file": "src/calc.py", "line": 2, "message": "add subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]'"#;
+    let judge = CommandJudge::new(
+        r#"req=$(cat); case "$req" in *'"text":"add subtracts'*|*'"text":"neg returns its argument ('*) echo '{"match": true}';; *) echo '{"match": false}';; esac"#,
+    );
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(reviewer)
+        .plants_file(&plants)
+        .scorer(ScorerKind::Judge)
+        .judge(Box::new(judge))
+        .min_plants(2)
+        .run()
+        .unwrap();
+    assert_eq!((report.caught, report.total), (1, 2));
+    assert_eq!(report.judge_agreement, Some(1.0));
+    assert!(report.gate_pass);
+}
