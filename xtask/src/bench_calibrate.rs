@@ -15,6 +15,9 @@ const FILES: usize = 10_000;
 const RUNS: usize = 15;
 const TARGET: Duration = Duration::from_millis(300);
 const REVIEWER: &str = "echo '[]'";
+/// A reviewer whose one finding carries a repro command (`true`: it never discriminates).
+const REPRO_REVIEWER: &str =
+    r#"echo '[{"file": "pkg001/m100.rs", "line": 4, "message": "m", "repro": "true"}]'"#;
 
 /// Runs the benchmark.
 pub fn run(root: &Path) -> Result<ExitCode> {
@@ -42,14 +45,14 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
         "repository: {FILES} files, 3 changed in HEAD ({:.1}s to generate)",
         started.elapsed().as_secs_f64()
     );
-    let calibrate = || {
+    let calibrate_with = |reviewer: &str, scorer: &str| {
         Command::new(revcal)
             .args([
                 "calibrate",
                 "--review-cmd",
-                REVIEWER,
+                reviewer,
                 "--scorer",
-                "string",
+                scorer,
                 "--plants",
                 "8",
                 "--min-plants",
@@ -61,6 +64,7 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
             .stderr(Stdio::null())
             .output()
     };
+    let calibrate = || calibrate_with(REVIEWER, "string");
     // One checked run: 8 plants, the tree restored.
     let output = calibrate().context("cannot run revcal")?;
     let report: serde_like::Report = serde_like::parse(&output.stdout)?;
@@ -68,6 +72,9 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
         bail!("the calibration did not plant 8 bugs: {}", String::from_utf8_lossy(&output.stdout));
     }
     let calibrate_times = time(RUNS, || calibrate().map(|_| ()))?;
+    // The repro scorer with one finding whose repro must run: the scratch copy of all 10,000
+    // files is made, and the repro runs on the original and on a plant.
+    let repro_times = time(RUNS, || calibrate_with(REPRO_REVIEWER, "repro").map(|_| ()))?;
     let reviewer_times = time(RUNS, || {
         Command::new("sh").args(["-c", REVIEWER]).current_dir(repo).stdout(Stdio::null()).status().map(|_| ())
     })?;
@@ -89,11 +96,16 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
     println!("{:<44} {:>10} {:>10}", "", "median", "p90");
     for (name, times) in [
         ("revcal calibrate (8 plants, whole process)", &calibrate_times),
+        ("revcal calibrate --scorer repro, one repro", &repro_times),
         ("the reviewer alone (sh -c \"echo '[]'\")", &reviewer_times),
         ("git status --porcelain (for scale)", &status_times),
     ] {
         println!("{name:<44} {:>8.1}ms {:>8.1}ms", ms(median(times)), ms(percentile(times, 0.9)));
     }
+    println!(
+        "with the repro scorer and a repro to run (copying the 10,000 tracked files once): {:.1} ms",
+        ms(median(&repro_times).saturating_sub(reviewer_median))
+    );
     println!(
         "calibrate overhead: {:.1} ms (target < {} ms: {:.2}x the budget); {:.1}x a git status",
         ms(overhead),

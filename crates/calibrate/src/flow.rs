@@ -251,11 +251,8 @@ impl Calibration {
                 crate::selection::select_plants(&work_tree, &targets, self.plants, self.seed)?
             }
         };
-        let mut scratch: Option<Scratch> = None;
-        let needs_scratch = plants.iter().any(|p| p.witness.is_some()) || self.scorer == ScorerKind::Repro;
-        if needs_scratch {
-            scratch = Some(Scratch::create(&work_tree, &repo.tracked_files()?, self.repro_timeout)?);
-        }
+        // Witness and repro commands run in a copy of the tracked files, made on first use.
+        let mut scratch = Scratch::deferred(&work_tree, repo.tracked_files()?, self.repro_timeout);
 
         // Witness check: a witness must pass on the original and fail on the mutant.
         let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
@@ -263,13 +260,11 @@ impl Calibration {
         let mut excluded = vec![false; plants.len()];
         // Every witness on the original first: the scratch tree stays unchanged between these
         // runs, so build-based witnesses (cargo test, ...) build the original once.
-        if let Some(scratch) = scratch.as_mut() {
-            for witness in plants.iter().filter_map(|p| p.witness.as_deref()) {
-                scratch.run(witness, None, &signals)?;
-            }
+        for witness in plants.iter().filter_map(|p| p.witness.as_deref()) {
+            scratch.run(witness, None, &signals)?;
         }
         for (index, plant) in plants.iter().enumerate() {
-            if let (Some(witness), Some(scratch)) = (&plant.witness, scratch.as_mut()) {
+            if let Some(witness) = &plant.witness {
                 let result = scratch.discriminate(witness, plant, &signals)?;
                 if !result.discriminates() {
                     tracing::info!(plant = %plant.location(), original = %result.original, mutant = %result.mutant, "equivalent plant excluded");
@@ -291,8 +286,7 @@ impl Calibration {
         // Controls, through the same scorer and judge as the real review.
         self.stage("scoring controls", None);
         let mut agreement = (0, 0);
-        let echo =
-            self.score_with(&valid, &echo_findings(&valid), scratch.as_mut(), &signals, &mut agreement)?;
+        let echo = self.score_with(&valid, &echo_findings(&valid), &mut scratch, &signals, &mut agreement)?;
         let oracle_plants: Vec<&Plant> = match self.scorer {
             ScorerKind::Repro => valid.iter().copied().filter(|p| p.witness.is_some()).collect(),
             _ => valid.clone(),
@@ -303,7 +297,7 @@ impl Calibration {
             Some(self.score_with(
                 &oracle_plants,
                 &oracle_findings(&oracle_plants),
-                scratch.as_mut(),
+                &mut scratch,
                 &signals,
                 &mut agreement,
             )?)
@@ -335,17 +329,9 @@ impl Calibration {
         let mut trials = Vec::with_capacity(runs.len());
         for run in runs {
             let parsed = parse_findings(&run.output);
-            // The judge scores, but findings that carry a repro are checked by it too, for
-            // `judgeAgreement`: that needs a scratch tree even without witnesses.
-            if self.scorer == ScorerKind::Judge
-                && scratch.is_none()
-                && parsed.findings.iter().any(|f| f.repro.is_some())
-            {
-                scratch = Some(Scratch::create(&work_tree, &repo.tracked_files()?, self.repro_timeout)?);
-            }
             let mut judge_checks = (0, 0);
             let scored =
-                self.score_with(&valid, &parsed.findings, scratch.as_mut(), &signals, &mut judge_checks)?;
+                self.score_with(&valid, &parsed.findings, &mut scratch, &signals, &mut judge_checks)?;
             trials.push(Trial { run, parsed, scored, judge_checks });
             self.emit(Progress::Step);
         }
@@ -369,25 +355,21 @@ impl Calibration {
         &self,
         plants: &[&Plant],
         findings: &[crate::findings::Finding],
-        scratch: Option<&mut Scratch>,
+        scratch: &mut Scratch,
         signals: &SignalWatch,
         agreement: &mut (usize, usize),
     ) -> Result<Scored, CalibrateError> {
         match self.scorer {
             ScorerKind::String => score(plants, findings, &mut LocationOnly),
-            ScorerKind::Repro => {
-                let Some(scratch) = scratch else {
-                    return Err(CalibrateError::Scorer("the repro scorer has no scratch tree".into()));
-                };
-                score(plants, findings, &mut ReproScorer { scratch, signals })
-            }
+            ScorerKind::Repro => score(plants, findings, &mut ReproScorer { scratch, signals }),
             ScorerKind::Judge => {
                 let Some(judge) = self.judge.as_deref() else {
                     return Err(CalibrateError::Scorer(
                         "--scorer judge needs a judge; none is configured".into(),
                     ));
                 };
-                let mut identify = JudgeScorer { judge, scratch, signals, verified: 0, agreed: 0 };
+                let mut identify =
+                    JudgeScorer { judge, scratch: Some(scratch), signals, verified: 0, agreed: 0 };
                 let scored = score(plants, findings, &mut identify as &mut dyn Identify)?;
                 agreement.0 += identify.verified;
                 agreement.1 += identify.agreed;

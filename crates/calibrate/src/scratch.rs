@@ -33,10 +33,12 @@ impl Discrimination {
     }
 }
 
-/// A temporary copy of the tree.
+/// A temporary copy of the tree, made on first use: a run whose witness and repro commands
+/// never run copies nothing.
 #[derive(Debug)]
 pub struct Scratch {
-    dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
+    tracked: Vec<String>,
     source: PathBuf,
     planted: Option<String>,
     timeout: Duration,
@@ -45,18 +47,42 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Copies `tracked` files (relative paths) of `work_tree` into a new temporary directory.
+    /// A scratch copy of the `tracked` files (relative paths) of `work_tree`, made when a
+    /// command first runs in it. Each command is killed after `timeout`.
+    pub fn deferred(work_tree: &Path, tracked: Vec<String>, timeout: Duration) -> Scratch {
+        Scratch {
+            dir: None,
+            tracked,
+            source: work_tree.to_path_buf(),
+            planted: None,
+            timeout,
+            env: Vec::new(),
+            results: HashMap::new(),
+        }
+    }
+
+    /// Copies `tracked` files of `work_tree` into a new temporary directory right away.
     pub fn create(
         work_tree: &Path,
         tracked: &[String],
         timeout: Duration,
     ) -> Result<Scratch, CalibrateError> {
+        let mut scratch = Scratch::deferred(work_tree, tracked.to_vec(), timeout);
+        scratch.materialise()?;
+        Ok(scratch)
+    }
+
+    /// The copy's root, making the copy when it does not exist yet.
+    fn materialise(&mut self) -> Result<PathBuf, CalibrateError> {
+        if let Some(dir) = &self.dir {
+            return Ok(dir.path().to_path_buf());
+        }
         let dir = tempfile::Builder::new()
             .prefix("revcal-scratch-")
             .tempdir()
             .map_err(|e| CalibrateError::io("cannot create a scratch directory", e))?;
-        for relative in tracked {
-            let from = work_tree.join(relative);
+        for relative in &self.tracked {
+            let from = self.source.join(relative);
             let to = dir.path().join(relative);
             let Ok(meta) = fs::symlink_metadata(&from) else { continue };
             if let Some(parent) = to.parent() {
@@ -72,27 +98,24 @@ impl Scratch {
                 CalibrateError::io(format!("cannot copy {} to a scratch tree", from.display()), e)
             })?;
         }
-        Ok(Scratch {
-            dir,
-            source: work_tree.to_path_buf(),
-            planted: None,
-            timeout,
-            env: Vec::new(),
-            results: HashMap::new(),
-        })
+        tracing::debug!(files = self.tracked.len(), dir = %dir.path().display(), "scratch copy made");
+        let root = dir.path().to_path_buf();
+        self.dir = Some(dir);
+        Ok(root)
     }
 
-    /// The copy's root directory.
-    pub fn root(&self) -> &Path {
-        self.dir.path()
+    /// The copy's root directory, once it exists.
+    pub fn root(&self) -> Option<&Path> {
+        self.dir.as_ref().map(|dir| dir.path())
     }
 
     /// Puts the planted file (if any) back to its original bytes.
     fn unplant(&mut self) -> Result<(), CalibrateError> {
         if let Some(file) = self.planted.take() {
+            let root = self.materialise()?;
             let original = fs::read(self.source.join(&file))
                 .map_err(|e| CalibrateError::io(format!("cannot read {file}"), e))?;
-            write_keeping_mode(&self.dir.path().join(&file), &original)?;
+            write_keeping_mode(&root.join(&file), &original)?;
         }
         Ok(())
     }
@@ -102,7 +125,8 @@ impl Scratch {
         let original = fs::read(self.source.join(&plant.file))
             .map_err(|e| CalibrateError::io(format!("cannot read {}", plant.file), e))?;
         let mutated = apply_to(&original, &[plant]).map_err(CalibrateError::NoTargets)?;
-        write_keeping_mode(&self.dir.path().join(&plant.file), &mutated)?;
+        let root = self.materialise()?;
+        write_keeping_mode(&root.join(&plant.file), &mutated)?;
         self.planted = Some(plant.file.clone());
         Ok(())
     }
@@ -122,13 +146,9 @@ impl Scratch {
             Some(plant) => self.plant(plant)?,
             None => self.unplant()?,
         }
-        let command = ShellCommand {
-            script,
-            dir: self.dir.path(),
-            timeout: self.timeout,
-            output_cap: 64 * 1024,
-            env: &self.env,
-        };
+        let root = self.materialise()?;
+        let command =
+            ShellCommand { script, dir: &root, timeout: self.timeout, output_cap: 64 * 1024, env: &self.env };
         let finished = process::run(&command, signals)
             .map_err(|e| CalibrateError::io(format!("cannot run `{script}`"), e))?;
         if let Exit::Interrupted(signal) = finished.exit {
