@@ -44,7 +44,7 @@ fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change() {
     // Every single-byte change of the canonical receipt fails.
     let bytes = text.as_bytes();
     for position in 0..bytes.len() {
-        for replacement in [b'0', b'a', b'"', b'Z', bytes[position] ^ 0x01] {
+        for replacement in [b'"', bytes[position] ^ 0x01, bytes[position] ^ 0x20] {
             if replacement == bytes[position] {
                 continue;
             }

@@ -115,7 +115,6 @@ impl Ledger {
         let migration = schema::migrate(&mut connection, |transaction| {
             let key = Keypair::generate()
                 .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
-            let seed = KeyFile { secret_key: None, ..key.to_key_file() };
             transaction.execute(
                 "INSERT INTO meta (key, value) VALUES ('ledger_key', ?1), ('policy', ?2)",
                 (
@@ -123,7 +122,7 @@ impl Ledger {
                     serde_json::to_string(&new_policy).unwrap_or_default(),
                 ),
             )?;
-            tracing::info!(issuer = %seed.agent, "created a new ledger");
+            tracing::info!(issuer = %key.agent_id(), "created a new ledger");
             Ok(())
         })
         .map_err(sql)?;
@@ -249,12 +248,27 @@ impl Ledger {
 
     /// Every stored rating, by agent.
     pub fn standings(&self) -> Result<std::collections::BTreeMap<AgentId, Standing>, LedgerError> {
-        let entries = self.leaderboard(None)?;
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT agent, rating, reviews, decisive, correct FROM ratings")
+            .map_err(|e| self.sql(e))?;
+        let rows = statement
+            .query_map([], |row| {
+                let standing = Standing {
+                    rating: row.get(1)?,
+                    reviews: to_u64(row.get(2)?),
+                    decisive: to_u64(row.get(3)?),
+                    correct: to_u64(row.get(4)?),
+                };
+                Ok((row.get::<_, String>(0)?, standing))
+            })
+            .map_err(|e| self.sql(e))?;
         let mut standings = std::collections::BTreeMap::new();
-        for entry in entries {
-            if let Some(standing) = self.standing(&entry.agent)? {
-                standings.insert(entry.agent, standing);
-            }
+        for row in rows {
+            let (agent, standing) = row.map_err(|e| self.sql(e))?;
+            let agent = AgentId::parse(&agent)
+                .ok_or_else(|| self.corrupt(format!("ratings: bad agent id {agent:?}")))?;
+            standings.insert(agent, standing);
         }
         Ok(standings)
     }
