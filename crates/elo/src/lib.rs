@@ -46,6 +46,8 @@
 //! assert!(verify_receipt(&receipt.to_canonical().replace("50", "51"), &issuer).is_err());
 //! ```
 
+#![warn(missing_docs)]
+
 mod canonical;
 mod codec;
 mod engine;
