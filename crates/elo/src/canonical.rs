@@ -38,7 +38,7 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Parses one JSON document, refusing duplicate keys and nesting deeper than [`MAX_DEPTH`].
+/// Parses one JSON document, refusing duplicate keys and nesting deeper than 32 levels.
 /// The error carries serde_json's line and column.
 pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
