@@ -75,6 +75,9 @@ pub struct Ledger {
     path: PathBuf,
     policy: Policy,
     key: Keypair,
+    /// Agents known to have an `agents` row and reviewers known to have a `ratings` row
+    /// (rows are never deleted, so this only saves statements; filled after each commit).
+    seen: store::SeenRows,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -145,7 +148,7 @@ impl Ledger {
         if wanted.is_some_and(|wanted| wanted != policy) {
             return Err(LedgerError::PolicyMismatch { path: path.to_owned() });
         }
-        Ok(Ledger { connection, path: path.to_owned(), policy, key })
+        Ok(Ledger { connection, path: path.to_owned(), policy, key, seen: store::SeenRows::default() })
     }
 
     /// The ledger file.

@@ -81,13 +81,23 @@ impl Ledger {
         let transaction =
             self.connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
         let mut outcomes = Vec::with_capacity(messages.len());
+        let new_rows;
         {
-            let mut writer = Writer { transaction: &transaction, policy: &self.policy };
+            let mut writer = Writer {
+                transaction: &transaction,
+                policy: &self.policy,
+                seen: &self.seen,
+                new: SeenRows::default(),
+            };
             for message in messages {
                 outcomes.push(writer.store(message).map_err(sql)?);
             }
+            new_rows = writer.new;
         }
         transaction.commit().map_err(sql)?;
+        // Only rows that are now committed may be skipped later.
+        self.seen.agents.extend(new_rows.agents);
+        self.seen.rated.extend(new_rows.rated);
         Ok(outcomes)
     }
 
@@ -171,10 +181,21 @@ fn non_blank<'a>(lines: &[&'a str], offset: usize) -> (Vec<usize>, Vec<&'a str>)
         .unzip()
 }
 
+/// Agents whose `agents` row, and reviewers whose `ratings` row, exist.
+#[derive(Debug, Default)]
+pub(super) struct SeenRows {
+    agents: std::collections::HashSet<String>,
+    rated: std::collections::HashSet<String>,
+}
+
 /// The statements of one ingest transaction.
 struct Writer<'a> {
     transaction: &'a Transaction<'a>,
     policy: &'a crate::policy::Policy,
+    /// Rows committed before this transaction.
+    seen: &'a SeenRows,
+    /// Rows this transaction wrote (committed only if it commits).
+    new: SeenRows,
 }
 
 impl Writer<'_> {
@@ -232,9 +253,13 @@ impl Writer<'_> {
                 signed.canonical(),
             ))?;
         let seq = self.transaction.last_insert_rowid();
-        self.transaction
-            .prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
-            .execute((message.from.as_str(), signed.pubkey.to_base64()))?;
+        let agent = message.from.as_str();
+        if !self.seen.agents.contains(agent) && !self.new.agents.contains(agent) {
+            self.transaction
+                .prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
+                .execute((agent, signed.pubkey.to_base64()))?;
+            self.new.agents.insert(agent.to_owned());
+        }
         Ok(seq)
     }
 
@@ -265,11 +290,14 @@ impl Writer<'_> {
                  ON CONFLICT (request_id, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
             )?
             .execute((review.request_id.as_str(), reviewer, signed.id.as_str(), review.verdict.as_str(), seq))?;
-        self.transaction
-            .prepare_cached(
-                "INSERT OR IGNORE INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, 0, 0, 0)",
-            )?
-            .execute((reviewer, self.policy.start_rating))?;
+        if !self.seen.rated.contains(reviewer) && !self.new.rated.contains(reviewer) {
+            self.transaction
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, 0, 0, 0)",
+                )?
+                .execute((reviewer, self.policy.start_rating))?;
+            self.new.rated.insert(reviewer.to_owned());
+        }
         Ok(())
     }
 
