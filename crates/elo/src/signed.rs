@@ -98,10 +98,15 @@ impl SignedMessage {
             return Err(MessageError::WrongSender { from: envelope.message.from, expected });
         }
         let canonical = canonical_text(&value)?;
-        if let Value::Object(object) = &mut value {
-            object.remove("sig");
-        }
-        let signed_bytes = canonical_text(&value)?.into_bytes();
+        let signed_bytes = match without_top_level_sig(&canonical, &sig_text) {
+            Some(bytes) => bytes,
+            None => {
+                if let Value::Object(object) = &mut value {
+                    object.remove("sig");
+                }
+                canonical_text(&value)?.into_bytes()
+            }
+        };
         if check == Check::Signature && !pubkey.verifies(&signed_bytes, &sig) {
             return Err(MessageError::BadSignature);
         }
@@ -174,6 +179,20 @@ enum Check {
     Signature,
     /// Fields and sender only: for a message this process has just signed.
     Fields,
+}
+
+/// The canonical text without its top-level `sig` member: the bytes the signature covers,
+/// without canonicalising a second time. In canonical form the top-level keys are sorted
+/// (`content`, `from`, `pubkey`, `sig`, `to`, `ts`, `type`), so `,"sig":"..."` follows
+/// `pubkey`; any earlier occurrence of the same text lies inside `content`, and none can
+/// follow it (quotes inside strings are escaped), hence the search from the end.
+fn without_top_level_sig(canonical: &str, sig: &str) -> Option<Vec<u8>> {
+    let member = format!(",\"sig\":{}", serde_json::to_string(sig).ok()?);
+    let start = canonical.rfind(&member)?;
+    let mut bytes = Vec::with_capacity(canonical.len() - member.len());
+    bytes.extend_from_slice(&canonical.as_bytes()[..start]);
+    bytes.extend_from_slice(&canonical.as_bytes()[start + member.len()..]);
+    Some(bytes)
 }
 
 fn canonical_text(value: &Value) -> Result<String, MessageError> {
