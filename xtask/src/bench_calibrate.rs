@@ -15,9 +15,8 @@ const FILES: usize = 10_000;
 const RUNS: usize = 15;
 const TARGET: Duration = Duration::from_millis(300);
 const REVIEWER: &str = "echo '[]'";
-/// A reviewer whose one finding carries a repro command (`true`: it never discriminates).
-const REPRO_REVIEWER: &str =
-    r#"echo '[{"file": "pkg001/m100.rs", "line": 4, "message": "m", "repro": "true"}]'"#;
+/// The files the commit under calibration changes.
+const CHANGED: [&str; 3] = ["pkg001/m100.rs", "pkg050/m5000.rs", "pkg099/m9900.rs"];
 
 /// Runs the benchmark.
 pub fn run(root: &Path) -> Result<ExitCode> {
@@ -72,9 +71,20 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
         bail!("the calibration did not plant 8 bugs: {}", String::from_utf8_lossy(&output.stdout));
     }
     let calibrate_times = time(RUNS, || calibrate().map(|_| ()))?;
-    // The repro scorer with one finding whose repro must run: the scratch copy of all 10,000
-    // files is made, and the repro runs on the original and on a plant.
-    let repro_times = time(RUNS, || calibrate_with(REPRO_REVIEWER, "repro").map(|_| ()))?;
+    // The repro scorer with a finding on every line of the changed files, each with a repro
+    // (`true`: it never discriminates): the scratch copy of all 10,000 files is made and the
+    // repro runs on the original and on each of the 8 plants.
+    let findings = repo.with_extension("findings.json");
+    std::fs::write(&findings, every_line_findings())?;
+    let repro_reviewer = format!("cat '{}'", findings.display());
+    let repro_times = time(3, || calibrate_with(&repro_reviewer, "repro").map(|_| ()))?;
+    let copy = repo.with_extension("copy");
+    let copy_times = time(3, || {
+        let status = Command::new("cp").arg("-a").arg(repo).arg(&copy).status();
+        let _ = std::fs::remove_dir_all(&copy);
+        status.map(|_| ())
+    })?;
+    let _ = std::fs::remove_file(&findings);
     let reviewer_times = time(RUNS, || {
         Command::new("sh").args(["-c", REVIEWER]).current_dir(repo).stdout(Stdio::null()).status().map(|_| ())
     })?;
@@ -96,14 +106,15 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
     println!("{:<44} {:>10} {:>10}", "", "median", "p90");
     for (name, times) in [
         ("revcal calibrate (8 plants, whole process)", &calibrate_times),
-        ("revcal calibrate --scorer repro, one repro", &repro_times),
+        ("revcal calibrate --scorer repro, repros run", &repro_times),
+        ("cp -a of the whole tree (for scale)", &copy_times),
         ("the reviewer alone (sh -c \"echo '[]'\")", &reviewer_times),
         ("git status --porcelain (for scale)", &status_times),
     ] {
         println!("{name:<44} {:>8.1}ms {:>8.1}ms", ms(median(times)), ms(percentile(times, 0.9)));
     }
     println!(
-        "with the repro scorer and a repro to run (copying the 10,000 tracked files once): {:.1} ms",
+        "with the repro scorer and repros to run (copying the 10,000 tracked files once, 9 runs of `true`): {:.1} ms",
         ms(median(&repro_times).saturating_sub(reviewer_median))
     );
     println!(
@@ -151,6 +162,20 @@ fn rust_source(seed: usize) -> String {
     text
 }
 
+/// A findings document with one finding per line of the three changed files.
+fn every_line_findings() -> String {
+    let lines = rust_source(0).lines().count();
+    let findings: Vec<String> = CHANGED
+        .iter()
+        .flat_map(|file| {
+            (1..=lines).map(move |line| {
+                format!(r#"{{"file": "{file}", "line": {line}, "message": "m", "repro": "true"}}"#)
+            })
+        })
+        .collect();
+    format!("[{}]", findings.join(",\n"))
+}
+
 fn generate(repo: &Path) -> Result<()> {
     std::fs::create_dir_all(repo)?;
     for i in 0..FILES {
@@ -167,7 +192,7 @@ fn generate(repo: &Path) -> Result<()> {
     git(repo, &["init", "-q"])?;
     git(repo, &["add", "."])?;
     git(repo, &["commit", "-q", "-m", "10,000 files"])?;
-    for (index, path) in ["pkg001/m100.rs", "pkg050/m5000.rs", "pkg099/m9900.rs"].iter().enumerate() {
+    for (index, path) in CHANGED.iter().enumerate() {
         std::fs::write(repo.join(path), rust_source(index))?;
     }
     git(repo, &["commit", "-q", "-a", "-m", "three changed Rust files"])

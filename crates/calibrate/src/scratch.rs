@@ -81,13 +81,16 @@ impl Scratch {
             .prefix("revcal-scratch-")
             .tempdir()
             .map_err(|e| CalibrateError::io("cannot create a scratch directory", e))?;
+        // Directories already made: a 10,000-file tree has far fewer directories than files.
+        let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
         for relative in &self.tracked {
             let from = self.source.join(relative);
             let to = dir.path().join(relative);
             let Ok(meta) = fs::symlink_metadata(&from) else { continue };
-            if let Some(parent) = to.parent() {
+            if let Some(parent) = to.parent().filter(|parent| !made.contains(*parent)) {
                 fs::create_dir_all(parent)
                     .map_err(|e| CalibrateError::io(format!("cannot create {}", parent.display()), e))?;
+                made.insert(parent.to_path_buf());
             }
             let copied = if meta.file_type().is_symlink() {
                 fs::read_link(&from).and_then(|target| std::os::unix::fs::symlink(target, &to))
