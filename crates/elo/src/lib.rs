@@ -74,4 +74,4 @@ pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
 pub use receipt::{
     RECEIPT_TYPE, Receipt, ReceiptContent, ReceiptError, verify_receipt, verify_receipt_value,
 };
-pub use signed::{MessageError, SignedMessage, sign_value};
+pub use signed::{KeyCache, MessageError, SignedMessage, sign_value};

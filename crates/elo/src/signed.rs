@@ -75,23 +75,29 @@ impl SignedMessage {
     /// Parses one message (one JSONL line) and checks everything about it that does not
     /// depend on the ledger: JSON, fields, `from` against `pubkey`, and the signature.
     pub fn parse(text: &str) -> Result<SignedMessage, MessageError> {
+        SignedMessage::parse_with(text, &mut KeyCache::default())
+    }
+
+    /// As [`SignedMessage::parse`], reusing public keys already decoded in `keys` (decoding
+    /// a key is a square root on the curve; a stream of messages has few distinct senders).
+    pub fn parse_with(text: &str, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
         let value = parse_strict(text).map_err(|error| MessageError::Json {
             line: error.line(),
             column: error.column(),
             reason: strip_position(&error.to_string()),
         })?;
-        SignedMessage::from_value(value)
+        SignedMessage::checked(value, Check::Signature, keys)
     }
 
     /// As [`SignedMessage::parse`], from a parsed value.
     pub fn from_value(value: Value) -> Result<SignedMessage, MessageError> {
-        SignedMessage::checked(value, Check::Signature)
+        SignedMessage::checked(value, Check::Signature, &mut KeyCache::default())
     }
 
-    fn checked(mut value: Value, check: Check) -> Result<SignedMessage, MessageError> {
+    fn checked(mut value: Value, check: Check, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
         let envelope = codec::decode(&value)?;
         let sig_text = envelope.sig.ok_or(MessageError::Unsigned)?;
-        let pubkey = PublicKey::from_base64(&envelope.pubkey, "pubkey")?;
+        let pubkey = keys.decode(&envelope.pubkey)?;
         let sig = SignatureBytes::from_base64(&sig_text, "sig")?;
         let expected = pubkey.agent_id();
         if envelope.message.from != expected {
@@ -169,7 +175,30 @@ pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, Mess
         object.insert("sig".into(), Value::String(signature.to_base64()));
     }
     // Just signed with this key over these bytes: verifying again would only cost time.
-    SignedMessage::checked(value, Check::Fields)
+    SignedMessage::checked(value, Check::Fields, &mut KeyCache::default())
+}
+
+/// Public keys already decoded, by their base64 text (bounded: cleared when full).
+#[derive(Debug, Default)]
+pub struct KeyCache {
+    keys: std::collections::HashMap<String, PublicKey>,
+}
+
+impl KeyCache {
+    /// At most this many keys are kept.
+    const CAPACITY: usize = 4096;
+
+    fn decode(&mut self, text: &str) -> Result<PublicKey, MessageError> {
+        if let Some(key) = self.keys.get(text) {
+            return Ok(*key);
+        }
+        let key = PublicKey::from_base64(text, "pubkey")?;
+        if self.keys.len() >= KeyCache::CAPACITY {
+            self.keys.clear();
+        }
+        self.keys.insert(text.to_owned(), key);
+        Ok(key)
+    }
 }
 
 /// How much `SignedMessage::checked` verifies.

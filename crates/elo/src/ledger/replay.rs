@@ -3,7 +3,7 @@
 
 use super::{Ledger, LedgerError};
 use crate::engine::Engine;
-use crate::signed::SignedMessage;
+use crate::signed::{KeyCache, SignedMessage};
 use serde::Serialize;
 
 /// What a replay found.
@@ -33,6 +33,7 @@ impl Ledger {
         let mut engine = Engine::new(self.policy.clone());
         let mut mismatches = Vec::new();
         let mut messages = 0u64;
+        let mut keys = KeyCache::default();
         {
             let mut statement = self
                 .connection
@@ -44,7 +45,7 @@ impl Ledger {
                 let id: String = row.get(1).map_err(|e| self.sql(e))?;
                 let body: String = row.get(2).map_err(|e| self.sql(e))?;
                 messages += 1;
-                match SignedMessage::parse(&body) {
+                match SignedMessage::parse_with(&body, &mut keys) {
                     Err(error) => {
                         mismatches.push(format!("message {seq} ({id}): stored body is invalid: {error}"))
                     }

@@ -6,7 +6,7 @@ use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_r
 use crate::identity::AgentId;
 use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, Verdict};
 use crate::policy::{OutcomeClass, Standing};
-use crate::signed::{MessageError, SignedMessage};
+use crate::signed::{KeyCache, MessageError, SignedMessage};
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
 
 /// A message the ledger stored.
@@ -39,24 +39,23 @@ impl LineOutcome {
 /// Parses and verifies lines on every core (signature checks dominate ingest time).
 pub fn parse_parallel(lines: &[&str]) -> Vec<Result<SignedMessage, MessageError>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(8);
+    let parse_all = |part: &[&str]| {
+        let mut keys = KeyCache::default();
+        part.iter().map(|line| SignedMessage::parse_with(line, &mut keys)).collect::<Vec<_>>()
+    };
     if threads <= 1 || lines.len() < 64 {
-        return lines.iter().map(|line| SignedMessage::parse(line)).collect();
+        return parse_all(lines);
     }
     let chunk = lines.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = lines
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().map(|line| SignedMessage::parse(line)).collect::<Vec<_>>())
-            })
-            .collect();
+        let workers: Vec<_> = lines.chunks(chunk).map(|part| scope.spawn(move || parse_all(part))).collect();
         let mut parsed = Vec::with_capacity(lines.len());
         for (worker, part) in workers.into_iter().zip(lines.chunks(chunk)) {
             match worker.join() {
                 Ok(results) => parsed.extend(results),
                 // A worker cannot panic on input (parsing never panics); should the
                 // impossible happen, redo its share here rather than lose lines.
-                Err(_) => parsed.extend(part.iter().map(|line| SignedMessage::parse(line))),
+                Err(_) => parsed.extend(parse_all(part)),
             }
         }
         parsed
