@@ -329,6 +329,15 @@ impl Calibration {
         let mut trials = Vec::with_capacity(runs.len());
         for run in runs {
             let parsed = parse_findings(&run.output);
+            if run.truncated {
+                tracing::warn!(
+                    "the reviewer printed more than {} bytes; only the first were read for findings",
+                    self.output_cap
+                );
+            }
+            for warning in &parsed.warnings {
+                tracing::warn!("reviewer output: {warning}");
+            }
             let mut judge_checks = (0, 0);
             let scored =
                 self.score_with(&valid, &parsed.findings, &mut scratch, &signals, &mut judge_checks)?;
