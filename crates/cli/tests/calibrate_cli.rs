@@ -181,6 +181,7 @@ fn a_reviewer_that_says_lgtm_scores_zero_and_fails_the_gate() {
     assert_eq!(report["total"], 3);
     assert_eq!(report["precision"], Value::Null, "nothing scored: precision is null, never 1.0");
     assert!(stderr(&output).contains("recall"), "the human summary goes to stderr with --json");
+    assert!(!stderr(&output).contains('\r'), "no progress bar when stderr is not a terminal");
     assert_untouched(&sandbox, &before);
 }
 
