@@ -4,7 +4,7 @@
 //!   checked-in file is stale.
 //! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
 //! - `ci`: run `.ci/run`, exactly what CI runs.
-//! - `bench [rubrics]`: run the benchmarks.
+//! - `bench [rubrics|mutate|calibrate|elo|score]`: run a benchmark; each prints its baseline and ratio.
 
 mod bench_calibrate;
 mod bench_mutate;
@@ -20,7 +20,9 @@ tasks:
   schema [--check]   write rubrics/schema.json from the Rust types; --check fails when it is stale
   lint-rubrics       lint the shipped rubrics with warnings denied
   ci                 run .ci/run (format, clippy, tests, schema check, rubric lint)
-  bench [rubrics]    run the benchmarks (criterion; ratios and percentiles are printed)
+  bench [rubrics]    rubric get latency percentiles and lint time over 1,000 rubrics
+  bench elo          signed-message ingest rate and the leaderboard over 1,000,000 scored reviews
+  bench score        review parsing (with positions) and scoring, next to a plain JSON parse
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
   bench mutate [PATH]  time `revcal mutate --json` on a tree (default: crates/) against
                      `cargo mutants --list --workspace` when installed; prints the ratio";
@@ -51,6 +53,8 @@ fn run(args: &[String]) -> Result<ExitCode> {
                 cargo(&root, &["bench", "-p", "revcal-rubric-repo", "--bench", "repository"])
             }
             Some("calibrate") => bench_calibrate::run(&root),
+            Some("elo") => cargo(&root, &["bench", "-p", "revcal-elo", "--bench", "elo"]),
+            Some("score") => cargo(&root, &["bench", "-p", "revcal-score", "--bench", "score"]),
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
