@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// WAL pages (4 KiB each) after which a commit checkpoints the WAL into the file: 128 MiB.
+const WAL_CHECKPOINT_PAGES: i64 = 32_768;
+
 /// The file name of the default ledger.
 pub const DEFAULT_LEDGER_FILE: &str = "revcal-ledger.sqlite";
 
@@ -113,6 +116,10 @@ impl Ledger {
         connection.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
         // Ids are SHA-256 hashes, so index inserts land on random pages: keep more in memory.
         connection.pragma_update(None, "cache_size", -65_536).map_err(sql)?;
+        // Checkpoint every WAL_CHECKPOINT_PAGES instead of SQLite's 1,000: an ingest batch
+        // dirties thousands of index pages (ids are random), so the default checkpointed
+        // after every batch and copied the same hot pages into the file (and fsynced) again.
+        connection.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES).map_err(sql)?;
         connection.set_prepared_statement_cache_capacity(64);
         let new_policy = wanted.clone().unwrap_or_default();
         let migration = schema::migrate(&mut connection, |transaction| {
