@@ -8,6 +8,8 @@ use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, Verdict}
 use crate::policy::{OutcomeClass, Standing};
 use crate::signed::{KeyCache, MessageError, SignedMessage};
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// A message the ledger stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,10 +89,12 @@ impl Ledger {
                 policy: &self.policy,
                 seen: &self.seen,
                 new: SeenRows::default(),
+                standings: HashMap::new(),
             };
             for message in messages {
                 outcomes.push(writer.store(message).map_err(sql)?);
             }
+            writer.write_standings().map_err(sql)?;
             new_rows = writer.new;
         }
         transaction.commit().map_err(sql)?;
@@ -195,6 +199,10 @@ struct Writer<'a> {
     seen: &'a SeenRows,
     /// Rows this transaction wrote (committed only if it commits).
     new: SeenRows,
+    /// The standings of the reviewers this batch touched, read once, updated in memory and
+    /// written once by `write_standings` before the commit (the transaction holds the write
+    /// lock, so no other writer can change them meanwhile).
+    standings: HashMap<String, Standing>,
 }
 
 impl Writer<'_> {
@@ -290,12 +298,53 @@ impl Writer<'_> {
             )?
             .execute((review.request_id.as_str(), reviewer, signed.id.as_str(), review.verdict.as_str(), seq))?;
         if !self.seen.rated.contains(reviewer) && !self.new.rated.contains(reviewer) {
-            self.transaction
-                .prepare_cached(
-                    "INSERT OR IGNORE INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, 0, 0, 0)",
-                )?
-                .execute((reviewer, self.policy.start_rating))?;
+            // Loading the standing makes `write_standings` write its row (a new reviewer
+            // appears on the leaderboard at the start rating).
+            self.standing(reviewer)?;
             self.new.rated.insert(reviewer.to_owned());
+        }
+        Ok(())
+    }
+
+    /// The reviewer's standing as of this point of the batch: from the batch's own updates,
+    /// else from the ledger (read once), else the policy's start.
+    fn standing(&mut self, reviewer: &str) -> rusqlite::Result<&mut Standing> {
+        let (transaction, policy) = (self.transaction, self.policy);
+        match self.standings.entry(reviewer.to_owned()) {
+            Entry::Occupied(entry) => Ok(entry.into_mut()),
+            Entry::Vacant(entry) => {
+                let stored = transaction
+                    .prepare_cached(
+                        "SELECT rating, reviews, decisive, correct FROM ratings WHERE agent = ?1",
+                    )?
+                    .query_row([reviewer], |row| {
+                        Ok(Standing {
+                            rating: row.get(0)?,
+                            reviews: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+                            decisive: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
+                            correct: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
+                        })
+                    })
+                    .optional()?;
+                Ok(entry.insert(stored.unwrap_or_else(|| Standing::new(policy))))
+            }
+        }
+    }
+
+    /// Writes every standing this batch touched, one statement per reviewer.
+    fn write_standings(&mut self) -> rusqlite::Result<()> {
+        let mut statement = self.transaction.prepare_cached(
+            "INSERT INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (agent) DO UPDATE SET rating = ?2, reviews = ?3, decisive = ?4, correct = ?5",
+        )?;
+        for (reviewer, standing) in &self.standings {
+            statement.execute((
+                reviewer.as_str(),
+                standing.rating,
+                to_i64(standing.reviews),
+                to_i64(standing.decisive),
+                to_i64(standing.correct),
+            ))?;
         }
         Ok(())
     }
@@ -326,33 +375,11 @@ impl Writer<'_> {
                 tracing::warn!(request_id, reviewer_text, "unreadable latest review row; skipped");
                 continue;
             };
-            let mut standing = self
-                .transaction
-                .prepare_cached("SELECT rating, reviews, decisive, correct FROM ratings WHERE agent = ?1")?
-                .query_row([reviewer.as_str()], |row| {
-                    Ok(Standing {
-                        rating: row.get(0)?,
-                        reviews: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
-                        decisive: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                        correct: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
-                    })
-                })
-                .optional()?
-                .unwrap_or_else(|| Standing::new(self.policy));
             let class = OutcomeClass::of(verdict, outcome.incident);
-            let elo_delta = standing.score(self.policy, class);
-            self.transaction
-                .prepare_cached(
-                    "INSERT INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, ?3, ?4, ?5) \
-                     ON CONFLICT (agent) DO UPDATE SET rating = ?2, reviews = ?3, decisive = ?4, correct = ?5",
-                )?
-                .execute((
-                    reviewer.as_str(),
-                    standing.rating,
-                    to_i64(standing.reviews),
-                    to_i64(standing.decisive),
-                    to_i64(standing.correct),
-                ))?;
+            let policy = self.policy;
+            let standing = self.standing(reviewer.as_str())?;
+            let elo_delta = standing.score(policy, class);
+            let rating_after = standing.rating;
             let entry = ScoredReview {
                 review_id,
                 request_id: outcome.request_id.clone(),
@@ -363,7 +390,7 @@ impl Writer<'_> {
                 incident: outcome.incident,
                 outcome: class,
                 elo_delta,
-                rating_after: standing.rating,
+                rating_after,
                 ts: signed.message.ts,
             };
             self.transaction
@@ -381,7 +408,7 @@ impl Writer<'_> {
                     entry.incident,
                     class.as_str(),
                     elo_delta,
-                    standing.rating,
+                    rating_after,
                     to_i64(entry.ts),
                 ])?;
             scored.push(entry);
