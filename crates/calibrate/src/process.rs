@@ -1,10 +1,11 @@
 //! Running a shell command the way calibration needs it: in its own process group (so the
 //! whole group can be killed, grandchildren included), with a timeout, with its output
-//! captured up to a cap (a command that prints gigabytes is drained, not stored), and
-//! interruptible by a [`SignalWatch`].
+//! captured up to a cap (a command that prints gigabytes is drained, not stored, or stopped),
+//! optionally fed bytes on stdin, and interruptible by a [`SignalWatch`]. The reviewer run, the
+//! witness and repro scripts and the `--judge-cmd` judge all run through [`run`].
 
 use crate::signals::SignalWatch;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -71,6 +72,13 @@ pub struct ShellCommand<'a> {
     pub output_cap: usize,
     /// Extra environment variables.
     pub env: &'a [(&'a str, String)],
+    /// Bytes written to the command's stdin (from a thread of their own, so that a command
+    /// that never reads its input cannot block the run); `None` gives it `/dev/null`.
+    pub stdin: Option<&'a [u8]>,
+    /// Kill the process group as soon as stdout goes past `output_cap`, instead of draining
+    /// the rest: for commands whose oversized output is an error, not a warning. The run then
+    /// ends with [`Finished::stdout_truncated`] set and, usually, [`Exit::Signal`].
+    pub kill_past_cap: bool,
 }
 
 /// Kills a process group when dropped: nothing a command started outlives its run, on any
@@ -126,6 +134,11 @@ impl Drain {
         Drain { buffer, thread }
     }
 
+    /// True once the pipe delivered more than the cap.
+    fn overflowed(&self) -> bool {
+        self.buffer.lock().map_or(true, |guard| guard.1)
+    }
+
     /// Waits briefly for the pipe to close (a process that left the group may hold it open
     /// forever), then takes what was read.
     fn finish(self) -> (Vec<u8>, bool) {
@@ -143,7 +156,18 @@ impl Drain {
     }
 }
 
-/// Runs `command` to completion, timeout or interruption.
+/// How an exit status reads as an [`Exit`].
+fn exit_of(status: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Exit::Code(code),
+        (None, Some(signal)) => Exit::Signal(signal),
+        (None, None) => Exit::Code(-1),
+    }
+}
+
+/// Runs `command` to completion, timeout, interruption or (with
+/// [`ShellCommand::kill_past_cap`]) too much output.
 pub fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
     let started = Instant::now();
     let mut builder = Command::new("sh");
@@ -151,7 +175,7 @@ pub fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result
         .arg("-c")
         .arg(command.script)
         .current_dir(command.dir)
-        .stdin(Stdio::null())
+        .stdin(if command.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -171,16 +195,23 @@ pub fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result
     let killer = GroupKiller { pgid: libc::pid_t::try_from(child.id()).unwrap_or(0) };
     let stdout = child.stdout.take().map(|pipe| Drain::start(pipe, command.output_cap));
     let stderr = child.stderr.take().map(|pipe| Drain::start(pipe, command.output_cap));
+    if let (Some(mut pipe), Some(input)) = (child.stdin.take(), command.stdin) {
+        let input = input.to_vec();
+        // Detached: a command may exit without reading its input (the write then fails with a
+        // broken pipe, which is fine), and the pipe closes once everything is written.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
     let deadline = started + command.timeout;
     let mut pause = Duration::from_millis(1);
     let exit = loop {
         if let Some(status) = child.try_wait()? {
-            use std::os::unix::process::ExitStatusExt;
-            break match (status.code(), status.signal()) {
-                (Some(code), _) => Exit::Code(code),
-                (None, Some(signal)) => Exit::Signal(signal),
-                (None, None) => Exit::Code(-1),
-            };
+            break exit_of(status);
+        }
+        if command.kill_past_cap && stdout.as_ref().is_some_and(Drain::overflowed) {
+            killer.kill();
+            break exit_of(child.wait()?);
         }
         if let Some(signal) = signals.received() {
             killer.kill();
@@ -209,8 +240,65 @@ mod tests {
 
     fn shell(script: &str, timeout: Duration, cap: usize) -> Finished {
         let dir = tempfile::tempdir().unwrap();
-        let command = ShellCommand { script, dir: dir.path(), timeout, output_cap: cap, env: &[] };
+        let command = ShellCommand {
+            script,
+            dir: dir.path(),
+            timeout,
+            output_cap: cap,
+            env: &[],
+            stdin: None,
+            kill_past_cap: false,
+        };
         run(&command, &SignalWatch::inert()).unwrap()
+    }
+
+    #[test]
+    fn stdin_is_fed_and_closed_and_a_command_that_ignores_it_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = vec![b'x'; 1 << 20];
+        let mut command = ShellCommand {
+            script: "wc -c",
+            dir: dir.path(),
+            timeout: Duration::from_secs(20),
+            output_cap: 1024,
+            env: &[],
+            stdin: Some(&input),
+            kill_past_cap: false,
+        };
+        let done = run(&command, &SignalWatch::inert()).unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert_eq!(String::from_utf8_lossy(&done.stdout).trim(), "1048576");
+
+        // 1 MiB is far more than a pipe buffer: a blocking write would hang until the timeout.
+        command.script = "echo answered";
+        let done = run(&command, &SignalWatch::inert()).unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert_eq!(done.stdout, b"answered\n");
+        assert!(done.elapsed < Duration::from_secs(10), "took {:?}", done.elapsed);
+
+        command.stdin = None;
+        command.script = "cat";
+        let done = run(&command, &SignalWatch::inert()).unwrap();
+        assert_eq!((done.exit, done.stdout.len()), (Exit::Code(0), 0), "no stdin reads as empty");
+    }
+
+    #[test]
+    fn kill_past_cap_stops_a_flood_instead_of_draining_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = ShellCommand {
+            script: "yes flood",
+            dir: dir.path(),
+            timeout: Duration::from_secs(20),
+            output_cap: 4096,
+            env: &[],
+            stdin: None,
+            kill_past_cap: true,
+        };
+        let done = run(&command, &SignalWatch::inert()).unwrap();
+        assert!(done.stdout_truncated);
+        assert_eq!(done.stdout.len(), 4096);
+        assert_eq!(done.exit, Exit::Signal(libc::SIGKILL));
+        assert!(done.elapsed < Duration::from_secs(10), "took {:?}", done.elapsed);
     }
 
     #[test]

@@ -46,7 +46,15 @@ pub fn run_reviewer(
     env: &[(&str, String)],
     signals: &SignalWatch,
 ) -> Result<ReviewRun, CalibrateError> {
-    let shell = ShellCommand { script: command, dir: work_tree, timeout, output_cap, env };
+    let shell = ShellCommand {
+        script: command,
+        dir: work_tree,
+        timeout,
+        output_cap,
+        env,
+        stdin: None,
+        kill_past_cap: false,
+    };
     let finished = process::run(&shell, signals)
         .map_err(|e| CalibrateError::Reviewer(format!("cannot start the reviewer `{command}`: {e}")))?;
     match finished.exit {

@@ -150,8 +150,15 @@ impl Scratch {
             None => self.unplant()?,
         }
         let root = self.materialise()?;
-        let command =
-            ShellCommand { script, dir: &root, timeout: self.timeout, output_cap: 64 * 1024, env: &self.env };
+        let command = ShellCommand {
+            script,
+            dir: &root,
+            timeout: self.timeout,
+            output_cap: 64 * 1024,
+            env: &self.env,
+            stdin: None,
+            kill_past_cap: false,
+        };
         let finished = process::run(&command, signals)
             .map_err(|e| CalibrateError::io(format!("cannot run `{script}`"), e))?;
         if let Exit::Interrupted(signal) = finished.exit {
