@@ -40,24 +40,43 @@ impl LineOutcome {
 
 /// Parses and verifies lines on every core (signature checks dominate ingest time).
 pub fn parse_parallel(lines: &[&str]) -> Vec<Result<SignedMessage, MessageError>> {
+    parse_parallel_with(lines, &mut key_caches())
+}
+
+/// One key cache per verifying thread (at most 8).
+fn key_caches() -> Vec<KeyCache> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(8);
-    let parse_all = |part: &[&str]| {
-        let mut keys = KeyCache::default();
-        part.iter().map(|line| SignedMessage::parse_with(line, &mut keys)).collect::<Vec<_>>()
+    (0..threads).map(|_| KeyCache::default()).collect()
+}
+
+/// As [`parse_parallel`], one thread per cache, each keeping its decoded public keys for
+/// the next call: decoding a key (a square root on the curve) costs about half a signature
+/// check, a stream has few senders, and one batch alone would decode most of them again.
+fn parse_parallel_with(lines: &[&str], caches: &mut [KeyCache]) -> Vec<Result<SignedMessage, MessageError>> {
+    let parse_all = |part: &[&str], keys: &mut KeyCache| {
+        part.iter().map(|line| SignedMessage::parse_with(line, keys)).collect::<Vec<_>>()
     };
+    let threads = caches.len();
     if threads <= 1 || lines.len() < 64 {
-        return parse_all(lines);
+        return match caches.first_mut() {
+            Some(keys) => parse_all(lines, keys),
+            None => parse_all(lines, &mut KeyCache::default()),
+        };
     }
     let chunk = lines.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = lines.chunks(chunk).map(|part| scope.spawn(move || parse_all(part))).collect();
+        let workers: Vec<_> = lines
+            .chunks(chunk)
+            .zip(caches.iter_mut())
+            .map(|(part, keys)| scope.spawn(move || parse_all(part, keys)))
+            .collect();
         let mut parsed = Vec::with_capacity(lines.len());
         for (worker, part) in workers.into_iter().zip(lines.chunks(chunk)) {
             match worker.join() {
                 Ok(results) => parsed.extend(results),
                 // A worker cannot panic on input (parsing never panics); should the
                 // impossible happen, redo its share here rather than lose lines.
-                Err(_) => parsed.extend(parse_all(part)),
+                Err(_) => parsed.extend(parse_all(part, &mut KeyCache::default())),
             }
         }
         parsed
@@ -158,9 +177,10 @@ impl Ledger {
             // Two batches in flight: one being stored, one being verified.
             let (sender, receiver) = std::sync::mpsc::sync_channel(1);
             scope.spawn(move || {
+                let mut caches = key_caches();
                 for (number, chunk) in lines.chunks(batch_size).enumerate() {
                     let (indices, texts) = non_blank(chunk, number * batch_size);
-                    if sender.send((indices, parse_parallel(&texts))).is_err() {
+                    if sender.send((indices, parse_parallel_with(&texts, &mut caches))).is_err() {
                         break; // the storing side stopped on an error
                     }
                 }
