@@ -163,6 +163,11 @@ fn time_cpu<T>(run: impl FnOnce() -> T) -> (T, Duration, f64) {
 }
 
 fn benches(c: &mut Criterion) {
+    // `cargo bench` builds with the optimised bench profile; a debug build (e.g. run through
+    // `cargo test --benches`) verifies signatures ~30x slower and its timings mean nothing.
+    if cfg!(debug_assertions) {
+        println!("elo: WARNING: built with debug assertions, not the bench profile: timings are meaningless");
+    }
     let dir = tempfile::tempdir().expect("tempdir");
 
     // --- ingest ---
