@@ -106,7 +106,20 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         tracing::debug!("{warning}");
     }
 
-    let mut checker = Reparse { parser, tree: &tree, source: &text, baseline_errors: errors.len() };
+    let mut unit_parser = Parser::new();
+    unit_parser
+        .set_language(&(grammar.grammar)())
+        .map_err(|error| MutateError::Grammar { language: language.as_str(), message: error.to_string() })?;
+    let mut checker = Reparse {
+        parser,
+        unit_parser,
+        units: grammar.units,
+        unit_baselines: std::collections::HashMap::new(),
+        tree: &tree,
+        source: &text,
+        // Counted over the whole tree: the walk does not look inside skipped test items.
+        baseline_errors: if tree.root_node().has_error() { count_errors(tree.root_node()) } else { 0 },
+    };
     let mut seen = HashSet::new();
     let mut mutants = Vec::new();
     let mut rejected = 0;
@@ -161,10 +174,11 @@ impl Walk<'_> {
         let mut quiet_from: Option<usize> = None;
         loop {
             let node = cursor.node();
-            if self.visit(node, quiet_from.is_some()) && quiet_from.is_none() {
+            let visit = self.visit(node, quiet_from.is_some());
+            if visit != Visit::Descend && quiet_from.is_none() {
                 quiet_from = Some(depth);
             }
-            if cursor.goto_first_child() {
+            if visit != Visit::Skip && cursor.goto_first_child() {
                 depth += 1;
                 continue;
             }
@@ -183,15 +197,14 @@ impl Walk<'_> {
         }
     }
 
-    /// Records what `node` says about skipping; returns true when its subtree must not be
-    /// mutated.
-    fn visit(&mut self, node: Node, quiet: bool) -> bool {
+    /// Records what `node` says about skipping, and says how to go on below it.
+    fn visit(&mut self, node: Node, quiet: bool) -> Visit {
         let kind = node.kind();
         if node.is_error() || node.is_missing() {
             let region = if node.is_missing() { node.parent().unwrap_or(node) } else { node };
             self.regions.add_hard(region.start_byte(), region.end_byte().max(region.start_byte() + 1));
             self.errors.push(node.start_byte());
-            return true;
+            return Visit::Quiet;
         }
         if self.grammar.comments.contains(&kind) {
             self.regions.add_hard(node.start_byte(), node.end_byte());
@@ -203,11 +216,13 @@ impl Walk<'_> {
                     self.regions.skip_row(row + 1);
                 }
             }
-            return true;
+            return Visit::Quiet;
         }
         if let Some(start) = (self.grammar.skipped_item)(node, self.source) {
+            // Nothing below is mutated and the region is hard as a whole: its comments and
+            // errors need not be recorded one by one.
             self.regions.add_hard(start, node.end_byte());
-            return true;
+            return Visit::Skip;
         }
         if (self.grammar.opaque)(kind) {
             self.regions.add_opaque(node.start_byte(), node.end_byte());
@@ -216,13 +231,24 @@ impl Walk<'_> {
             if !quiet {
                 (self.grammar.mutate)(node, self.source, &mut self.candidates);
             }
-            return true;
+            return Visit::Quiet;
         }
         if !quiet {
             (self.grammar.mutate)(node, self.source, &mut self.candidates);
         }
-        false
+        Visit::Descend
     }
+}
+
+/// How the walk goes on below a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Ask the operators about the children too.
+    Descend,
+    /// Visit the children for comments and errors only.
+    Quiet,
+    /// Do not visit the children (a skipped test item: a hard region as a whole).
+    Skip,
 }
 
 /// The re-parse check: the mutated file must parse with no more ERROR or MISSING nodes
@@ -230,13 +256,71 @@ impl Walk<'_> {
 /// and reads the mutated text through a callback, so no copy of the file is made.
 struct Reparse<'a> {
     parser: Parser,
+    /// Parses self-contained units (see [`Grammar::units`]) on their own.
+    unit_parser: Parser,
+    units: &'static [&'static str],
+    /// Whether each unit (by start byte) parses cleanly on its own, unmutated.
+    unit_baselines: std::collections::HashMap<usize, bool>,
     tree: &'a Tree,
     source: &'a Source<'a>,
     baseline_errors: usize,
 }
 
 impl Reparse<'_> {
+    /// True when the mutated file parses without new errors. A mutant inside a unit that
+    /// parses cleanly on its own is checked by parsing that unit alone, mutated: the file
+    /// around it is unchanged, so the file parses exactly when the unit still does, and the
+    /// cost no longer grows with the size of the file.
     fn still_parses(&mut self, candidate: &Candidate) -> bool {
+        if let Some(unit) = self.unit_around(candidate) {
+            return self.unit_still_parses(unit, candidate);
+        }
+        self.file_still_parses(candidate)
+    }
+
+    /// The innermost unit holding the candidate whose unmutated text parses cleanly alone.
+    fn unit_around(&mut self, candidate: &Candidate) -> Option<Unit> {
+        if self.units.is_empty() || self.baseline_errors > 0 {
+            return None;
+        }
+        let tree = self.tree;
+        let mut node = tree.root_node().descendant_for_byte_range(candidate.start, candidate.end)?;
+        loop {
+            let unit_kind = self.units.iter().find(|kind| **kind == node.kind()).copied();
+            if let Some(kind) = unit_kind
+                && node.start_byte() < candidate.start
+                && candidate.end < node.end_byte()
+            {
+                let (start, end) = (node.start_byte(), node.end_byte());
+                let clean = match self.unit_baselines.get(&start) {
+                    Some(clean) => *clean,
+                    None => {
+                        let text = self.source.text.get(start..end).unwrap_or("");
+                        let clean = parses_alone(&mut self.unit_parser, text, kind);
+                        self.unit_baselines.insert(start, clean);
+                        clean
+                    }
+                };
+                if clean {
+                    return Some(Unit { start, end, kind });
+                }
+            }
+            node = node.parent()?;
+        }
+    }
+
+    fn unit_still_parses(&mut self, unit: Unit, candidate: &Candidate) -> bool {
+        let text = self.source.text;
+        let (Some(head), Some(tail)) =
+            (text.get(unit.start..candidate.start), text.get(candidate.end..unit.end))
+        else {
+            return false;
+        };
+        let mutated = format!("{head}{}{tail}", candidate.replacement);
+        parses_alone(&mut self.unit_parser, &mutated, unit.kind)
+    }
+
+    fn file_still_parses(&mut self, candidate: &Candidate) -> bool {
         let text = self.source.text.as_bytes();
         let replacement = candidate.replacement.as_bytes();
         let start_position = self.source.point(candidate.start);
@@ -265,6 +349,34 @@ impl Reparse<'_> {
         let root = mutated.root_node();
         if self.baseline_errors == 0 { !root.has_error() } else { count_errors(root) <= self.baseline_errors }
     }
+}
+
+/// A self-contained unit: its byte range and node kind.
+struct Unit {
+    start: usize,
+    end: usize,
+    kind: &'static str,
+}
+
+/// True when `text` parses with no error as a single node of `kind` spanning it all.
+fn parses_alone(parser: &mut Parser, text: &str, kind: &str) -> bool {
+    let Some(tree) = parser.parse(text, None) else { return false };
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 {
+        return false;
+    }
+    let Some(mut only) = root.named_child(0) else { return false };
+    // A Rust block at the top of a document is an expression statement holding the block.
+    if only.kind() == "expression_statement" && only.named_child_count() == 1 {
+        match only.named_child(0) {
+            Some(inner) if inner.kind() == kind && inner.end_byte() + 1 >= only.end_byte() => only = inner,
+            _ => {}
+        }
+    }
+    // A JavaScript block at the top of a document is a statement: `{ ... }` stays a block.
+    only.kind() == kind
+        && only.start_byte() == text.len() - text.trim_start().len()
+        && only.end_byte() == text.trim_end().len()
 }
 
 /// ERROR and MISSING nodes in a tree, visiting only subtrees that hold some.
@@ -318,5 +430,75 @@ fn build(file: &str, language: Language, source: &Source, candidate: Candidate) 
         replacement: candidate.replacement,
         original_line,
         mutated_line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Category;
+
+    fn checker<'a>(language: Language, tree: &'a Tree, source: &'a Source<'a>) -> Reparse<'a> {
+        let grammar = languages::grammar(language);
+        let mut parser = Parser::new();
+        parser.set_language(&(grammar.grammar)()).unwrap();
+        let mut unit_parser = Parser::new();
+        unit_parser.set_language(&(grammar.grammar)()).unwrap();
+        Reparse {
+            parser,
+            unit_parser,
+            units: grammar.units,
+            unit_baselines: std::collections::HashMap::new(),
+            tree,
+            source,
+            baseline_errors: 0,
+        }
+    }
+
+    fn candidate(text: &str, target: &str, replacement: &str) -> Candidate {
+        let start = text.find(target).unwrap();
+        Candidate {
+            start,
+            end: start + target.len(),
+            replacement: replacement.into(),
+            operator: "test",
+            category: Category::Arithmetic,
+            description: String::new(),
+        }
+    }
+
+    /// Both paths of the check (a unit alone, the whole file) accept valid mutants and
+    /// reject broken ones.
+    #[test]
+    fn reparse_check_accepts_valid_and_rejects_broken_mutants() {
+        for (language, text) in [
+            (
+                Language::Rust,
+                "struct S;\nimpl S {\n    fn f(&self, a: u32) -> u32 {\n        a + 1\n    }\n}\n",
+            ),
+            (Language::JavaScript, "class S {\n  f(a) {\n    return a + 1;\n  }\n}\n"),
+            (Language::Python, "class S:\n    def f(self, a):\n        return a + 1\n"),
+        ] {
+            let grammar = languages::grammar(language);
+            let mut parser = Parser::new();
+            parser.set_language(&(grammar.grammar)()).unwrap();
+            let tree = parser.parse(text, None).unwrap();
+            let source = Source::new(text);
+            let mut check = checker(language, &tree, &source);
+            assert!(check.still_parses(&candidate(text, "+", "-")), "{language}: a valid mutant");
+            assert!(!check.still_parses(&candidate(text, "+", "+ +)")), "{language}: a broken mutant");
+            assert!(check.file_still_parses(&candidate(text, "+", "*")), "{language}: whole-file path");
+            assert!(!check.file_still_parses(&candidate(text, "a + 1", "(a")), "{language}: whole-file path");
+        }
+        let text = "fn f(a: u32) -> u32 {\n    a + 1\n}\n";
+        let tree = {
+            let mut parser = Parser::new();
+            parser.set_language(&(languages::grammar(Language::Rust).grammar)()).unwrap();
+            parser.parse(text, None).unwrap()
+        };
+        let source = Source::new(text);
+        let mut check = checker(Language::Rust, &tree, &source);
+        let inside = candidate(text, "+", "-");
+        assert!(check.unit_around(&inside).is_some(), "a Rust fn is checked alone");
     }
 }

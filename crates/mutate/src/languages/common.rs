@@ -237,7 +237,7 @@ pub fn plus_minus_one(source: &Source, expression: Node, operator: Node, out: &m
 /// Integer literal `0` <-> `1` (a Rust suffix such as `0usize` is kept).
 pub fn zero_one_swap(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
     let text = source.of(literal);
-    let (digit, suffix) = text.split_at(text.len().min(1));
+    let (Some(digit), Some(suffix)) = (text.get(..1), text.get(1..)) else { return };
     if !(suffix.is_empty()
         || suffix.chars().all(|c| c.is_ascii_alphanumeric()) && suffix.starts_with(['u', 'i']))
     {

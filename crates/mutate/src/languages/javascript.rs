@@ -13,6 +13,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     skipped_item: |_, _| None,
     mutate,
     operators: OPERATORS,
+    units: &["statement_block"],
 };
 
 const fn op(

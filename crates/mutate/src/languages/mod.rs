@@ -54,6 +54,9 @@ pub(crate) struct Grammar {
     pub mutate: fn(Node, &Source, &mut Vec<Candidate>),
     /// The operator table.
     pub operators: &'static [Operator],
+    /// Node kinds that parse on their own as a whole document (a Rust `fn` item, a
+    /// JavaScript block): the re-parse check of a mutant inside one parses just that unit.
+    pub units: &'static [&'static str],
 }
 
 /// The grammar and operator table of a language.

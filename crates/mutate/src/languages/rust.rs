@@ -13,6 +13,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     skipped_item,
     mutate,
     operators: OPERATORS,
+    units: &["block", "function_item"],
 };
 
 const fn op(
