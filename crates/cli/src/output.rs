@@ -34,3 +34,8 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .filter_map(|cause| cause.downcast_ref::<io::Error>())
         .any(|io| io.kind() == io::ErrorKind::BrokenPipe)
 }
+
+/// The plural ending for a count: `""` for one, `"s"` otherwise (`format!("{n} file{}", plural(n))`).
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

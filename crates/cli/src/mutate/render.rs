@@ -2,7 +2,7 @@
 //! the operator list.
 
 use super::files::Scan;
-use crate::output::outln;
+use crate::output::{outln, plural};
 use crate::style::Style;
 use anyhow::Result;
 use revcal_mutate::{Category, Language, Mutant};
@@ -90,11 +90,15 @@ pub fn stats(scan: &Scan, mutants: &[Mutant], json: bool, style: &Style) -> Resu
     let mut out = String::new();
     outln!(
         out,
-        "{} files, {} lines, {} mutants ({} candidates failed the re-parse check and were dropped)",
+        "{} file{}, {} lines, {} mutant{} ({} candidate{} failed the re-parse check and {} dropped)",
         scan.mutated_files.len(),
+        plural(scan.mutated_files.len()),
         scan.lines,
         mutants.len(),
-        scan.rejected
+        plural(mutants.len()),
+        scan.rejected,
+        plural(scan.rejected),
+        if scan.rejected == 1 { "was" } else { "were" }
     );
     if skipped.is_empty() {
         outln!(out, "skipped: none");

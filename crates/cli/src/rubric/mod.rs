@@ -130,11 +130,7 @@ fn print_rubrics(
     emit(&out).context("cannot write the list")?;
     eprintln!(
         "{}",
-        style.dim(&format!(
-            "{} rubric{} from {source}",
-            rubrics.len(),
-            if rubrics.len() == 1 { "" } else { "s" }
-        ))
+        style.dim(&format!("{} rubric{} from {source}", rubrics.len(), crate::output::plural(rubrics.len())))
     );
     Ok(())
 }

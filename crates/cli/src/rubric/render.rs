@@ -1,7 +1,7 @@
 //! Printing lint reports: compiler-style for people, JSON for tools, workflow commands
 //! for GitHub Actions.
 
-use crate::output::outln;
+use crate::output::{outln, plural};
 use crate::style::Style;
 use anyhow::Result;
 use revcal_rubric_model::Severity;
@@ -36,10 +36,6 @@ pub fn human(report: &LintReport, style: &Style) -> String {
         outln!(out, "checked {checked}: {} in {troubled} file{}", parts.join(" and "), plural(troubled));
     }
     out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// One diagnostic in compiler style.
