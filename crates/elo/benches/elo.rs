@@ -104,7 +104,8 @@ fn million_review_ledger(path: &Path) {
              WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {last})
              INSERT INTO scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict,
                                          incident, outcome, elo_delta, rating_after, ts)
-             SELECT printf('%064x', i), printf('%064x', i / 3), printf('%064x', i / 3 + 1000000000),
+             SELECT unhex(printf('%064x', i)), unhex(printf('%064x', i / 3)),
+                    unhex(printf('%064x', i / 3 + 1000000000)),
                     printf('@%016x', i % {REVIEWERS}), '@00000000000000aa',
                     CASE i % 3 WHEN 0 THEN 'APPROVE' WHEN 1 THEN 'REQUEST_CHANGES' ELSE 'COMMENT' END,
                     i % 4 = 0,

@@ -25,6 +25,28 @@ impl MessageId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The 32 bytes the hex digits spell (how the ledger stores ids: half the index pages).
+    pub(crate) fn to_bytes(&self) -> [u8; 32] {
+        let mut bytes = [0u8; 32];
+        for (byte, pair) in bytes.iter_mut().zip(self.0.as_bytes().chunks_exact(2)) {
+            *byte = (hex_value(pair[0]) << 4) | hex_value(pair[1]);
+        }
+        bytes
+    }
+
+    /// The id whose bytes are `bytes`; `None` unless there are exactly 32.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<MessageId> {
+        (bytes.len() == 32).then(|| MessageId(crate::canonical::hex(bytes)))
+    }
+}
+
+/// The value of one lowercase hex digit (a `MessageId` holds nothing else).
+fn hex_value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        _ => digit.wrapping_sub(b'a').wrapping_add(10) & 0x0f,
+    }
 }
 
 impl fmt::Display for MessageId {
@@ -233,5 +255,21 @@ impl Message {
     /// The message's `type`.
     pub fn message_type(&self) -> MessageType {
         self.content.message_type()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MessageId;
+
+    #[test]
+    fn an_id_round_trips_through_its_32_bytes() {
+        let text = "00ff10a9b8c7d6e5f4031224354657687980abcdef0123456789fedcba98765f";
+        let id = MessageId::parse(text).unwrap();
+        let bytes = id.to_bytes();
+        assert_eq!(&bytes[..4], &[0x00, 0xff, 0x10, 0xa9]);
+        assert_eq!(bytes[31], 0x5f);
+        assert_eq!(MessageId::from_bytes(&bytes), Some(id));
+        assert_eq!(MessageId::from_bytes(&bytes[..31]), None);
     }
 }

@@ -325,15 +325,16 @@ impl Ledger {
 /// One `scored_reviews` row; `None` when a stored value does not parse back.
 fn decode_scored(row: &rusqlite::Row) -> rusqlite::Result<Option<ScoredReview>> {
     let text = |index: usize| row.get::<_, String>(index);
-    let (review, request, outcome_id) = (text(0)?, text(1)?, text(2)?);
+    let blob = |index: usize| row.get::<_, Vec<u8>>(index);
+    let (review, request, outcome_id) = (blob(0)?, blob(1)?, blob(2)?);
     let (reviewer, requester, verdict, outcome) = (text(3)?, text(4)?, text(5)?, text(7)?);
     let (incident, elo_delta, rating_after, ts) =
         (row.get::<_, i64>(6)?, row.get::<_, f64>(8)?, row.get::<_, f64>(9)?, row.get::<_, i64>(10)?);
     Ok((|| {
         Some(ScoredReview {
-            review_id: MessageId::parse(&review)?,
-            request_id: MessageId::parse(&request)?,
-            outcome_id: MessageId::parse(&outcome_id)?,
+            review_id: MessageId::from_bytes(&review)?,
+            request_id: MessageId::from_bytes(&request)?,
+            outcome_id: MessageId::from_bytes(&outcome_id)?,
             reviewer: AgentId::parse(&reviewer)?,
             requester: AgentId::parse(&requester)?,
             verdict: Verdict::from_wire(&verdict)?,

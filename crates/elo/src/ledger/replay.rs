@@ -42,7 +42,9 @@ impl Ledger {
             let mut rows = statement.query([]).map_err(|e| self.sql(e))?;
             while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
                 let seq: i64 = row.get(0).map_err(|e| self.sql(e))?;
-                let id: String = row.get(1).map_err(|e| self.sql(e))?;
+                // Stored as 32 bytes; shown as hex in mismatches.
+                let id_bytes: Vec<u8> = row.get(1).map_err(|e| self.sql(e))?;
+                let id = crate::canonical::hex(&id_bytes);
                 let body: String = row.get(2).map_err(|e| self.sql(e))?;
                 messages += 1;
                 match SignedMessage::parse_with(&body, &mut keys) {

@@ -59,6 +59,67 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX scored_reviews_by_reviewer ON scored_reviews (reviewer);
     "#,
+    // 2: message ids as 32-byte blobs instead of 64 hex digits, which halves the pages of
+    // every index keyed by them (ids are random, so an ingest batch dirties index pages all
+    // over the file and writes each at commit); `scored_reviews.review_id` loses its UNIQUE
+    // index, which no query read (the rules already score a review at most once).
+    r#"
+    ALTER TABLE messages RENAME TO messages_v1;
+    ALTER TABLE requests RENAME TO requests_v1;
+    ALTER TABLE latest_reviews RENAME TO latest_reviews_v1;
+    ALTER TABLE scored_reviews RENAME TO scored_reviews_v1;
+    DROP INDEX scored_reviews_by_reviewer;
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        id BLOB NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        body TEXT NOT NULL
+    );
+    INSERT INTO messages (seq, id, type, sender, ts, body)
+        SELECT seq, unhex(id), type, sender, ts, body FROM messages_v1 ORDER BY seq;
+    CREATE TABLE requests (
+        id BLOB PRIMARY KEY,
+        requester TEXT NOT NULL,
+        outcome_id BLOB
+    ) WITHOUT ROWID;
+    INSERT INTO requests (id, requester, outcome_id)
+        SELECT unhex(id), requester, unhex(outcome_id) FROM requests_v1;
+    CREATE TABLE latest_reviews (
+        request_id BLOB NOT NULL,
+        reviewer TEXT NOT NULL,
+        review_id BLOB NOT NULL,
+        verdict TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (request_id, reviewer)
+    ) WITHOUT ROWID;
+    INSERT INTO latest_reviews (request_id, reviewer, review_id, verdict, seq)
+        SELECT unhex(request_id), reviewer, unhex(review_id), verdict, seq FROM latest_reviews_v1;
+    CREATE TABLE scored_reviews (
+        review_id BLOB NOT NULL,
+        request_id BLOB NOT NULL,
+        outcome_id BLOB NOT NULL,
+        reviewer TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        incident INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        elo_delta REAL NOT NULL,
+        rating_after REAL NOT NULL,
+        ts INTEGER NOT NULL
+    );
+    INSERT INTO scored_reviews (rowid, review_id, request_id, outcome_id, reviewer, requester, verdict,
+                                incident, outcome, elo_delta, rating_after, ts)
+        SELECT rowid, unhex(review_id), unhex(request_id), unhex(outcome_id), reviewer, requester, verdict,
+               incident, outcome, elo_delta, rating_after, ts
+        FROM scored_reviews_v1 ORDER BY rowid;
+    CREATE INDEX scored_reviews_by_reviewer ON scored_reviews (reviewer);
+    DROP TABLE messages_v1;
+    DROP TABLE requests_v1;
+    DROP TABLE latest_reviews_v1;
+    DROP TABLE scored_reviews_v1;
+    "#,
 ];
 
 /// The schema version of an open connection.

@@ -230,7 +230,7 @@ impl Writer<'_> {
         let known: Option<i64> = self
             .transaction
             .prepare_cached("SELECT seq FROM messages WHERE id = ?1")?
-            .query_row([signed.id.as_str()], |row| row.get(0))
+            .query_row([&signed.id.to_bytes()[..]], |row| row.get(0))
             .optional()?;
         if known.is_some() {
             return Ok(Err(Rejection::Replayed { id: signed.id.clone() }));
@@ -241,7 +241,7 @@ impl Writer<'_> {
                 self.insert_message(signed)?;
                 self.transaction
                     .prepare_cached("INSERT INTO requests (id, requester) VALUES (?1, ?2)")?
-                    .execute((signed.id.as_str(), sender.as_str()))?;
+                    .execute((&signed.id.to_bytes()[..], sender.as_str()))?;
                 Vec::new()
             }
             Content::Review(review) => {
@@ -273,7 +273,7 @@ impl Writer<'_> {
         self.transaction
             .prepare_cached("INSERT INTO messages (id, type, sender, ts, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
             .execute((
-                signed.id.as_str(),
+                &signed.id.to_bytes()[..],
                 message.message_type().as_str(),
                 message.from.as_str(),
                 i64::try_from(message.ts).unwrap_or(i64::MAX),
@@ -291,15 +291,15 @@ impl Writer<'_> {
     }
 
     fn request(&mut self, request_id: &MessageId) -> rusqlite::Result<Option<RequestView>> {
-        let row: Option<(String, Option<String>)> = self
+        let row: Option<(String, Option<Vec<u8>>)> = self
             .transaction
             .prepare_cached("SELECT requester, outcome_id FROM requests WHERE id = ?1")?
-            .query_row([request_id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+            .query_row([&request_id.to_bytes()[..]], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?;
         Ok(row.and_then(|(requester, outcome)| {
             Some(RequestView {
                 requester: AgentId::parse(&requester)?,
-                closed_by: outcome.and_then(|id| MessageId::parse(&id)),
+                closed_by: outcome.and_then(|id| MessageId::from_bytes(&id)),
             })
         }))
     }
@@ -316,7 +316,13 @@ impl Writer<'_> {
                 "INSERT INTO latest_reviews (request_id, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (request_id, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
             )?
-            .execute((review.request_id.as_str(), reviewer, signed.id.as_str(), review.verdict.as_str(), seq))?;
+            .execute((
+                &review.request_id.to_bytes()[..],
+                reviewer,
+                &signed.id.to_bytes()[..],
+                review.verdict.as_str(),
+                seq,
+            ))?;
         if !self.seen.rated.contains(reviewer) && !self.new.rated.contains(reviewer) {
             // Loading the standing makes `write_standings` write its row (a new reviewer
             // appears on the leaderboard at the start rating).
@@ -375,21 +381,23 @@ impl Writer<'_> {
         outcome: &OutcomeContent,
     ) -> rusqlite::Result<Vec<ScoredReview>> {
         let request_id = outcome.request_id.as_str();
+        let request_key = outcome.request_id.to_bytes();
+        let outcome_key = signed.id.to_bytes();
         self.transaction
             .prepare_cached("UPDATE requests SET outcome_id = ?2 WHERE id = ?1")?
-            .execute((request_id, signed.id.as_str()))?;
-        let latest: Vec<(String, String, String)> = self
+            .execute((&request_key[..], &outcome_key[..]))?;
+        let latest: Vec<(String, Vec<u8>, String)> = self
             .transaction
             .prepare_cached(
                 "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_id = ?1 ORDER BY seq",
             )?
-            .query_map([request_id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .query_map([&request_key[..]], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
             .collect::<Result<_, _>>()?;
         let mut scored = Vec::with_capacity(latest.len());
-        for (reviewer_text, review_text, verdict_text) in latest {
+        for (reviewer_text, review_key, verdict_text) in latest {
             let (Some(reviewer), Some(review_id), Some(verdict)) = (
                 AgentId::parse(&reviewer_text),
-                MessageId::parse(&review_text),
+                MessageId::from_bytes(&review_key),
                 Verdict::from_wire(&verdict_text),
             ) else {
                 tracing::warn!(request_id, reviewer_text, "unreadable latest review row; skipped");
@@ -419,9 +427,9 @@ impl Writer<'_> {
                      incident, outcome, elo_delta, rating_after, ts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )?
                 .execute(rusqlite::params![
-                    entry.review_id.as_str(),
-                    request_id,
-                    entry.outcome_id.as_str(),
+                    &review_key[..],
+                    &request_key[..],
+                    &outcome_key[..],
                     entry.reviewer.as_str(),
                     entry.requester.as_str(),
                     verdict.as_str(),

@@ -1,0 +1,165 @@
+//! A ledger written by schema version 1 (ids as 64 hex digits) opens with this build: it
+//! migrates to the current schema and answers exactly as before.
+
+mod common;
+
+use common::{agent, outcome, request, review};
+use revcal_elo::{Ledger, Rejection, SignedMessage, Verdict};
+use rusqlite::Connection;
+use std::path::Path;
+
+/// Schema version 1, as the first release created it.
+const V1_SCHEMA: &str = r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        ts INTEGER NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE TABLE agents (id TEXT PRIMARY KEY, pubkey TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE requests (
+        id TEXT PRIMARY KEY,
+        requester TEXT NOT NULL,
+        outcome_id TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE latest_reviews (
+        request_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        review_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (request_id, reviewer)
+    ) WITHOUT ROWID;
+    CREATE TABLE ratings (
+        agent TEXT PRIMARY KEY,
+        rating REAL NOT NULL,
+        reviews INTEGER NOT NULL,
+        decisive INTEGER NOT NULL,
+        correct INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX ratings_rank ON ratings (rating DESC, reviews DESC, agent);
+    CREATE TABLE scored_reviews (
+        review_id TEXT NOT NULL UNIQUE,
+        request_id TEXT NOT NULL,
+        outcome_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        incident INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        elo_delta REAL NOT NULL,
+        rating_after REAL NOT NULL,
+        ts INTEGER NOT NULL
+    );
+    CREATE INDEX scored_reviews_by_reviewer ON scored_reviews (reviewer);
+"#;
+
+/// Writes, at `v1`, the version-1 file holding what the current ledger at `current` holds:
+/// the v1 schema, every row with its ids as lowercase hex text, `user_version` 1.
+fn write_v1_copy(current: &Path, v1: &Path) {
+    let connection = Connection::open(v1).unwrap();
+    connection.execute_batch(V1_SCHEMA).unwrap();
+    connection.execute("ATTACH DATABASE ?1 AS current", [current.to_str().unwrap()]).unwrap();
+    connection
+        .execute_batch(
+            "BEGIN;
+             INSERT INTO main.meta SELECT key, value FROM current.meta;
+             INSERT INTO main.agents SELECT id, pubkey FROM current.agents;
+             INSERT INTO main.ratings SELECT agent, rating, reviews, decisive, correct FROM current.ratings;
+             INSERT INTO main.messages SELECT seq, lower(hex(id)), type, sender, ts, body
+                 FROM current.messages ORDER BY seq;
+             INSERT INTO main.requests
+                 SELECT lower(hex(id)), requester, CASE WHEN outcome_id IS NULL THEN NULL
+                                                         ELSE lower(hex(outcome_id)) END
+                 FROM current.requests;
+             INSERT INTO main.latest_reviews
+                 SELECT lower(hex(request_id)), reviewer, lower(hex(review_id)), verdict, seq
+                 FROM current.latest_reviews;
+             INSERT INTO main.scored_reviews (rowid, review_id, request_id, outcome_id, reviewer, requester,
+                                              verdict, incident, outcome, elo_delta, rating_after, ts)
+                 SELECT rowid, lower(hex(review_id)), lower(hex(request_id)), lower(hex(outcome_id)),
+                        reviewer, requester, verdict, incident, outcome, elo_delta, rating_after, ts
+                 FROM current.scored_reviews ORDER BY rowid;
+             COMMIT;
+             DETACH DATABASE current;
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    // The copy really is a version-1 file with text ids.
+    let id_type: String =
+        connection.query_row("SELECT typeof(id) FROM messages LIMIT 1", [], |row| row.get(0)).unwrap();
+    assert_eq!(id_type, "text");
+}
+
+fn user_version(path: &Path) -> u32 {
+    Connection::open(path).unwrap().query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap()
+}
+
+#[test]
+fn a_version_1_ledger_migrates_and_answers_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (agent(1), agent(2), agent(3));
+    let mut messages: Vec<SignedMessage> = Vec::new();
+    let mut open_request = None;
+    for n in 0..12 {
+        let change = request(&a, &format!("change #{n}"));
+        messages.push(change.clone());
+        messages.push(review(&b, &change, [Verdict::Approve, Verdict::RequestChanges][n % 2]));
+        messages.push(review(&c, &change, Verdict::Comment));
+        if n == 11 {
+            open_request = Some(change); // left open: closed after the migration
+        } else {
+            messages.push(outcome(&a, &change, n % 3 == 0));
+        }
+    }
+    let open_request = open_request.unwrap();
+
+    let current_path = dir.path().join("current.sqlite");
+    let mut current = Ledger::open(&current_path).unwrap();
+    for message in &messages {
+        current.ingest(message).unwrap().unwrap();
+    }
+    let v1_path = dir.path().join("v1.sqlite");
+    write_v1_copy(&current_path, &v1_path);
+
+    let mut migrated = Ledger::open(&v1_path).unwrap();
+    assert_eq!(user_version(&v1_path), revcal_elo::SCHEMA_VERSION);
+    let id_type: String = Connection::open(&v1_path)
+        .unwrap()
+        .query_row("SELECT DISTINCT typeof(id) FROM messages", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(id_type, "blob", "the migration stores ids as bytes");
+    assert!(migrated.integrity_check().unwrap().is_empty());
+    assert_eq!(migrated.issuer(), current.issuer());
+    assert_eq!(migrated.message_count().unwrap(), messages.len() as u64);
+    assert_eq!(migrated.leaderboard(None).unwrap(), current.leaderboard(None).unwrap());
+    assert_eq!(migrated.standings().unwrap(), current.standings().unwrap());
+    let scored = migrated.scored_reviews(None).unwrap();
+    assert_eq!(scored.len(), 11 * 2);
+    assert_eq!(scored, current.scored_reviews(None).unwrap());
+    assert_eq!(migrated.receipts(&b.agent_id()).unwrap(), current.receipts(&b.agent_id()).unwrap());
+    let replay = migrated.replay().unwrap();
+    assert!(replay.is_consistent(), "{:?}", replay.mismatches);
+    assert_eq!(replay, current.replay().unwrap());
+
+    // The migrated ledger still knows every id: a replay, a review of a closed request and
+    // the open request's outcome are judged as before the migration.
+    let replayed = migrated.ingest(&messages[0]).unwrap().unwrap_err();
+    assert!(matches!(replayed, Rejection::Replayed { .. }), "{replayed:?}");
+    let late = migrated.ingest(&review(&c, &messages[0], Verdict::Approve)).unwrap().unwrap_err();
+    assert!(matches!(late, Rejection::ReviewAfterOutcome { .. }), "{late:?}");
+    let closing = outcome(&a, &open_request, true);
+    let stored = migrated.ingest(&closing).unwrap().unwrap();
+    assert_eq!(stored.scored.len(), 2);
+    assert_eq!(current.ingest(&closing).unwrap().unwrap(), stored);
+    assert_eq!(migrated.leaderboard(None).unwrap(), current.leaderboard(None).unwrap());
+    assert!(migrated.replay().unwrap().is_consistent());
+
+    // Opening again changes nothing.
+    drop(migrated);
+    let reopened = Ledger::open(&v1_path).unwrap();
+    assert_eq!(reopened.scored_reviews(None).unwrap(), current.scored_reviews(None).unwrap());
+}
