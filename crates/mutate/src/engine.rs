@@ -114,6 +114,7 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         parser,
         unit_parser,
         units: grammar.units,
+        indented_units: grammar.indented_units,
         unit_baselines: std::collections::HashMap::new(),
         tree: &tree,
         source: &text,
@@ -259,8 +260,10 @@ struct Reparse<'a> {
     /// Parses self-contained units (see [`Grammar::units`]) on their own.
     unit_parser: Parser,
     units: &'static [&'static str],
-    /// Whether each unit (by start byte) parses cleanly on its own, unmutated.
-    unit_baselines: std::collections::HashMap<usize, bool>,
+    /// See [`Grammar::indented_units`].
+    indented_units: bool,
+    /// Whether each unit (by byte range) parses cleanly on its own, unmutated.
+    unit_baselines: std::collections::HashMap<(usize, usize), bool>,
     tree: &'a Tree,
     source: &'a Source<'a>,
     baseline_errors: usize,
@@ -271,9 +274,17 @@ impl Reparse<'_> {
     /// parses cleanly on its own is checked by parsing that unit alone, mutated: the file
     /// around it is unchanged, so the file parses exactly when the unit still does, and the
     /// cost no longer grows with the size of the file.
+    ///
+    /// An indentation-sensitive unit is only trusted to accept: a mutant it rejects gets the
+    /// whole-file check too, so the unit shortcut never drops a mutant the file accepts.
     fn still_parses(&mut self, candidate: &Candidate) -> bool {
         if let Some(unit) = self.unit_around(candidate) {
-            return self.unit_still_parses(unit, candidate);
+            if self.unit_still_parses(&unit, candidate) {
+                return true;
+            }
+            if !self.indented_units {
+                return false;
+            }
         }
         self.file_still_parses(candidate)
     }
@@ -291,33 +302,59 @@ impl Reparse<'_> {
                 && node.start_byte() < candidate.start
                 && candidate.end < node.end_byte()
             {
-                let (start, end) = (node.start_byte(), node.end_byte());
-                let clean = match self.unit_baselines.get(&start) {
+                let unit = Unit { start: node.start_byte(), end: node.end_byte(), kind };
+                let clean = match self.unit_baselines.get(&(unit.start, unit.end)) {
                     Some(clean) => *clean,
                     None => {
-                        let text = self.source.text.get(start..end).unwrap_or("");
-                        let clean = parses_alone(&mut self.unit_parser, text, kind);
-                        self.unit_baselines.insert(start, clean);
+                        let clean = self.unit_parses(&unit, None);
+                        self.unit_baselines.insert((unit.start, unit.end), clean);
                         clean
                     }
                 };
                 if clean {
-                    return Some(Unit { start, end, kind });
+                    return Some(unit);
                 }
             }
             node = node.parent()?;
         }
     }
 
-    fn unit_still_parses(&mut self, unit: Unit, candidate: &Candidate) -> bool {
+    fn unit_still_parses(&mut self, unit: &Unit, candidate: &Candidate) -> bool {
+        self.unit_parses(unit, Some(candidate))
+    }
+
+    /// True when the unit, mutated by `candidate` if given, parses cleanly on its own as one
+    /// node of its kind. An indented unit of an indentation-sensitive language is parsed as
+    /// the only statement of an `if 1:` block, after its own line's indentation, so every
+    /// line keeps the indentation it has in the file.
+    fn unit_parses(&mut self, unit: &Unit, candidate: Option<&Candidate>) -> bool {
         let text = self.source.text;
-        let (Some(head), Some(tail)) =
-            (text.get(unit.start..candidate.start), text.get(candidate.end..unit.end))
-        else {
+        let indent = if self.indented_units { self.source.line_prefix(unit.start) } else { "" };
+        if !indent.bytes().all(|byte| byte == b' ' || byte == b'\t') {
+            // Something else precedes the unit on its line: it cannot stand alone.
+            return false;
+        }
+        let mut document = String::with_capacity(unit.end - unit.start + indent.len() + 16);
+        if !indent.is_empty() {
+            document.push_str(INDENTED_UNIT_WRAPPER);
+            document.push_str(indent);
+        }
+        let offset = document.len();
+        let pieces = match candidate {
+            Some(candidate) => (
+                text.get(unit.start..candidate.start),
+                candidate.replacement.as_str(),
+                text.get(candidate.end..unit.end),
+            ),
+            None => (text.get(unit.start..unit.end), "", Some("")),
+        };
+        let (Some(head), replacement, Some(tail)) = pieces else {
             return false;
         };
-        let mutated = format!("{head}{}{tail}", candidate.replacement);
-        parses_alone(&mut self.unit_parser, &mutated, unit.kind)
+        document.push_str(head);
+        document.push_str(replacement);
+        document.push_str(tail);
+        parses_alone(&mut self.unit_parser, &document, offset, unit.kind)
     }
 
     fn file_still_parses(&mut self, candidate: &Candidate) -> bool {
@@ -358,14 +395,25 @@ struct Unit {
     kind: &'static str,
 }
 
-/// True when `text` parses with no error as a single node of `kind` spanning it all.
-fn parses_alone(parser: &mut Parser, text: &str, kind: &str) -> bool {
+/// What an indented unit is parsed inside: a block whose indentation is the unit's own.
+const INDENTED_UNIT_WRAPPER: &str = "if 1:\n";
+
+/// True when `text` parses with no error as a single node of `kind` spanning it all from
+/// `offset` (past [`INDENTED_UNIT_WRAPPER`] and the indentation when `offset` is not 0, the
+/// node then being the only statement of the wrapper's block).
+fn parses_alone(parser: &mut Parser, text: &str, offset: usize, kind: &str) -> bool {
     let Some(tree) = parser.parse(text, None) else { return false };
     let root = tree.root_node();
-    if root.has_error() || root.named_child_count() != 1 {
+    if root.has_error() {
         return false;
     }
-    let Some(mut only) = root.named_child(0) else { return false };
+    let Some(mut only) = only_named_child(root) else { return false };
+    if offset > 0 {
+        let Some(inner) = only.child_by_field_name("consequence").and_then(only_named_child) else {
+            return false;
+        };
+        only = inner;
+    }
     // A Rust block at the top of a document is an expression statement holding the block.
     if only.kind() == "expression_statement" && only.named_child_count() == 1 {
         match only.named_child(0) {
@@ -374,9 +422,15 @@ fn parses_alone(parser: &mut Parser, text: &str, kind: &str) -> bool {
         }
     }
     // A JavaScript block at the top of a document is a statement: `{ ... }` stays a block.
+    let body = text.get(offset..).unwrap_or("");
     only.kind() == kind
-        && only.start_byte() == text.len() - text.trim_start().len()
+        && only.start_byte() == offset + body.len() - body.trim_start().len()
         && only.end_byte() == text.trim_end().len()
+}
+
+/// The node's one named child, if it has exactly one.
+fn only_named_child(node: Node) -> Option<Node> {
+    if node.named_child_count() == 1 { node.named_child(0) } else { None }
 }
 
 /// ERROR and MISSING nodes in a tree, visiting only subtrees that hold some.
@@ -448,6 +502,7 @@ mod tests {
             parser,
             unit_parser,
             units: grammar.units,
+            indented_units: grammar.indented_units,
             unit_baselines: std::collections::HashMap::new(),
             tree,
             source,

@@ -14,6 +14,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     mutate,
     operators: OPERATORS,
     units: &["statement_block"],
+    indented_units: false,
 };
 
 const fn op(

@@ -57,6 +57,10 @@ pub(crate) struct Grammar {
     /// Node kinds that parse on their own as a whole document (a Rust `fn` item, a
     /// JavaScript block): the re-parse check of a mutant inside one parses just that unit.
     pub units: &'static [&'static str],
+    /// Whether units are indentation-sensitive (Python): a unit that starts indented is
+    /// parsed inside an `if 1:` block at its own indentation, and a mutant its unit rejects
+    /// gets the whole-file check before it is dropped.
+    pub indented_units: bool,
 }
 
 /// The grammar and operator table of a language.

@@ -13,7 +13,18 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     skipped_item: |_, _| None,
     mutate,
     operators: OPERATORS,
-    units: &[],
+    // Compound statements: a mutant inside one is checked by parsing that statement alone.
+    units: &[
+        "function_definition",
+        "class_definition",
+        "if_statement",
+        "for_statement",
+        "while_statement",
+        "try_statement",
+        "with_statement",
+        "match_statement",
+    ],
+    indented_units: true,
 };
 
 const fn op(
