@@ -72,12 +72,14 @@ fn write_v1_copy(current: &Path, v1: &Path) {
              INSERT INTO main.messages SELECT seq, lower(hex(id)), type, sender, ts, body
                  FROM current.messages ORDER BY seq;
              INSERT INTO main.requests
-                 SELECT lower(hex(id)), requester, CASE WHEN outcome_id IS NULL THEN NULL
-                                                         ELSE lower(hex(outcome_id)) END
-                 FROM current.requests;
+                 SELECT lower(hex(id)), sender, CASE WHEN closed_by IS NULL THEN NULL
+                                                      ELSE lower(hex(closed_by)) END
+                 FROM current.messages WHERE type = 'REVIEW_REQUEST';
              INSERT INTO main.latest_reviews
-                 SELECT lower(hex(request_id)), reviewer, lower(hex(review_id)), verdict, seq
-                 FROM current.latest_reviews;
+                 SELECT lower(hex(requests.id)), latest.reviewer, lower(hex(latest.review_id)),
+                        latest.verdict, latest.seq
+                 FROM current.latest_reviews AS latest
+                 JOIN current.messages AS requests ON requests.seq = latest.request_seq;
              INSERT INTO main.scored_reviews (rowid, review_id, request_id, outcome_id, reviewer, requester,
                                               verdict, incident, outcome, elo_delta, rating_after, ts)
                  SELECT rowid, lower(hex(review_id)), lower(hex(request_id)), lower(hex(outcome_id)),
@@ -92,6 +94,10 @@ fn write_v1_copy(current: &Path, v1: &Path) {
     let id_type: String =
         connection.query_row("SELECT typeof(id) FROM messages LIMIT 1", [], |row| row.get(0)).unwrap();
     assert_eq!(id_type, "text");
+    let count = |table: &str| -> i64 {
+        connection.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0)).unwrap()
+    };
+    assert_eq!((count("requests"), count("latest_reviews"), count("scored_reviews")), (12, 24, 22));
 }
 
 fn user_version(path: &Path) -> u32 {

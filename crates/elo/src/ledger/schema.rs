@@ -120,6 +120,28 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE latest_reviews_v1;
     DROP TABLE scored_reviews_v1;
     "#,
+    // 3: requests live in `messages` (`closed_by`: the outcome that closed one) and latest
+    // reviews are keyed by their request's sequence number: the only index on random keys
+    // left is `messages.id`; the others take inserts near their end, a few pages per batch.
+    r#"
+    ALTER TABLE messages ADD COLUMN closed_by BLOB;
+    UPDATE messages SET closed_by = (SELECT outcome_id FROM requests WHERE requests.id = messages.id)
+        WHERE type = 'REVIEW_REQUEST';
+    ALTER TABLE latest_reviews RENAME TO latest_reviews_v2;
+    CREATE TABLE latest_reviews (
+        request_seq INTEGER NOT NULL,
+        reviewer TEXT NOT NULL,
+        review_id BLOB NOT NULL,
+        verdict TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (request_seq, reviewer)
+    ) WITHOUT ROWID;
+    INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq)
+        SELECT requests.seq, latest.reviewer, latest.review_id, latest.verdict, latest.seq
+        FROM latest_reviews_v2 AS latest JOIN messages AS requests ON requests.id = latest.request_id;
+    DROP TABLE latest_reviews_v2;
+    DROP TABLE requests;
+    "#,
 ];
 
 /// The schema version of an open connection.

@@ -227,51 +227,54 @@ struct Writer<'a> {
 
 impl Writer<'_> {
     fn store(&mut self, signed: &SignedMessage) -> rusqlite::Result<Result<Stored, Rejection>> {
-        let known: Option<i64> = self
-            .transaction
-            .prepare_cached("SELECT seq FROM messages WHERE id = ?1")?
-            .query_row([&signed.id.to_bytes()[..]], |row| row.get(0))
-            .optional()?;
-        if known.is_some() {
-            return Ok(Err(Rejection::Replayed { id: signed.id.clone() }));
+        let content = &signed.message.content;
+        if let Content::Leaderboard(_) | Content::LeaderboardResult(_) = content {
+            return Ok(Err(Rejection::NotStored { message_type: signed.message.message_type() }));
         }
+        // The insert is the duplicate check (one index search instead of two); a message the
+        // rules then refuse is deleted again, so a replay is reported as such whatever the
+        // state of its request.
+        let Some(seq) = self.insert_message(signed)? else {
+            return Ok(Err(Rejection::Replayed { id: signed.id.clone() }));
+        };
         let sender = &signed.message.from;
-        let scored = match &signed.message.content {
-            Content::Request(_) => {
-                self.insert_message(signed)?;
-                self.transaction
-                    .prepare_cached("INSERT INTO requests (id, requester) VALUES (?1, ?2)")?
-                    .execute((&signed.id.to_bytes()[..], sender.as_str()))?;
-                Vec::new()
-            }
+        let scored = match content {
             Content::Review(review) => {
                 let request = self.request(&review.request_id)?;
-                if let Err(rejection) = check_review(&review.request_id, request.as_ref(), sender) {
+                let view = request.as_ref().map(|(_, view)| view);
+                if let Err(rejection) = check_review(&review.request_id, view, sender) {
+                    self.unstore(seq)?;
                     return Ok(Err(rejection));
                 }
-                let seq = self.insert_message(signed)?;
-                self.record_review(signed, review, seq)?;
+                let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
+                self.record_review(signed, review, request_seq, seq)?;
                 Vec::new()
             }
             Content::Outcome(outcome) => {
                 let request = self.request(&outcome.request_id)?;
-                if let Err(rejection) = check_outcome(&outcome.request_id, request.as_ref(), sender) {
+                let view = request.as_ref().map(|(_, view)| view);
+                if let Err(rejection) = check_outcome(&outcome.request_id, view, sender) {
+                    self.unstore(seq)?;
                     return Ok(Err(rejection));
                 }
-                self.insert_message(signed)?;
-                self.score(signed, outcome)?
+                let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
+                self.score(signed, outcome, request_seq)?
             }
-            Content::Leaderboard(_) | Content::LeaderboardResult(_) => {
-                return Ok(Err(Rejection::NotStored { message_type: signed.message.message_type() }));
-            }
+            _ => Vec::new(),
         };
+        self.record_agent(signed)?;
         Ok(Ok(Stored { id: signed.id.clone(), scored }))
     }
 
-    fn insert_message(&mut self, signed: &SignedMessage) -> rusqlite::Result<i64> {
+    /// Inserts the message; its sequence number, or `None` when its id is already stored.
+    fn insert_message(&mut self, signed: &SignedMessage) -> rusqlite::Result<Option<i64>> {
         let message = &signed.message;
-        self.transaction
-            .prepare_cached("INSERT INTO messages (id, type, sender, ts, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        let inserted = self
+            .transaction
+            .prepare_cached(
+                "INSERT INTO messages (id, type, sender, ts, body) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (id) DO NOTHING",
+            )?
             .execute((
                 &signed.id.to_bytes()[..],
                 message.message_type().as_str(),
@@ -279,28 +282,42 @@ impl Writer<'_> {
                 i64::try_from(message.ts).unwrap_or(i64::MAX),
                 signed.canonical(),
             ))?;
-        let seq = self.transaction.last_insert_rowid();
-        let agent = message.from.as_str();
+        Ok((inserted == 1).then(|| self.transaction.last_insert_rowid()))
+    }
+
+    /// Takes back the message just inserted (the rules refused it).
+    fn unstore(&mut self, seq: i64) -> rusqlite::Result<()> {
+        self.transaction.prepare_cached("DELETE FROM messages WHERE seq = ?1")?.execute([seq])?;
+        Ok(())
+    }
+
+    /// Records the sender's public key the first time it sends a stored message.
+    fn record_agent(&mut self, signed: &SignedMessage) -> rusqlite::Result<()> {
+        let agent = signed.message.from.as_str();
         if !self.seen.agents.contains(agent) && !self.new.agents.contains(agent) {
             self.transaction
                 .prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
                 .execute((agent, signed.pubkey.to_base64()))?;
             self.new.agents.insert(agent.to_owned());
         }
-        Ok(seq)
+        Ok(())
     }
 
-    fn request(&mut self, request_id: &MessageId) -> rusqlite::Result<Option<RequestView>> {
-        let row: Option<(String, Option<Vec<u8>>)> = self
+    /// The stored request `request_id` names (its sequence number and what the rules need).
+    fn request(&mut self, request_id: &MessageId) -> rusqlite::Result<Option<(i64, RequestView)>> {
+        let row: Option<(i64, String, Option<Vec<u8>>)> = self
             .transaction
-            .prepare_cached("SELECT requester, outcome_id FROM requests WHERE id = ?1")?
-            .query_row([&request_id.to_bytes()[..]], |row| Ok((row.get(0)?, row.get(1)?)))
+            .prepare_cached(
+                "SELECT seq, sender, closed_by FROM messages WHERE id = ?1 AND type = 'REVIEW_REQUEST'",
+            )?
+            .query_row([&request_id.to_bytes()[..]], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
             .optional()?;
-        Ok(row.and_then(|(requester, outcome)| {
-            Some(RequestView {
+        Ok(row.and_then(|(seq, requester, outcome)| {
+            let view = RequestView {
                 requester: AgentId::parse(&requester)?,
                 closed_by: outcome.and_then(|id| MessageId::from_bytes(&id)),
-            })
+            };
+            Some((seq, view))
         }))
     }
 
@@ -308,16 +325,17 @@ impl Writer<'_> {
         &mut self,
         signed: &SignedMessage,
         review: &ReviewContent,
+        request_seq: i64,
         seq: i64,
     ) -> rusqlite::Result<()> {
         let reviewer = signed.message.from.as_str();
         self.transaction
             .prepare_cached(
-                "INSERT INTO latest_reviews (request_id, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (request_id, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
+                "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (request_seq, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
             )?
             .execute((
-                &review.request_id.to_bytes()[..],
+                request_seq,
                 reviewer,
                 &signed.id.to_bytes()[..],
                 review.verdict.as_str(),
@@ -379,19 +397,20 @@ impl Writer<'_> {
         &mut self,
         signed: &SignedMessage,
         outcome: &OutcomeContent,
+        request_seq: i64,
     ) -> rusqlite::Result<Vec<ScoredReview>> {
         let request_id = outcome.request_id.as_str();
         let request_key = outcome.request_id.to_bytes();
         let outcome_key = signed.id.to_bytes();
         self.transaction
-            .prepare_cached("UPDATE requests SET outcome_id = ?2 WHERE id = ?1")?
-            .execute((&request_key[..], &outcome_key[..]))?;
+            .prepare_cached("UPDATE messages SET closed_by = ?2 WHERE seq = ?1")?
+            .execute((request_seq, &outcome_key[..]))?;
         let latest: Vec<(String, Vec<u8>, String)> = self
             .transaction
             .prepare_cached(
-                "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_id = ?1 ORDER BY seq",
+                "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_seq = ?1 ORDER BY seq",
             )?
-            .query_map([&request_key[..]], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .query_map([request_seq], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
             .collect::<Result<_, _>>()?;
         let mut scored = Vec::with_capacity(latest.len());
         for (reviewer_text, review_key, verdict_text) in latest {
