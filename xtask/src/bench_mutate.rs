@@ -1,8 +1,10 @@
-//! `cargo xtask bench mutate [PATH]`: time `revcal mutate --json` over a source tree
-//! (every mutant re-parse-checked) and, when cargo-mutants is installed, `cargo mutants
-//! --list --workspace` on the same tree, in alternation, and print the ratio (SPEC 8: revcal
-//! must be faster). Stryker and mutmut have no list-only mode to time; their comparison is
-//! reported as skipped.
+//! `cargo xtask bench mutate [PATH]...`: time `revcal mutate --json` over source trees
+//! (every mutant re-parse-checked) and, when cargo-mutants is installed and the one tree is a
+//! cargo workspace, `cargo mutants --list --workspace` on it, in alternation, and print the
+//! ratio (SPEC 8: revcal must be faster). When the trees hold Python and a Python with mutmut
+//! is found (`MUTMUT_PYTHON`, else `python3`), mutmut's generator (`mutate_file_contents`, the
+//! step `mutmut run` does per file before any test runs) is timed once on the same files
+//! (SPEC 8: revcal >= 10x). Stryker has no list-only mode to time and is reported as skipped.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -11,16 +13,36 @@ use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 3;
 
+/// mutmut's generator over every `.py` file under the directories given as arguments: prints
+/// `mutants=N files=F`. mutmut reads its configuration from the working directory and wants a
+/// source directory there, hence the empty temporary one.
+const MUTMUT_SCRIPT: &str = r#"
+import os, pathlib, sys, tempfile
+from mutmut.mutation.file_mutation import mutate_file_contents
+files = sorted(p.resolve() for d in sys.argv[1:] for p in pathlib.Path(d).rglob("*.py"))
+workdir = tempfile.mkdtemp(); os.makedirs(os.path.join(workdir, "src")); os.chdir(workdir)
+mutants = sum(len(mutate_file_contents(str(p), p.read_text()).mutant_names) for p in files)
+print(f"mutants={mutants} files={len(files)}")
+"#;
+
 pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
-    let tree = match args.first() {
-        Some(path) => PathBuf::from(path),
-        None => root.join("crates"),
-    };
-    let tree = tree.canonicalize().with_context(|| format!("{}: no such directory", tree.display()))?;
-    let counts = count_lines(&tree);
+    let given: Vec<PathBuf> =
+        if args.is_empty() { vec![root.join("crates")] } else { args.iter().map(PathBuf::from).collect() };
+    let mut trees = Vec::new();
+    for tree in given {
+        trees.push(tree.canonicalize().with_context(|| format!("{}: no such directory", tree.display()))?);
+    }
+    let mut counts = Lines::default();
+    for tree in &trees {
+        let lines = count_lines(tree);
+        counts.rust += lines.rust;
+        counts.javascript += lines.javascript;
+        counts.python += lines.python;
+    }
+    let shown: Vec<String> = trees.iter().map(|tree| tree.display().to_string()).collect();
     println!(
-        "tree: {} ({} Rust, {} JavaScript, {} Python lines)",
-        tree.display(),
+        "trees: {} ({} Rust, {} JavaScript, {} Python lines)",
+        shown.join(" "),
         counts.rust,
         counts.javascript,
         counts.python
@@ -44,14 +66,14 @@ pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
         let start = Instant::now();
         let status = Command::new(&revcal)
             .args(["mutate", "--json"])
-            .arg(&tree)
+            .args(&trees)
             .stdout(file)
             .stderr(Stdio::null())
             .status()
             .with_context(|| format!("cannot run {}", revcal.display()))?;
         let elapsed = start.elapsed();
         if !status.success() {
-            bail!("revcal mutate failed on {}", tree.display());
+            bail!("revcal mutate failed on {}", shown.join(" "));
         }
         Ok(elapsed)
     };
@@ -62,13 +84,17 @@ pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success());
-    let has_manifest = tree.join("Cargo.toml").is_file();
-    let compare = cargo_mutants && has_manifest;
+    let workspace = match trees.as_slice() {
+        [tree] if tree.join("Cargo.toml").is_file() => Some(tree.clone()),
+        _ => None,
+    };
+    let compare = cargo_mutants && workspace.is_some();
     if !cargo_mutants {
         println!("cargo-mutants is not installed (`cargo install cargo-mutants`): comparison skipped");
-    } else if !has_manifest {
-        println!("{} has no Cargo.toml: the cargo-mutants comparison is skipped", tree.display());
+    } else if workspace.is_none() {
+        println!("not one tree with a Cargo.toml: the cargo-mutants comparison is skipped");
     }
+    let tree = workspace.unwrap_or_default();
     let mut theirs_count = 0;
     let mut mutants_command = || -> Result<Duration> {
         let start = Instant::now();
@@ -121,21 +147,59 @@ pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
             secs(their_median) / secs(our_median).max(1e-9)
         );
     }
-    for (tool, language, lines) in
-        [("stryker", "JavaScript", counts.javascript), ("mutmut", "Python", counts.python)]
-    {
-        if lines > 0 {
-            let present = Command::new(tool)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok();
-            let why = if present { "it has no list-only mode to time" } else { "it is not installed" };
-            println!("{language}: the {tool} comparison is skipped: {why}");
-        }
+    if counts.javascript > 0 {
+        let present = Command::new("stryker")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        let why = if present { "it has no list-only mode to time" } else { "it is not installed" };
+        println!("JavaScript: the stryker comparison is skipped: {why}");
+    }
+    if counts.python > 0 {
+        compare_mutmut(&trees, our_median)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Times mutmut's generator once on the Python files of `trees` (it is slow enough that one
+/// run is no noise) against revcal's median over all the trees' files (Python and the rest).
+fn compare_mutmut(trees: &[PathBuf], our_median: Duration) -> Result<()> {
+    let python = std::env::var_os("MUTMUT_PYTHON").unwrap_or_else(|| "python3".into());
+    let present = Command::new(&python)
+        .args(["-c", "import mutmut.mutation.file_mutation"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !present {
+        println!(
+            "Python: the mutmut comparison is skipped: {} cannot import mutmut \
+             (`pip install mutmut`, or set MUTMUT_PYTHON to a Python that has it)",
+            python.to_string_lossy()
+        );
+        return Ok(());
+    }
+    println!("timing mutmut's generator once (minutes on large trees)...");
+    let start = Instant::now();
+    let output = Command::new(&python)
+        .args(["-c", MUTMUT_SCRIPT])
+        .args(trees)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run mutmut")?;
+    let elapsed = start.elapsed();
+    if !output.status.success() {
+        bail!("mutmut's generator failed");
+    }
+    let summary = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    println!("mutmut mutate_file_contents: {summary}, {:.3} s", secs(elapsed));
+    println!(
+        "ratio: revcal is {:.1}x the speed of mutmut's generator (target: >= 10)",
+        secs(elapsed) / secs(our_median).max(1e-9)
+    );
+    Ok(())
 }
 
 fn secs(duration: Duration) -> f64 {

@@ -24,8 +24,9 @@ tasks:
   bench elo          signed-message ingest rate and the leaderboard over 1,000,000 scored reviews
   bench score        review parsing (with positions) and scoring, next to a plain JSON parse
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
-  bench mutate [PATH]  time `revcal mutate --json` on a tree (default: crates/) against
-                     `cargo mutants --list --workspace` when installed; prints the ratio";
+  bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
+                     `cargo mutants --list --workspace` and mutmut's generator (Python files)
+                     when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
