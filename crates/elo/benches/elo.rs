@@ -10,7 +10,8 @@
 //! scored reviews each): signing and ingesting 1.4 million messages would take minutes and
 //! exercise nothing the leaderboard reads.
 //!
-//! Run: `cargo bench -p revcal-elo` (add `-- --quick` for a short run).
+//! Storing alone (the serial part: the same messages, verified beforehand, stored on one
+//! thread) is timed too. Run: `cargo bench -p revcal-elo` (add `-- --quick` for a short run).
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use revcal_elo::{
@@ -175,8 +176,17 @@ fn benches(c: &mut Criterion) {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let (lines, generation, generation_cpu) = time_cpu(|| signed_stream(MESSAGES));
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let (_, verify_only, verify_cpu) =
-        time_cpu(|| parse_parallel(&refs).iter().filter(|r| r.is_ok()).count());
+    let (verified, verify_only, verify_cpu) = time_cpu(|| parse_parallel(&refs));
+    let verified: Vec<SignedMessage> = verified.into_iter().map(|r| r.expect("valid")).collect();
+    // Storing alone, on this thread, the messages verified above: the serial part of ingest.
+    let (_, store_only, store_only_cpu) = time_cpu(|| {
+        let mut ledger = Ledger::open(dir.path().join("store-only.sqlite")).expect("open");
+        for batch in verified.chunks(BATCH) {
+            let outcomes = ledger.ingest_batch(batch).expect("store");
+            assert!(outcomes.iter().all(Result::is_ok));
+        }
+    });
+    drop(verified);
     let (stored, full, full_cpu) = time_cpu(|| ingest_all(&dir.path().join("once.sqlite"), &refs));
     assert_eq!(stored, MESSAGES);
     let rate = MESSAGES as f64 / full.as_secs_f64();
@@ -191,6 +201,13 @@ fn benches(c: &mut Criterion) {
         verify_only.as_secs_f64(),
         MESSAGES as f64 / verify_only.as_secs_f64(),
         per_message(verify_cpu)
+    );
+    println!(
+        "elo ingest: store only (verified messages, one thread, batches of {BATCH}): {:.2} s wall = {:.0} msg/s; \
+         {:.1} us CPU per message",
+        store_only.as_secs_f64(),
+        MESSAGES as f64 / store_only.as_secs_f64(),
+        per_message(store_only_cpu)
     );
     println!(
         "elo ingest: {MESSAGES} messages into a new ledger (batches of {BATCH}): {:.2} s wall = {:.0} msg/s; \
