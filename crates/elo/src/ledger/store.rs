@@ -246,6 +246,7 @@ impl Writer<'_> {
                     self.unstore(seq)?;
                     return Ok(Err(rejection));
                 }
+                // The check refuses an unknown request: `request` is there, 0 is never used.
                 let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
                 self.record_review(signed, review, request_seq, seq)?;
                 Vec::new()
