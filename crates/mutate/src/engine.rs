@@ -389,6 +389,7 @@ impl Reparse<'_> {
 }
 
 /// A self-contained unit: its byte range and node kind.
+#[derive(Debug)]
 struct Unit {
     start: usize,
     end: usize,
@@ -555,5 +556,41 @@ mod tests {
         let mut check = checker(Language::Rust, &tree, &source);
         let inside = candidate(text, "+", "-");
         assert!(check.unit_around(&inside).is_some(), "a Rust fn is checked alone");
+    }
+
+    /// An indented Python unit is parsed at its own indentation: valid mutants are accepted
+    /// by the unit alone, broken ones are rejected, and a unit that does not start its line
+    /// is not used.
+    #[test]
+    fn indented_python_units_keep_their_indentation() {
+        let text =
+            "class S:\n    def f(self, a):\n        if a > 0:\n            return a + 1\n        return 0\n";
+        let mut parser = Parser::new();
+        parser.set_language(&(languages::grammar(Language::Python).grammar)()).unwrap();
+        let tree = parser.parse(text, None).unwrap();
+        let source = Source::new(text);
+        let mut check = checker(Language::Python, &tree, &source);
+        let valid = candidate(text, "+", "-");
+        let unit = check.unit_around(&valid).expect("the statement is a unit");
+        assert_eq!(&text[unit.start..unit.end], "return a + 1");
+        assert!(check.unit_still_parses(&unit, &valid));
+        let in_head = candidate(text, ">", ">=");
+        let unit = check.unit_around(&in_head).expect("the `if` is a unit");
+        assert_eq!(&text[unit.start..unit.end], "if a > 0:\n            return a + 1");
+        assert!(check.unit_still_parses(&unit, &in_head));
+        assert!(!check.unit_still_parses(&unit, &candidate(text, ">", "> >")));
+        // The class at column 0 is parsed unwrapped.
+        let whole = Unit { start: 0, end: text.trim_end().len(), kind: "class_definition" };
+        assert!(check.unit_still_parses(&whole, &valid));
+        assert!(!check.unit_still_parses(&whole, &candidate(text, "a + 1", "(a + 1")));
+        assert!(!check.still_parses(&candidate(text, "a + 1", "(a + 1")));
+
+        // `y = x + 1` does not start its line: the `if` around it is the unit.
+        let inline = "x = 1\nif x: y = x + 1\n";
+        let tree = parser.parse(inline, None).unwrap();
+        let source = Source::new(inline);
+        let mut check = checker(Language::Python, &tree, &source);
+        let unit = check.unit_around(&candidate(inline, "+", "-")).expect("the `if` is a unit");
+        assert_eq!(&inline[unit.start..unit.end], "if x: y = x + 1");
     }
 }

@@ -13,8 +13,13 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     skipped_item: |_, _| None,
     mutate,
     operators: OPERATORS,
-    // Compound statements: a mutant inside one is checked by parsing that statement alone.
+    // Statements that start their line: a mutant inside one is checked by parsing that
+    // statement alone, at its indentation (the innermost that parses cleanly alone).
     units: &[
+        "expression_statement",
+        "return_statement",
+        "assert_statement",
+        "raise_statement",
         "function_definition",
         "class_definition",
         "if_statement",
