@@ -4,7 +4,10 @@
 //! ratio (SPEC 8: revcal must be faster). When the trees hold Python and a Python with mutmut
 //! is found (`MUTMUT_PYTHON`, else `python3`), mutmut's generator (`mutate_file_contents`, the
 //! step `mutmut run` does per file before any test runs) is timed once on the same files
-//! (SPEC 8: revcal >= 10x). Stryker has no list-only mode to time and is reported as skipped.
+//! (SPEC 8: revcal >= 10x). When the trees hold JavaScript and Stryker's instrumenter is
+//! installed (`STRYKER_INSTRUMENTER_DIR`, a directory whose `node_modules` has
+//! `@stryker-mutator/instrumenter`), it is timed once with Node on the JavaScript files revcal
+//! mutated (SPEC 8: revcal >= 10x).
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -23,6 +26,46 @@ files = sorted(p.resolve() for d in sys.argv[1:] for p in pathlib.Path(d).rglob(
 workdir = tempfile.mkdtemp(); os.makedirs(os.path.join(workdir, "src")); os.chdir(workdir)
 mutants = sum(len(mutate_file_contents(str(p), p.read_text()).mutant_names) for p in files)
 print(f"mutants={mutants} files={len(files)}")
+"#;
+
+/// Stryker's instrumenter (parse, place every mutant, print the instrumented code: the step
+/// `stryker run` does before any test runs) on the files listed one per line in the file named
+/// by the second argument, one file per `instrument` call so that a file it cannot parse is
+/// counted as refused instead of failing the batch. The first argument is the directory whose
+/// `node_modules` holds the instrumenter. Prints
+/// `mutants=N files=F refused=R seconds=S` (S: the instrumenting, without Node's start-up).
+const STRYKER_SCRIPT: &str = r#"
+const fs = require("fs"), path = require("path"), { createRequire } = require("module");
+const { pathToFileURL } = require("url");
+const [dir, list] = process.argv.slice(1);
+const silent = () => {}, no = () => false;
+const logger = { trace: silent, debug: silent, info: silent, warn: silent, error: silent, fatal: silent,
+  isTraceEnabled: no, isDebugEnabled: no, isInfoEnabled: no, isWarnEnabled: no, isErrorEnabled: no,
+  isFatalEnabled: no };
+(async () => {
+  const from = path.join(path.resolve(dir), "package.json");
+  const entry = createRequire(from).resolve("@stryker-mutator/instrumenter");
+  const { Instrumenter } = await import(pathToFileURL(entry).href);
+  if (list === undefined) return;
+  const files = fs.readFileSync(list, "utf8").split("\n").filter(Boolean);
+  const instrumenter = new Instrumenter(logger);
+  const options = { plugins: null, excludedMutations: [], ignorers: [] };
+  const start = process.hrtime.bigint();
+  let mutants = 0, instrumented = 0, refused = 0;
+  for (const name of files) {
+    const content = fs.readFileSync(name, "utf8");
+    try {
+      const result = await instrumenter.instrument([{ name, mutate: true, content }], options);
+      mutants += result.mutants.length;
+      instrumented += 1;
+    } catch (error) {
+      refused += 1;
+      console.error(`stryker refused ${name}: ${String(error.message).split("\n")[0]}`);
+    }
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  console.log(`mutants=${mutants} files=${instrumented} refused=${refused} seconds=${seconds.toFixed(3)}`);
+})().catch((error) => { console.error(String(error)); process.exit(1); });
 "#;
 
 pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
@@ -148,14 +191,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
         );
     }
     if counts.javascript > 0 {
-        let present = Command::new("stryker")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
-        let why = if present { "it has no list-only mode to time" } else { "it is not installed" };
-        println!("JavaScript: the stryker comparison is skipped: {why}");
+        compare_stryker(&javascript_files(&json), our_median)?;
     }
     if counts.python > 0 {
         compare_mutmut(&trees, our_median)?;
@@ -198,6 +234,81 @@ fn compare_mutmut(trees: &[PathBuf], our_median: Duration) -> Result<()> {
     println!(
         "ratio: revcal is {:.1}x the speed of mutmut's generator (target: >= 10)",
         secs(elapsed) / secs(our_median).max(1e-9)
+    );
+    Ok(())
+}
+
+/// The JavaScript files that revcal's `--json` output names, each once, in order: the files
+/// it parsed and found mutants in (the output is read line by line; xtask has no JSON parser).
+fn javascript_files(json: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut file = None;
+    for line in json.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix("\"file\": \"").and_then(|rest| rest.strip_suffix("\",")) {
+            file = Some(name.replace("\\\"", "\"").replace("\\\\", "\\"));
+        } else if line.starts_with("\"language\": \"javascript\"")
+            && let Some(name) = file.take()
+            && files.last().is_none_or(|last| last.as_os_str() != name.as_str())
+        {
+            files.push(PathBuf::from(name));
+        }
+    }
+    files
+}
+
+/// Times Stryker's instrumenter once on `files` (every JavaScript file revcal mutated) against
+/// revcal's median over all the trees' files (JavaScript and the rest).
+fn compare_stryker(files: &[PathBuf], our_median: Duration) -> Result<()> {
+    let Some(dir) = std::env::var_os("STRYKER_INSTRUMENTER_DIR") else {
+        println!(
+            "JavaScript: the Stryker comparison is skipped: STRYKER_INSTRUMENTER_DIR is not set (a \
+             directory after `npm install @stryker-mutator/instrumenter @stryker-mutator/api`)"
+        );
+        return Ok(());
+    };
+    let loadable = Command::new("node")
+        .args(["-e", STRYKER_SCRIPT])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !loadable {
+        println!(
+            "JavaScript: the Stryker comparison is skipped: node cannot load @stryker-mutator/instrumenter \
+             from {}",
+            dir.to_string_lossy()
+        );
+        return Ok(());
+    }
+    let list = std::env::temp_dir().join(format!("revcal-bench-stryker-{}.txt", std::process::id()));
+    let names: Vec<String> = files.iter().map(|file| file.display().to_string()).collect();
+    std::fs::write(&list, names.join("\n")).with_context(|| format!("cannot write {}", list.display()))?;
+    println!("timing Stryker's instrumenter once on the {} JavaScript files revcal mutated...", files.len());
+    let start = Instant::now();
+    let output = Command::new("node")
+        .args(["-e", STRYKER_SCRIPT])
+        .arg(&dir)
+        .arg(&list)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run node")?;
+    let elapsed = start.elapsed();
+    let _ = std::fs::remove_file(&list);
+    if !output.status.success() {
+        bail!("Stryker's instrumenter failed");
+    }
+    let summary = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let inside = summary
+        .rsplit_once("seconds=")
+        .and_then(|(_, seconds)| seconds.parse::<f64>().ok())
+        .unwrap_or_default();
+    println!("Stryker Instrumenter.instrument: {summary}, {:.3} s with Node's start-up", secs(elapsed));
+    println!(
+        "ratio: revcal is {:.1}x the speed of Stryker's instrumenter ({:.1}x without Node's start-up; \
+         target: >= 10)",
+        secs(elapsed) / secs(our_median).max(1e-9),
+        inside / secs(our_median).max(1e-9)
     );
     Ok(())
 }
