@@ -114,7 +114,9 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         parser,
         unit_parser,
         units: grammar.units,
+        wrapped_units: grammar.wrapped_units,
         indented_units: grammar.indented_units,
+        verify_rejections: grammar.verify_rejections,
         unit_baselines: std::collections::HashMap::new(),
         tree: &tree,
         source: &text,
@@ -260,8 +262,12 @@ struct Reparse<'a> {
     /// Parses self-contained units (see [`Grammar::units`]) on their own.
     unit_parser: Parser,
     units: &'static [&'static str],
+    /// See [`Grammar::wrapped_units`].
+    wrapped_units: &'static [(&'static str, &'static str, &'static str)],
     /// See [`Grammar::indented_units`].
     indented_units: bool,
+    /// See [`Grammar::verify_rejections`].
+    verify_rejections: bool,
     /// Whether each unit (by byte range) parses cleanly on its own, unmutated.
     unit_baselines: std::collections::HashMap<(usize, usize), bool>,
     tree: &'a Tree,
@@ -275,14 +281,15 @@ impl Reparse<'_> {
     /// around it is unchanged, so the file parses exactly when the unit still does, and the
     /// cost no longer grows with the size of the file.
     ///
-    /// An indentation-sensitive unit is only trusted to accept: a mutant it rejects gets the
-    /// whole-file check too, so the unit shortcut never drops a mutant the file accepts.
+    /// Where the grammar says so (statement units, see [`Grammar::verify_rejections`]), a
+    /// unit is only trusted to accept: a mutant it rejects gets the whole-file check too, so
+    /// the unit shortcut never drops a mutant the file accepts.
     fn still_parses(&mut self, candidate: &Candidate) -> bool {
         if let Some(unit) = self.unit_around(candidate) {
             if self.unit_still_parses(&unit, candidate) {
                 return true;
             }
-            if !self.indented_units {
+            if !self.verify_rejections {
                 return false;
             }
         }
@@ -291,18 +298,21 @@ impl Reparse<'_> {
 
     /// The innermost unit holding the candidate whose unmutated text parses cleanly alone.
     fn unit_around(&mut self, candidate: &Candidate) -> Option<Unit> {
-        if self.units.is_empty() || self.baseline_errors > 0 {
+        if (self.units.is_empty() && self.wrapped_units.is_empty()) || self.baseline_errors > 0 {
             return None;
         }
         let tree = self.tree;
         let mut node = tree.root_node().descendant_for_byte_range(candidate.start, candidate.end)?;
         loop {
-            let unit_kind = self.units.iter().find(|kind| **kind == node.kind()).copied();
-            if let Some(kind) = unit_kind
+            let unit_kind = match self.units.iter().find(|kind| **kind == node.kind()) {
+                Some(kind) => Some((*kind, "", "")),
+                None => self.wrapped_units.iter().find(|(kind, ..)| *kind == node.kind()).copied(),
+            };
+            if let Some((kind, prefix, suffix)) = unit_kind
                 && node.start_byte() < candidate.start
                 && candidate.end < node.end_byte()
             {
-                let unit = Unit { start: node.start_byte(), end: node.end_byte(), kind };
+                let unit = Unit { start: node.start_byte(), end: node.end_byte(), kind, prefix, suffix };
                 let clean = match self.unit_baselines.get(&(unit.start, unit.end)) {
                     Some(clean) => *clean,
                     None => {
@@ -334,7 +344,10 @@ impl Reparse<'_> {
             // Something else precedes the unit on its line: it cannot stand alone.
             return false;
         }
-        let mut document = String::with_capacity(unit.end - unit.start + indent.len() + 16);
+        let mut document = String::with_capacity(
+            unit.end - unit.start + indent.len() + unit.prefix.len() + unit.suffix.len() + 16,
+        );
+        document.push_str(unit.prefix);
         if !indent.is_empty() {
             document.push_str(INDENTED_UNIT_WRAPPER);
             document.push_str(indent);
@@ -354,6 +367,11 @@ impl Reparse<'_> {
         document.push_str(head);
         document.push_str(replacement);
         document.push_str(tail);
+        if !unit.prefix.is_empty() || !unit.suffix.is_empty() {
+            let end = document.len();
+            document.push_str(unit.suffix);
+            return parses_wrapped(&mut self.unit_parser, &document, offset..end, unit.kind);
+        }
         parses_alone(&mut self.unit_parser, &document, offset, unit.kind)
     }
 
@@ -394,6 +412,10 @@ struct Unit {
     start: usize,
     end: usize,
     kind: &'static str,
+    /// Text parsed before and after the unit (see [`Grammar::wrapped_units`]); empty for
+    /// units that parse alone.
+    prefix: &'static str,
+    suffix: &'static str,
 }
 
 /// What an indented unit is parsed inside: a block whose indentation is the unit's own.
@@ -427,6 +449,27 @@ fn parses_alone(parser: &mut Parser, text: &str, offset: usize, kind: &str) -> b
     only.kind() == kind
         && only.start_byte() == offset + body.len() - body.trim_start().len()
         && only.end_byte() == text.trim_end().len()
+}
+
+/// True when `text` parses with no error and holds a node of `kind` spanning exactly
+/// `span` (the unit between its wrapper's prefix and suffix).
+fn parses_wrapped(parser: &mut Parser, text: &str, span: std::ops::Range<usize>, kind: &str) -> bool {
+    let Some(tree) = parser.parse(text, None) else { return false };
+    let root = tree.root_node();
+    if root.has_error() {
+        return false;
+    }
+    let mut node = root.descendant_for_byte_range(span.start, span.end);
+    while let Some(current) = node {
+        if current.start_byte() != span.start || current.end_byte() != span.end {
+            return false;
+        }
+        if current.kind() == kind {
+            return true;
+        }
+        node = current.parent();
+    }
+    false
 }
 
 /// The node's one named child, if it has exactly one.
@@ -503,7 +546,9 @@ mod tests {
             parser,
             unit_parser,
             units: grammar.units,
+            wrapped_units: grammar.wrapped_units,
             indented_units: grammar.indented_units,
+            verify_rejections: grammar.verify_rejections,
             unit_baselines: std::collections::HashMap::new(),
             tree,
             source,
@@ -558,6 +603,27 @@ mod tests {
         assert!(check.unit_around(&inside).is_some(), "a Rust fn is checked alone");
     }
 
+    /// JavaScript statements are units, and an object's `pair` or a class field is parsed
+    /// inside a wrapper: valid mutants are accepted there, broken ones rejected.
+    #[test]
+    fn javascript_statements_and_wrapped_units() {
+        let text = "const o = {\n  a: x + 1,\n};\nclass K {\n  n = y > 2;\n}\nif (a < b) {\n  f(c - 1);\n}\n";
+        let mut parser = Parser::new();
+        parser.set_language(&(languages::grammar(Language::JavaScript).grammar)()).unwrap();
+        let tree = parser.parse(text, None).unwrap();
+        let source = Source::new(text);
+        let mut check = checker(Language::JavaScript, &tree, &source);
+        for (target, valid, broken, unit_text) in
+            [("+", "-", "+ (", "a: x + 1"), (">", ">=", "> (", "n = y > 2"), ("-", "+", "- (", "f(c - 1);")]
+        {
+            let mutant = candidate(text, target, valid);
+            let unit = check.unit_around(&mutant).expect("a unit around the mutant");
+            assert_eq!(&text[unit.start..unit.end], unit_text);
+            assert!(check.unit_still_parses(&unit, &mutant), "{unit_text}: valid");
+            assert!(!check.unit_still_parses(&unit, &candidate(text, target, broken)), "{unit_text}: broken");
+        }
+    }
+
     /// An indented Python unit is parsed at its own indentation: valid mutants are accepted
     /// by the unit alone, broken ones are rejected, and a unit that does not start its line
     /// is not used.
@@ -580,7 +646,8 @@ mod tests {
         assert!(check.unit_still_parses(&unit, &in_head));
         assert!(!check.unit_still_parses(&unit, &candidate(text, ">", "> >")));
         // The class at column 0 is parsed unwrapped.
-        let whole = Unit { start: 0, end: text.trim_end().len(), kind: "class_definition" };
+        let whole =
+            Unit { start: 0, end: text.trim_end().len(), kind: "class_definition", prefix: "", suffix: "" };
         assert!(check.unit_still_parses(&whole, &valid));
         assert!(!check.unit_still_parses(&whole, &candidate(text, "a + 1", "(a + 1")));
         assert!(!check.still_parses(&candidate(text, "a + 1", "(a + 1")));

@@ -13,8 +13,33 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     skipped_item: |_, _| None,
     mutate,
     operators: OPERATORS,
-    units: &["statement_block"],
+    // Statements first (the innermost unit is used), then blocks for mutants that span a
+    // whole statement. Kinds that do not parse cleanly alone fail their baseline and are
+    // passed over for the unit around them.
+    units: &[
+        "expression_statement",
+        "return_statement",
+        "throw_statement",
+        "lexical_declaration",
+        "variable_declaration",
+        "if_statement",
+        "for_statement",
+        "for_in_statement",
+        "while_statement",
+        "do_statement",
+        "switch_statement",
+        "try_statement",
+        "statement_block",
+    ],
     indented_units: false,
+    verify_rejections: true,
+    wrapped_units: &[
+        ("pair", "({", "})"),
+        ("field_definition", "class C {", "}"),
+        ("method_definition", "class C {", "}"),
+        ("switch_case", "switch (0) {", "}"),
+        ("switch_default", "switch (0) {", "}"),
+    ],
 };
 
 const fn op(

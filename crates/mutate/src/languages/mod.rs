@@ -58,9 +58,16 @@ pub(crate) struct Grammar {
     /// JavaScript block): the re-parse check of a mutant inside one parses just that unit.
     pub units: &'static [&'static str],
     /// Whether units are indentation-sensitive (Python): a unit that starts indented is
-    /// parsed inside an `if 1:` block at its own indentation, and a mutant its unit rejects
-    /// gets the whole-file check before it is dropped.
+    /// parsed inside an `if 1:` block at its own indentation.
     pub indented_units: bool,
+    /// Whether a unit is only trusted to accept: a mutant its unit rejects gets the
+    /// whole-file check before it is dropped (small statement units, whose parse alone may
+    /// differ from their parse in context).
+    pub verify_rejections: bool,
+    /// Node kinds that parse only inside some context (an object's `pair`, a class's
+    /// `field_definition`), with the text put before and after them to parse them alone:
+    /// `(kind, prefix, suffix)`. They are tried like [`Grammar::units`].
+    pub wrapped_units: &'static [(&'static str, &'static str, &'static str)],
 }
 
 /// The grammar and operator table of a language.

@@ -30,6 +30,8 @@ pub(super) static GRAMMAR: Grammar = Grammar {
         "match_statement",
     ],
     indented_units: true,
+    verify_rejections: true,
+    wrapped_units: &[],
 };
 
 const fn op(

@@ -15,6 +15,8 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     operators: OPERATORS,
     units: &["block", "function_item"],
     indented_units: false,
+    verify_rejections: false,
+    wrapped_units: &[],
 };
 
 const fn op(
