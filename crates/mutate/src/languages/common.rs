@@ -56,6 +56,40 @@ pub fn rewritten(source: &Source, expression: Node, part: Node, with: &str) -> S
     }
 }
 
+/// `return <boolean expression>` becomes each of the language's two boolean constants.
+pub fn boolean_constant_returns(value: Node, text: &str, constants: [&str; 2], out: &mut Vec<Candidate>) {
+    for constant in constants {
+        push(
+            out,
+            range(value),
+            constant,
+            "constant-return",
+            Category::ReturnValue,
+            changed(
+                &format!("return {text}"),
+                &format!("return {constant}"),
+                "the function now gives the same answer whatever its input",
+            ),
+        );
+    }
+}
+
+/// `return <arithmetic>` becomes `return 0`.
+pub fn zero_return(value: Node, text: &str, out: &mut Vec<Candidate>) {
+    push(
+        out,
+        range(value),
+        "0",
+        "constant-return",
+        Category::ReturnValue,
+        changed(
+            &format!("return {text}"),
+            "return 0",
+            "the function now returns 0 instead of the computed value",
+        ),
+    );
+}
+
 /// True when `node` sits in the condition of a loop (so boundary changes move the last step).
 pub fn in_loop_condition(node: Node) -> bool {
     let mut current = node;

@@ -415,33 +415,9 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         _ => false,
     };
     if boolean {
-        for constant in ["true", "false"] {
-            push(
-                out,
-                range(value),
-                constant,
-                "constant-return",
-                Category::ReturnValue,
-                changed(
-                    &format!("return {text}"),
-                    &format!("return {constant}"),
-                    "the function now gives the same answer whatever its input",
-                ),
-            );
-        }
+        common::boolean_constant_returns(value, text, ["true", "false"], out);
     } else if is_arithmetic(value, source) {
-        push(
-            out,
-            range(value),
-            "0",
-            "constant-return",
-            Category::ReturnValue,
-            changed(
-                &format!("return {text}"),
-                "return 0",
-                "the function now returns 0 instead of the computed value",
-            ),
-        );
+        common::zero_return(value, text, out);
     } else if !matches!(
         value.kind(),
         "null" | "undefined" | "true" | "false" | "number" | "string" | "template_string"

@@ -461,33 +461,9 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     let text = source.of(value);
     let boolean = matches!(value.kind(), "comparison_operator" | "not_operator" | "boolean_operator");
     if boolean {
-        for constant in ["True", "False"] {
-            push(
-                out,
-                range(value),
-                constant,
-                "constant-return",
-                Category::ReturnValue,
-                changed(
-                    &format!("return {text}"),
-                    &format!("return {constant}"),
-                    "the function now gives the same answer whatever its input",
-                ),
-            );
-        }
+        common::boolean_constant_returns(value, text, ["True", "False"], out);
     } else if is_arithmetic(value, source) {
-        push(
-            out,
-            range(value),
-            "0",
-            "constant-return",
-            Category::ReturnValue,
-            changed(
-                &format!("return {text}"),
-                "return 0",
-                "the function now returns 0 instead of the computed value",
-            ),
-        );
+        common::zero_return(value, text, out);
     } else if !matches!(value.kind(), "none" | "true" | "false" | "integer" | "float" | "string") {
         push(
             out,
