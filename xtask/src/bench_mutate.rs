@@ -104,7 +104,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
     let revcal = target.join("release/revcal");
 
     let output_file = std::env::temp_dir().join(format!("revcal-bench-mutate-{}.json", std::process::id()));
-    let revcal_command = || -> Result<Duration> {
+    let mut revcal_command = || -> Result<Duration> {
         let file = std::fs::File::create(&output_file)?;
         let start = Instant::now();
         let status = Command::new(&revcal)
@@ -191,7 +191,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
         );
     }
     if counts.javascript > 0 {
-        compare_stryker(&javascript_files(&json), our_median)?;
+        compare_stryker(&javascript_files(&json), &mut revcal_command)?;
     }
     if counts.python > 0 {
         compare_mutmut(&trees, our_median)?;
@@ -256,9 +256,10 @@ fn javascript_files(json: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Times Stryker's instrumenter once on `files` (every JavaScript file revcal mutated) against
-/// revcal's median over all the trees' files (JavaScript and the rest).
-fn compare_stryker(files: &[PathBuf], our_median: Duration) -> Result<()> {
+/// Times Stryker's instrumenter on `files` (every JavaScript file revcal mutated) and revcal
+/// over all the trees' files (JavaScript and the rest), in alternation, [`ROUNDS`] times each,
+/// so that both see the same machine; the ratio is of the medians.
+fn compare_stryker(files: &[PathBuf], revcal_command: &mut dyn FnMut() -> Result<Duration>) -> Result<()> {
     let Some(dir) = std::env::var_os("STRYKER_INSTRUMENTER_DIR") else {
         println!(
             "JavaScript: the Stryker comparison is skipped: STRYKER_INSTRUMENTER_DIR is not set (a \
@@ -284,31 +285,52 @@ fn compare_stryker(files: &[PathBuf], our_median: Duration) -> Result<()> {
     let list = std::env::temp_dir().join(format!("revcal-bench-stryker-{}.txt", std::process::id()));
     let names: Vec<String> = files.iter().map(|file| file.display().to_string()).collect();
     std::fs::write(&list, names.join("\n")).with_context(|| format!("cannot write {}", list.display()))?;
-    println!("timing Stryker's instrumenter once on the {} JavaScript files revcal mutated...", files.len());
-    let start = Instant::now();
-    let output = Command::new("node")
-        .args(["-e", STRYKER_SCRIPT])
-        .arg(&dir)
-        .arg(&list)
-        .stderr(Stdio::inherit())
-        .output()
-        .context("cannot run node")?;
-    let elapsed = start.elapsed();
-    let _ = std::fs::remove_file(&list);
-    if !output.status.success() {
-        bail!("Stryker's instrumenter failed");
-    }
-    let summary = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let inside = summary
-        .rsplit_once("seconds=")
-        .and_then(|(_, seconds)| seconds.parse::<f64>().ok())
-        .unwrap_or_default();
-    println!("Stryker Instrumenter.instrument: {summary}, {:.3} s with Node's start-up", secs(elapsed));
     println!(
-        "ratio: revcal is {:.1}x the speed of Stryker's instrumenter ({:.1}x without Node's start-up; \
-         target: >= 10)",
-        secs(elapsed) / secs(our_median).max(1e-9),
-        inside / secs(our_median).max(1e-9)
+        "timing Stryker's instrumenter on the {} JavaScript files revcal mutated, in alternation with revcal...",
+        files.len()
+    );
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    let mut inside = Vec::new();
+    let mut summary = String::new();
+    for round in 0..ROUNDS {
+        ours.push(revcal_command()?);
+        let start = Instant::now();
+        let output = Command::new("node")
+            .args(["-e", STRYKER_SCRIPT])
+            .arg(&dir)
+            .arg(&list)
+            .stderr(if round == 0 { Stdio::inherit() } else { Stdio::null() })
+            .output()
+            .context("cannot run node")?;
+        theirs.push(start.elapsed());
+        if !output.status.success() {
+            let _ = std::fs::remove_file(&list);
+            bail!("Stryker's instrumenter failed");
+        }
+        summary = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        let seconds = summary
+            .rsplit_once("seconds=")
+            .and_then(|(_, seconds)| seconds.parse::<f64>().ok())
+            .unwrap_or_default();
+        inside.push(Duration::from_secs_f64(seconds));
+        println!(
+            "round {}: revcal {:.3} s, Stryker {:.3} s ({:.3} s without Node's start-up)",
+            round + 1,
+            secs(ours[round]),
+            secs(theirs[round]),
+            seconds
+        );
+    }
+    let _ = std::fs::remove_file(&list);
+    let (ours, theirs, inside) = (median(&mut ours), median(&mut theirs), median(&mut inside));
+    println!("Stryker Instrumenter.instrument: {summary}; median {:.3} s with Node's start-up", secs(theirs));
+    println!(
+        "ratio: revcal (median {:.3} s) is {:.1}x the speed of Stryker's instrumenter ({:.1}x without \
+         Node's start-up; target: >= 10)",
+        secs(ours),
+        secs(theirs) / secs(ours).max(1e-9),
+        secs(inside) / secs(ours).max(1e-9)
     );
     Ok(())
 }

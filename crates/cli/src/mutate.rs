@@ -5,7 +5,7 @@ mod diff;
 mod files;
 mod render;
 
-use crate::output::emit;
+use crate::output::{emit, emit_json};
 use crate::style::Style;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -105,12 +105,12 @@ pub fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let settings = config::Settings::resolve(&args)?;
-    let scan = files::scan(&args.paths, &settings.options)?;
+    let mut scan = files::scan(&args.paths, &settings.options)?;
     let stderr_style = Style::for_stderr(crate::args::ColorChoice::Auto);
     for warning in &scan.warnings {
         eprintln!("{}: {warning}", stderr_style.warning("warning"));
     }
-    let mut mutants: Vec<Mutant> = scan.mutants.clone();
+    let mut mutants: Vec<Mutant> = std::mem::take(&mut scan.mutants);
     if let Some(rev) = &args.in_diff {
         let changed =
             diff::changed_lines(rev, &scan.mutated_files).with_context(|| format!("--in-diff {rev}"))?;
@@ -131,18 +131,25 @@ pub fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let format = if args.json { MutateFormat::Json } else { args.format.unwrap_or(MutateFormat::Text) };
-    let text = if args.stats {
-        render::stats(&scan, &mutants, format == MutateFormat::Json, style)?
-    } else {
-        match format {
-            MutateFormat::Text => render::text(&mutants, style),
-            MutateFormat::Json => serde_json::to_string_pretty(&mutants)? + "\n",
-            MutateFormat::Stryker => render::stryker(&mutants, &scan.sources)?,
+    if args.stats {
+        let text = render::stats(&scan, &mutants, format == MutateFormat::Json, style)?;
+        emit(&text).context("cannot write the statistics")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match format {
+        MutateFormat::Json => emit_json(&mutants).context("cannot write the mutants")?,
+        MutateFormat::Stryker => {
+            emit(&render::stryker(&mutants, &scan.sources)?).context("cannot write the report")?
         }
-    };
-    emit(&text).context("cannot write the mutants")?;
-    if format == MutateFormat::Text && !args.stats && mutants.is_empty() {
-        eprintln!("no mutants: {} file(s) read; `--stats` says what was skipped", scan.mutated_files.len());
+        MutateFormat::Text => {
+            emit(&render::text(&mutants, style)).context("cannot write the mutants")?;
+            if mutants.is_empty() {
+                eprintln!(
+                    "no mutants: {} file(s) read; `--stats` says what was skipped",
+                    scan.mutated_files.len()
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -26,6 +26,21 @@ pub fn emit(text: &str) -> io::Result<()> {
     }
 }
 
+/// Writes `value` to standard output as pretty JSON and a newline, as it is serialized
+/// (a large listing is never held whole in memory), and flushes it. A closed pipe is
+/// handled as in [`emit`].
+pub fn emit_json<T: serde::Serialize + ?Sized>(value: &T) -> io::Result<()> {
+    let mut stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let written = serde_json::to_writer_pretty(&mut stdout, value)
+        .map_err(io::Error::from)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    match written {
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 /// True when `error` is a write to a pipe whose reader has closed it: not a failure of
 /// the command, so it ends quietly.
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -114,9 +114,13 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         parser,
         unit_parser,
         units: grammar.units,
+        comments: grammar.comments,
         wrapped_units: grammar.wrapped_units,
         indented_units: grammar.indented_units,
         verify_rejections: grammar.verify_rejections,
+        check_baselines: grammar.unit_baselines || !grammar.verify_rejections,
+        statement_lists: grammar.statement_lists,
+        starts_closed: grammar.starts_closed,
         unit_baselines: std::collections::HashMap::new(),
         tree: &tree,
         source: &text,
@@ -262,12 +266,20 @@ struct Reparse<'a> {
     /// Parses self-contained units (see [`Grammar::units`]) on their own.
     unit_parser: Parser,
     units: &'static [&'static str],
+    /// Node kinds that are comments.
+    comments: &'static [&'static str],
     /// See [`Grammar::wrapped_units`].
     wrapped_units: &'static [(&'static str, &'static str, &'static str)],
     /// See [`Grammar::indented_units`].
     indented_units: bool,
     /// See [`Grammar::verify_rejections`].
     verify_rejections: bool,
+    /// See [`Grammar::unit_baselines`]; always on where a unit's rejection is final.
+    check_baselines: bool,
+    /// See [`Grammar::statement_lists`].
+    statement_lists: &'static [(&'static str, &'static str, &'static str)],
+    /// See [`Grammar::starts_closed`].
+    starts_closed: fn(Node, &Source) -> bool,
     /// Whether each unit (by byte range) parses cleanly on its own, unmutated.
     unit_baselines: std::collections::HashMap<(usize, usize), bool>,
     tree: &'a Tree,
@@ -275,45 +287,62 @@ struct Reparse<'a> {
     baseline_errors: usize,
 }
 
-impl Reparse<'_> {
+impl<'a> Reparse<'a> {
     /// True when the mutated file parses without new errors. A mutant inside a unit that
     /// parses cleanly on its own is checked by parsing that unit alone, mutated: the file
     /// around it is unchanged, so the file parses exactly when the unit still does, and the
-    /// cost no longer grows with the size of the file.
+    /// cost no longer grows with the size of the file. A mutant in a statement of a
+    /// statement list with no smaller unit around it is checked in a window of the list
+    /// (see [`Reparse::window_parses`]).
     ///
     /// Where the grammar says so (statement units, see [`Grammar::verify_rejections`]), a
     /// unit is only trusted to accept: a mutant it rejects gets the whole-file check too, so
     /// the unit shortcut never drops a mutant the file accepts.
     fn still_parses(&mut self, candidate: &Candidate) -> bool {
-        if let Some(unit) = self.unit_around(candidate) {
-            if self.unit_still_parses(&unit, candidate) {
-                return true;
-            }
-            if !self.verify_rejections {
-                return false;
-            }
+        let accepted = match self.scope_around(candidate) {
+            Some(Scope::Unit(unit)) => self.unit_still_parses(&unit, candidate),
+            Some(Scope::Window(window)) => self.window_parses(&window, candidate),
+            None => return self.file_still_parses(candidate),
+        };
+        if accepted {
+            return true;
         }
-        self.file_still_parses(candidate)
+        self.verify_rejections && self.file_still_parses(candidate)
     }
 
-    /// The innermost unit holding the candidate whose unmutated text parses cleanly alone.
-    fn unit_around(&mut self, candidate: &Candidate) -> Option<Unit> {
-        if (self.units.is_empty() && self.wrapped_units.is_empty()) || self.baseline_errors > 0 {
+    /// The innermost unit holding the candidate whose unmutated text parses cleanly alone,
+    /// or the statement of a statement list that holds it, whichever comes first.
+    fn scope_around(&mut self, candidate: &Candidate) -> Option<Scope<'a>> {
+        // In a file with syntax errors a unit or window is used only where the grammar has a
+        // rejection re-checked on the whole file, and only when no error lies inside it (see
+        // `Reparse::window_parses`): the parse before it is the same, and the parse after it too.
+        if self.baseline_errors > 0 && !self.verify_rejections {
             return None;
         }
-        let tree = self.tree;
-        let mut node = tree.root_node().descendant_for_byte_range(candidate.start, candidate.end)?;
+        // The nodes from the root down to the candidate's, found in one descent: asking each
+        // node for its parent would descend from the root again every time.
+        let root = self.tree.root_node();
+        let target = root.descendant_for_byte_range(candidate.start, candidate.end)?;
+        let mut ancestors = Vec::with_capacity(32);
+        let mut current = root;
+        while current.id() != target.id() {
+            ancestors.push(current);
+            current = current.child_with_descendant(target)?;
+        }
+        let mut node = target;
         loop {
             let unit_kind = match self.units.iter().find(|kind| **kind == node.kind()) {
                 Some(kind) => Some((*kind, "", "")),
                 None => self.wrapped_units.iter().find(|(kind, ..)| *kind == node.kind()).copied(),
             };
             if let Some((kind, prefix, suffix)) = unit_kind
+                && !node.has_error()
                 && node.start_byte() < candidate.start
                 && candidate.end < node.end_byte()
             {
                 let unit = Unit { start: node.start_byte(), end: node.end_byte(), kind, prefix, suffix };
                 let clean = match self.unit_baselines.get(&(unit.start, unit.end)) {
+                    _ if !self.check_baselines => true,
                     Some(clean) => *clean,
                     None => {
                         let clean = self.unit_parses(&unit, None);
@@ -322,11 +351,96 @@ impl Reparse<'_> {
                     }
                 };
                 if clean {
-                    return Some(unit);
+                    return Some(Scope::Unit(unit));
                 }
             }
-            node = node.parent()?;
+            let parent = ancestors.pop()?;
+            if let Some(&list) = self.statement_lists.iter().find(|(kind, ..)| *kind == parent.kind())
+                && !self.comments.contains(&node.kind())
+                && !node.has_error()
+                && (!self.indented_units || self.starts_line(node.start_byte()))
+            {
+                return Some(Scope::Window(Window { statement: node, list }));
+            }
+            node = parent;
         }
+    }
+
+    /// The check of a mutant in a statement of a statement list (see
+    /// [`Grammar::statement_lists`]): the statement, mutated, and the statement after it
+    /// are parsed alone as a list, with the statement before it too when the mutant
+    /// changes the statement's first token (which decides where the one before ends). The
+    /// window starts where a statement starts in the file too, and the text that decides
+    /// where each of its statements ends lies inside it, or is the end of the list. So when
+    /// nothing in the window is an error and the neighbours keep their extents, the file
+    /// parses, and outside the window exactly as before. False when the window does not
+    /// show that (an error, or a neighbour that changed its extent).
+    fn window_parses(&mut self, window: &Window<'a>, candidate: &Candidate) -> bool {
+        let statement = window.statement;
+        let (list_kind, prefix, suffix) = window.list;
+        let previous = if candidate.start == statement.start_byte() {
+            statement_sibling(statement, self.comments, Node::prev_named_sibling)
+        } else {
+            None
+        };
+        // A large neighbour after the statement is left out when it starts with a keyword that
+        // cannot continue the statement: the end of the list shows as well where it ends.
+        let next = statement_sibling(statement, self.comments, Node::next_named_sibling).filter(|next| {
+            next.end_byte() - next.start_byte() <= WINDOW_NEIGHBOUR_LIMIT
+                || !(self.starts_closed)(*next, self.source)
+        });
+        let text = self.source.text;
+        let start = previous.map_or(statement.start_byte(), |n| n.start_byte());
+        let end = next.map_or(statement.end_byte(), |n| n.end_byte());
+        // An indented list of an indentation-sensitive language is parsed as the block of an
+        // `if 1:`, at its own indentation.
+        let indented;
+        let prefix = match self.source.line_prefix(start) {
+            indent if self.indented_units && !indent.is_empty() => {
+                indented = format!("{INDENTED_UNIT_WRAPPER}{indent}");
+                indented.as_str()
+            }
+            _ => prefix,
+        };
+        let (Some(head), Some(tail)) = (text.get(start..candidate.start), text.get(candidate.end..end))
+        else {
+            return false;
+        };
+        let mut document =
+            String::with_capacity(end - start + candidate.replacement.len() + prefix.len() + suffix.len());
+        document.push_str(prefix);
+        document.push_str(head);
+        document.push_str(&candidate.replacement);
+        document.push_str(tail);
+        document.push_str(suffix);
+        // Where a byte of the file outside the mutant lies in the document.
+        let before = |byte: usize| byte - start + prefix.len();
+        let after =
+            |byte: usize| before(byte) + candidate.replacement.len() - (candidate.end - candidate.start);
+        let neighbours = [
+            previous.map(|n| (before(n.start_byte()), before(n.end_byte()))),
+            next.map(|n| (after(n.start_byte()), after(n.end_byte()))),
+        ];
+        let Some(tree) = self.unit_parser.parse(&document, None) else { return false };
+        let root = tree.root_node();
+        if root.has_error() {
+            return false;
+        }
+        // The list is the innermost node of its kind around the window.
+        let mut list = root.descendant_for_byte_range(prefix.len(), document.len() - suffix.len());
+        while let Some(node) = list.filter(|node| node.kind() != list_kind) {
+            list = node.parent();
+        }
+        let Some(list) = list else { return false };
+        let mut cursor = list.walk();
+        neighbours.iter().flatten().all(|&(from, to)| {
+            list.named_children(&mut cursor).any(|child| child.start_byte() == from && child.end_byte() == to)
+        })
+    }
+
+    /// Whether only spaces and tabs precede `byte` on its line.
+    fn starts_line(&self, byte: usize) -> bool {
+        self.source.line_prefix(byte).bytes().all(|byte| byte == b' ' || byte == b'\t')
     }
 
     fn unit_still_parses(&mut self, unit: &Unit, candidate: &Candidate) -> bool {
@@ -406,6 +520,20 @@ impl Reparse<'_> {
     }
 }
 
+/// Where a mutant is checked.
+enum Scope<'t> {
+    /// A unit parsed alone.
+    Unit(Unit),
+    /// A window of a statement list.
+    Window(Window<'t>),
+}
+
+/// A statement of a statement list, and the list's `(kind, prefix, suffix)`.
+struct Window<'t> {
+    statement: Node<'t>,
+    list: (&'static str, &'static str, &'static str),
+}
+
 /// A self-contained unit: its byte range and node kind.
 #[derive(Debug)]
 struct Unit {
@@ -417,6 +545,11 @@ struct Unit {
     prefix: &'static str,
     suffix: &'static str,
 }
+
+/// The size in bytes above which a window leaves out a closed neighbour (see
+/// [`Grammar::starts_closed`]); smaller ones are parsed with the window, which costs
+/// little and shows their extent directly.
+const WINDOW_NEIGHBOUR_LIMIT: usize = 256;
 
 /// What an indented unit is parsed inside: a block whose indentation is the unit's own.
 const INDENTED_UNIT_WRAPPER: &str = "if 1:\n";
@@ -470,6 +603,22 @@ fn parses_wrapped(parser: &mut Parser, text: &str, span: std::ops::Range<usize>,
         node = current.parent();
     }
     false
+}
+
+/// The first named sibling of `node` in the direction of `step` that is not a comment.
+fn statement_sibling<'t>(
+    node: Node<'t>,
+    comments: &[&str],
+    step: fn(&Node<'t>) -> Option<Node<'t>>,
+) -> Option<Node<'t>> {
+    let mut sibling = step(&node);
+    while let Some(current) = sibling {
+        if !comments.contains(&current.kind()) {
+            return Some(current);
+        }
+        sibling = step(&current);
+    }
+    None
 }
 
 /// The node's one named child, if it has exactly one.
@@ -546,14 +695,42 @@ mod tests {
             parser,
             unit_parser,
             units: grammar.units,
+            comments: grammar.comments,
             wrapped_units: grammar.wrapped_units,
             indented_units: grammar.indented_units,
             verify_rejections: grammar.verify_rejections,
+            check_baselines: grammar.unit_baselines || !grammar.verify_rejections,
+            statement_lists: grammar.statement_lists,
+            starts_closed: grammar.starts_closed,
             unit_baselines: std::collections::HashMap::new(),
             tree,
             source,
             baseline_errors: 0,
         }
+    }
+
+    impl Reparse<'_> {
+        /// The unit the check of `candidate` uses, if it is a unit (not a window).
+        fn unit_around(&mut self, candidate: &Candidate) -> Option<Unit> {
+            match self.scope_around(candidate)? {
+                Scope::Unit(unit) => Some(unit),
+                Scope::Window(_) => None,
+            }
+        }
+
+        /// The text of the statement whose window the check of `candidate` uses, if any.
+        fn window_statement(&mut self, candidate: &Candidate) -> Option<String> {
+            match self.scope_around(candidate)? {
+                Scope::Window(window) => Some(self.source.of(window.statement).to_string()),
+                Scope::Unit(_) => None,
+            }
+        }
+    }
+
+    fn javascript(text: &str) -> Tree {
+        let mut parser = Parser::new();
+        parser.set_language(&(languages::grammar(Language::JavaScript).grammar)()).unwrap();
+        parser.parse(text, None).unwrap()
     }
 
     fn candidate(text: &str, target: &str, replacement: &str) -> Candidate {
@@ -603,25 +780,134 @@ mod tests {
         assert!(check.unit_around(&inside).is_some(), "a Rust fn is checked alone");
     }
 
-    /// JavaScript statements are units, and an object's `pair` or a class field is parsed
-    /// inside a wrapper: valid mutants are accepted there, broken ones rejected.
+    /// JavaScript statements are units, and an object's `pair`, a class field, a call's
+    /// arguments or a parenthesized condition are parsed inside a wrapper: valid mutants are
+    /// accepted there, broken ones rejected.
     #[test]
     fn javascript_statements_and_wrapped_units() {
-        let text = "const o = {\n  a: x + 1,\n};\nclass K {\n  n = y > 2;\n}\nif (a < b) {\n  f(c - 1);\n}\n";
-        let mut parser = Parser::new();
-        parser.set_language(&(languages::grammar(Language::JavaScript).grammar)()).unwrap();
-        let tree = parser.parse(text, None).unwrap();
+        let text = "const o = {\n  a: x + 1,\n};\nclass K {\n  n = y > 2;\n}\nif (a < b) {\n  f(c - 1);\n}\n\
+                    let d = e * 3;\n";
+        let tree = javascript(text);
         let source = Source::new(text);
         let mut check = checker(Language::JavaScript, &tree, &source);
-        for (target, valid, broken, unit_text) in
-            [("+", "-", "+ (", "a: x + 1"), (">", ">=", "> (", "n = y > 2"), ("-", "+", "- (", "f(c - 1);")]
-        {
+        for (target, valid, broken, unit_text) in [
+            ("+", "-", "+ (", "a: x + 1"),
+            (">", ">=", "> (", "n = y > 2"),
+            ("-", "+", "- (", "(c - 1)"),
+            ("<", "<=", "< (", "(a < b)"),
+            ("*", "/", "* (", "let d = e * 3;"),
+        ] {
             let mutant = candidate(text, target, valid);
             let unit = check.unit_around(&mutant).expect("a unit around the mutant");
             assert_eq!(&text[unit.start..unit.end], unit_text);
             assert!(check.unit_still_parses(&unit, &mutant), "{unit_text}: valid");
             assert!(!check.unit_still_parses(&unit, &candidate(text, target, broken)), "{unit_text}: broken");
         }
+    }
+
+    /// A mutant that replaces a whole statement, or touches a statement's last token (no
+    /// semicolon), is checked in a window of the statement list: blocks, the program and
+    /// class bodies. The window accepts what the file accepts and rejects what it rejects.
+    #[test]
+    fn javascript_statement_windows() {
+        let text = "function f () {\n  a = b\n  g()\n  h(c)\n}\nclass K {\n  static params = ['x']\n  \
+                    n = 1\n}\nlet done = false\n";
+        let tree = javascript(text);
+        let source = Source::new(text);
+        let mut check = checker(Language::JavaScript, &tree, &source);
+        for (target, replacement, statement, parses) in [
+            ("g()", "", "g()", true),
+            ("g()", "g(", "g()", false),
+            ("['x']", "[]", "static params = ['x']", true),
+            ("['x']", "[", "static params = ['x']", false),
+            ("false", "true", "let done = false", true),
+            ("false", "true)", "let done = false", false),
+        ] {
+            let mutant = candidate(text, target, replacement);
+            assert_eq!(
+                check.window_statement(&mutant).as_deref(),
+                Some(statement),
+                "{target} -> {replacement}"
+            );
+            assert_eq!(check.still_parses(&mutant), parses, "{target} -> {replacement}");
+            assert_eq!(check.file_still_parses(&mutant), parses, "{target} -> {replacement}: whole file");
+        }
+    }
+
+    /// Deleting a statement can join its neighbours into one (no semicolons): the window
+    /// sees that a neighbour no longer keeps its extent and leaves the decision to the
+    /// whole file, which accepts the joined statement; a deletion that leaves an arrow
+    /// function after a call is a syntax error everywhere.
+    #[test]
+    fn javascript_windows_defer_when_neighbours_change() {
+        let text = "function f () {\n  a = b\n  g()\n  [1].map(h)\n}\nx = y\nz();\n(c) => d\n";
+        let tree = javascript(text);
+        let source = Source::new(text);
+        let mut check = checker(Language::JavaScript, &tree, &source);
+        let joined = candidate(text, "g()", "");
+        let Some(Scope::Window(window)) = check.scope_around(&joined) else { panic!("a window") };
+        assert!(!check.window_parses(&window, &joined), "`b` and `[1]` now form one statement");
+        assert!(check.file_still_parses(&joined));
+        assert!(check.still_parses(&joined), "the whole file decides");
+
+        let arrow = candidate(text, "z();", "");
+        let Some(Scope::Window(window)) = check.scope_around(&arrow) else { panic!("a window") };
+        assert!(!check.window_parses(&window, &arrow));
+        assert!(!check.still_parses(&arrow), "`y(c) => d` does not parse");
+    }
+
+    /// In a file with a syntax error elsewhere, a mutant in clean code is still checked in
+    /// its unit or window, and agrees with the whole-file check; one next to a statement
+    /// that holds the error gets the whole-file check.
+    #[test]
+    fn javascript_files_with_errors_use_clean_units() {
+        let text =
+            "function f () {\n  a = b\n  g(c > 1)\n}\nlet = ;\nfunction h () {\n  i(j)\n  let k = ) l\n}\n";
+        let tree = javascript(text);
+        assert!(tree.root_node().has_error());
+        let source = Source::new(text);
+        let mut check = checker(Language::JavaScript, &tree, &source);
+        check.baseline_errors = count_errors(tree.root_node());
+        for (target, replacement) in [(">", ">="), (">", "> )"), ("g(c > 1)", "")] {
+            let mutant = candidate(text, target, replacement);
+            assert!(check.scope_around(&mutant).is_some(), "{target} -> {replacement}: a unit or window");
+            assert_eq!(
+                check.still_parses(&mutant),
+                check.file_still_parses(&mutant),
+                "{target} -> {replacement}"
+            );
+        }
+        assert!(check.still_parses(&candidate(text, "g(c > 1)", "")));
+        // The statement after `i(j)` holds an error: its window cannot show anything, and
+        // the whole file decides.
+        let near_error = candidate(text, "i(j)", "");
+        let Some(Scope::Window(window)) = check.scope_around(&near_error) else { panic!("a window") };
+        assert!(!check.window_parses(&window, &near_error));
+        assert_eq!(check.still_parses(&near_error), check.file_still_parses(&near_error));
+    }
+
+    /// A Python mutant that ends where its statement ends (`return x` replaced by
+    /// `return None`) is checked in a window of its block, parsed at its indentation, not
+    /// in the whole class around it.
+    #[test]
+    fn python_statement_windows_keep_their_indentation() {
+        let text = "class S:\n    def f(self, a):\n        b = a\n        return b\n\n    def g(self):\n        return 1\n";
+        let mut parser = Parser::new();
+        parser.set_language(&(languages::grammar(Language::Python).grammar)()).unwrap();
+        let tree = parser.parse(text, None).unwrap();
+        let source = Source::new(text);
+        let mut check = checker(Language::Python, &tree, &source);
+        for (replacement, parses) in [("None", true), ("(", false)] {
+            let mut mutant = candidate(text, "return b", replacement);
+            mutant.start += "return ".len();
+            assert_eq!(&text[mutant.start..mutant.end], "b");
+            assert_eq!(check.window_statement(&mutant).as_deref(), Some("return b"));
+            assert_eq!(check.still_parses(&mutant), parses, "{replacement:?}");
+            assert_eq!(check.file_still_parses(&mutant), parses, "{replacement:?}: whole file");
+        }
+        let mutant = candidate(text, "b = a", "pass");
+        assert_eq!(check.window_statement(&mutant).as_deref(), Some("b = a"));
+        assert!(check.still_parses(&mutant));
     }
 
     /// An indented Python unit is parsed at its own indentation: valid mutants are accepted

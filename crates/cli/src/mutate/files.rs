@@ -94,6 +94,14 @@ pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
     }
 
     let results: Vec<Mutex<Option<FileResult>>> = work.iter().map(|_| Mutex::new(None)).collect();
+    // Largest files first, so that no core is left with a big file while the others idle;
+    // the results keep the walk's order.
+    let mut order: Vec<(u64, usize)> = work
+        .iter()
+        .enumerate()
+        .map(|(index, (path, _))| (std::fs::metadata(path).map_or(0, |meta| meta.len()), index))
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let next = AtomicUsize::new(0);
     // Test files were set aside above, by the path below the directory given.
     let options = &Options { skip_test_files: false, ..options.clone() };
@@ -101,8 +109,7 @@ pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
+                while let Some(&(_, index)) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let Some((path, _)) = work.get(index) else { break };
                     let result = process(path, options);
                     if let Ok(mut slot) = results[index].lock() {

@@ -33,13 +33,22 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     ],
     indented_units: false,
     verify_rejections: true,
+    // Every one of the 6,252 units met in npm's own JavaScript stands alone: checking each
+    // first would only cost a parse.
+    unit_baselines: false,
     wrapped_units: &[
         ("pair", "({", "})"),
         ("field_definition", "class C {", "}"),
         ("method_definition", "class C {", "}"),
         ("switch_case", "switch (0) {", "}"),
         ("switch_default", "switch (0) {", "}"),
+        // Bracketed: what lies between the brackets parses the same wherever they stand, so
+        // a condition is checked without the body of its `if`.
+        ("parenthesized_expression", "", ";"),
+        ("arguments", "f", ";"),
     ],
+    statement_lists: &[("statement_block", "{", "}"), ("program", "", ""), ("class_body", "class C {", "}")],
+    starts_closed,
 };
 
 const fn op(
@@ -185,6 +194,40 @@ fn opaque(kind: &str) -> bool {
             | "jsx_text"
             | "hash_bang_line"
     )
+}
+
+/// Statements that start with a keyword no statement is continued or completed by (unlike
+/// `else`, `catch`, `in` or `(`), and class members that start with a plain name (unlike
+/// `[key]` or `*gen`, which would continue a field's value).
+fn starts_closed(node: Node, source: &Source) -> bool {
+    match node.kind() {
+        "function_declaration"
+        | "generator_function_declaration"
+        | "class_declaration"
+        | "lexical_declaration"
+        | "variable_declaration"
+        | "if_statement"
+        | "for_statement"
+        | "for_in_statement"
+        | "while_statement"
+        | "do_statement"
+        | "try_statement"
+        | "switch_statement"
+        | "return_statement"
+        | "throw_statement"
+        | "break_statement"
+        | "continue_statement"
+        | "import_statement"
+        | "export_statement" => true,
+        "method_definition" | "field_definition" => {
+            let text = source.of(node);
+            let name_end = text
+                .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '#')))
+                .unwrap_or(text.len());
+            name_end > 0 && !matches!(&text[..name_end], "in" | "instanceof")
+        }
+        _ => false,
+    }
 }
 
 fn is_string(node: Node) -> bool {

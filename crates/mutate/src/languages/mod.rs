@@ -64,10 +64,25 @@ pub(crate) struct Grammar {
     /// whole-file check before it is dropped (small statement units, whose parse alone may
     /// differ from their parse in context).
     pub verify_rejections: bool,
+    /// Whether a unit is first parsed unmutated, to see that it stands alone (one that does
+    /// not is passed over for the unit around it). Without this check a unit that cannot
+    /// stand alone only sends its mutants to the whole-file check, which needs
+    /// [`Grammar::verify_rejections`].
+    pub unit_baselines: bool,
     /// Node kinds that parse only inside some context (an object's `pair`, a class's
     /// `field_definition`), with the text put before and after them to parse them alone:
     /// `(kind, prefix, suffix)`. They are tried like [`Grammar::units`].
     pub wrapped_units: &'static [(&'static str, &'static str, &'static str)],
+    /// Node kinds that hold a list of statements (a JavaScript block, a program), with the
+    /// text put before and after a slice of the list to parse it alone:
+    /// `(kind, prefix, suffix)`. A mutant that replaces one whole statement of such a list
+    /// (a deleted call) is checked in a window of that statement and its neighbours rather
+    /// than in the whole list.
+    pub statement_lists: &'static [(&'static str, &'static str, &'static str)],
+    /// Whether a statement of a list starts with a token that can neither continue nor
+    /// complete the statement before it (a declaration, an `if`): a window need not include
+    /// such a neighbour to show where the statement before it ends.
+    pub starts_closed: fn(Node, &Source) -> bool,
 }
 
 /// The grammar and operator table of a language.

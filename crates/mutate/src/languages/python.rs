@@ -31,7 +31,13 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     ],
     indented_units: true,
     verify_rejections: true,
+    unit_baselines: true,
     wrapped_units: &[],
+    // An indented block's window is parsed inside `if 1:` at its own indentation, like an
+    // indented unit.
+    statement_lists: &[("block", "", ""), ("module", "", "")],
+    // A statement ends with its line (or its indented block): the next one never continues it.
+    starts_closed: |_, _| true,
 };
 
 const fn op(

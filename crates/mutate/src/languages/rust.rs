@@ -16,7 +16,10 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     units: &["block", "function_item"],
     indented_units: false,
     verify_rejections: false,
+    unit_baselines: true,
     wrapped_units: &[],
+    statement_lists: &[],
+    starts_closed: |_, _| false,
 };
 
 const fn op(
