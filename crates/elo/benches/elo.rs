@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 const MESSAGES: usize = 100_000;
 const BATCH: usize = 1_000;
+const INGEST_ROUNDS: usize = 3;
 const INGEST_TARGET_PER_SECOND: f64 = 20_000.0;
 const SCORED_REVIEWS: u64 = 1_000_000;
 const REVIEWERS: u64 = 10_000;
@@ -187,8 +188,24 @@ fn benches(c: &mut Criterion) {
         }
     });
     drop(verified);
-    let (stored, full, full_cpu) = time_cpu(|| ingest_all(&dir.path().join("once.sqlite"), &refs));
-    assert_eq!(stored, MESSAGES);
+    // The whole ingest, INGEST_ROUNDS times into a new ledger each: this machine's speed
+    // varies from run to run, and the median is what is compared with the target.
+    let mut rounds: Vec<(Duration, f64)> = (0..INGEST_ROUNDS)
+        .map(|round| {
+            let (stored, wall, cpu) =
+                time_cpu(|| ingest_all(&dir.path().join(format!("round-{round}.sqlite")), &refs));
+            assert_eq!(stored, MESSAGES);
+            println!(
+                "elo ingest: round {}: {:.2} s wall = {:.0} msg/s",
+                round + 1,
+                wall.as_secs_f64(),
+                MESSAGES as f64 / wall.as_secs_f64()
+            );
+            (wall, cpu)
+        })
+        .collect();
+    rounds.sort_by_key(|round| round.0);
+    let (full, full_cpu) = rounds[rounds.len() / 2];
     let rate = MESSAGES as f64 / full.as_secs_f64();
     let per_message = |cpu: f64| cpu * 1e6 / MESSAGES as f64;
     println!(
@@ -210,8 +227,8 @@ fn benches(c: &mut Criterion) {
         per_message(store_only_cpu)
     );
     println!(
-        "elo ingest: {MESSAGES} messages into a new ledger (batches of {BATCH}): {:.2} s wall = {:.0} msg/s; \
-         target {:.0} msg/s: ratio {:.2}x the target",
+        "elo ingest: {MESSAGES} messages into a new ledger (batches of {BATCH}), median of {INGEST_ROUNDS}: \
+         {:.2} s wall = {:.0} msg/s; target {:.0} msg/s: ratio {:.2}x the target",
         full.as_secs_f64(),
         rate,
         INGEST_TARGET_PER_SECOND,

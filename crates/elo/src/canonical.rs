@@ -9,6 +9,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt;
+use std::fmt::Write as _;
 
 /// Nesting deeper than this is refused (a message needs four levels; this bounds the work a
 /// hostile line can cause).
@@ -19,7 +20,102 @@ pub const MAX_DEPTH: usize = 32;
 /// Fails only for numbers JCS cannot represent (NaN and infinities, which `Value` cannot hold),
 /// so callers holding a parsed `Value` can rely on it.
 pub fn canonical_bytes(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
+    let mut text = String::with_capacity(512);
+    if write_simple(value, &mut text) {
+        return Ok(text.into_bytes());
+    }
     serde_json_canonicalizer::to_vec(value)
+}
+
+/// The largest integer every JSON number parser holds exactly (2^53): up to it, JCS writes an
+/// integer as its decimal digits, as serde_json holds it.
+const EXACT_INTEGER: u64 = 1 << 53;
+
+/// Writes the canonical form of a value whose numbers are all integers up to
+/// [`EXACT_INTEGER`] in size (every message and receipt: a fifth of the time of the general
+/// canonicalizer, which ingest pays once per message); false, with `out` in an unspecified
+/// state, for any other number, which only the general canonicalizer formats as JCS says.
+fn write_simple(value: &Value, out: &mut String) -> bool {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(number) => {
+            // Writing to a String cannot fail.
+            let _ = match (number.as_u64(), number.as_i64()) {
+                (Some(n), _) if n <= EXACT_INTEGER => write!(out, "{n}"),
+                (None, Some(n)) if n.unsigned_abs() <= EXACT_INTEGER => write!(out, "{n}"),
+                _ => return false,
+            };
+        }
+        Value::String(text) => write_string(text, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                if !write_simple(item, out) {
+                    return false;
+                }
+            }
+            out.push(']');
+        }
+        Value::Object(object) => {
+            // Keys sort by their UTF-16 code units (RFC 8785 section 3.2.3); for ASCII keys
+            // that is byte order.
+            let mut members: Vec<(&String, &Value)> = object.iter().collect();
+            members.sort_by(|(a, _), (b, _)| {
+                if a.is_ascii() && b.is_ascii() { a.cmp(b) } else { a.encode_utf16().cmp(b.encode_utf16()) }
+            });
+            out.push('{');
+            for (index, (key, member)) in members.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_string(key, out);
+                out.push(':');
+                if !write_simple(member, out) {
+                    return false;
+                }
+            }
+            out.push('}');
+        }
+    }
+    true
+}
+
+/// A JSON string as RFC 8785 section 3.2.2.2 writes it: `"` and `\` escaped, the five
+/// control characters with a short escape written so, the other control characters as
+/// `\u00xx` in lowercase hex, everything else as itself.
+fn write_string(text: &str, out: &mut String) {
+    out.push('"');
+    let mut plain = 0;
+    for (index, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x09 => "\\t",
+            0x0a => "\\n",
+            0x0c => "\\f",
+            0x0d => "\\r",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[plain..index]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+        } else {
+            out.push_str(escape);
+        }
+        plain = index + 1;
+    }
+    out.push_str(&text[plain..]);
+    out.push('"');
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -131,6 +227,45 @@ mod tests {
 
     fn jcs(text: &str) -> String {
         String::from_utf8(canonical_bytes(&parse_strict(text).unwrap()).unwrap()).unwrap()
+    }
+
+    /// Any JSON value: strings with control, non-ASCII and astral characters (as keys too),
+    /// integers around the 2^53 limit, floats, nesting.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = || {
+            prop::string::string_regex(
+                "[\\x00-\\x1f\"\\\\a-z0-9\u{7f}\u{80}\u{e9}\u{20ac}\u{fb33}\u{1f600}]{0,8}",
+            )
+            .unwrap_or_else(|error| panic!("regex: {error}"))
+        };
+        let limit = 1i64 << 53;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-limit - 3..limit + 3).prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e30f64..1e30).prop_map(Value::from),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((text(), inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The canonicalizer used for messages writes byte for byte what the general RFC 8785
+        /// implementation writes, and hands it every value it does not cover.
+        #[test]
+        fn canonical_form_matches_the_general_canonicalizer(value in any_value()) {
+            let general = serde_json_canonicalizer::to_vec(&value).unwrap_or_else(|error| panic!("{error}"));
+            proptest::prop_assert_eq!(canonical_bytes(&value).ok(), Some(general));
+        }
     }
 
     /// RFC 8785 section 3.2.2, the example input and its canonical output.

@@ -3,7 +3,7 @@
 use crate::canonical::{hex, sha256_hex};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -117,8 +117,44 @@ impl PublicKey {
 
     /// True when `signature` is this key's strict Ed25519 signature over `bytes`.
     pub fn verifies(&self, bytes: &[u8], signature: &SignatureBytes) -> bool {
-        self.0.verify_strict(bytes, &Signature::from_bytes(&signature.0)).is_ok()
+        // A `PublicKey` is never of small order: `from_base64` refuses one, and a key pair's
+        // public half is a multiple of the base point.
+        verify_strict_strong_key(&self.0, bytes, &signature.0)
     }
+}
+
+/// Ed25519 verification that accepts exactly what `VerifyingKey::verify_strict` accepts
+/// (kept for the tests, which compare the two; [`PublicKey::verifies`] skips the key check),
+/// without decompressing `R` (a tenth of the instructions of a check).
+///
+/// `verify_strict` refuses a non-canonical `s`, a small-order key, an `R` that does not
+/// decode or decodes to a small-order point, and otherwise accepts when the encoding of
+/// `[s]B - [k]A` (with `k = SHA-512(R || A || M)`) is the bytes of `R`. Here the last test
+/// comes first: when the encodings are equal, `R` decodes to that point (an encoding made by
+/// `compress` always decodes to the point it was made from), so asking whether that point
+/// is of small order is asking whether `R` is; when they differ, both refuse. The tests
+/// compare the two on valid, altered and crafted signatures.
+#[cfg(test)]
+fn verify_strict(key: &VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
+    !key.is_weak() && verify_strict_strong_key(key, message, signature)
+}
+
+/// [`verify_strict`] for a key known not to be of small order (the check costs a twentieth
+/// of a verification, and every [`PublicKey`] has passed it).
+fn verify_strict_strong_key(key: &VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
+    use curve25519_dalek::{EdwardsPoint, Scalar};
+    use sha2::Sha512;
+    let (r, s) = signature.split_at(32);
+    let Ok(s) = <[u8; 32]>::try_from(s) else { return false };
+    let Some(s) = Option::<Scalar>::from(Scalar::from_canonical_bytes(s)) else { return false };
+    let mut hash = Sha512::new();
+    hash.update(r);
+    hash.update(key.as_bytes());
+    hash.update(message);
+    let wide: [u8; 64] = hash.finalize().into();
+    let k = Scalar::from_bytes_mod_order_wide(&wide);
+    let expected = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &-key.to_edwards(), &s);
+    expected.compress().as_bytes() == r && !expected.is_small_order()
 }
 
 /// A 64-byte Ed25519 signature.
@@ -255,6 +291,147 @@ pub fn key_fingerprint(key: &PublicKey) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+    use curve25519_dalek::{EdwardsPoint, Scalar};
+    use ed25519_dalek::Signature;
+
+    /// What `ed25519-dalek`'s own strict verification says.
+    fn dalek_strict(key: &VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
+        key.verify_strict(message, &Signature::from_bytes(signature)).is_ok()
+    }
+
+    /// A signature made by hand with nonce point `r_point` (which may carry a small-order
+    /// part the signer added) for the secret scalar `a`.
+    fn signed_with_nonce(key: &SigningKey, r: Scalar, torsion: EdwardsPoint, message: &[u8]) -> [u8; 64] {
+        let r_point = (ED25519_BASEPOINT_POINT * r) + torsion;
+        let r_bytes = r_point.compress().to_bytes();
+        let mut hash = sha2::Sha512::new();
+        hash.update(r_bytes);
+        hash.update(key.verifying_key().as_bytes());
+        hash.update(message);
+        let wide: [u8; 64] = hash.finalize().into();
+        let s = r + Scalar::from_bytes_mod_order_wide(&wide) * key.to_scalar();
+        let mut signature = [0u8; 64];
+        signature[..32].copy_from_slice(&r_bytes);
+        signature[32..].copy_from_slice(s.as_bytes());
+        signature
+    }
+
+    /// The fast check agrees with `verify_strict` on valid signatures, on every one-bit
+    /// change of signature, message or key, on small-order and non-canonical `R`, on
+    /// non-canonical `s`, on small-order keys, and on signatures whose nonce point carries a
+    /// small-order part (which a cofactored or batch check would accept).
+    #[test]
+    fn fast_strict_verification_agrees_with_ed25519_dalek() {
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut cases = 0;
+        let mut accepted = 0;
+        let mut check = |key: &VerifyingKey, message: &[u8], signature: &[u8; 64]| {
+            let dalek = dalek_strict(key, message, signature);
+            assert_eq!(verify_strict(key, message, signature), dalek, "{message:?} {signature:?}");
+            cases += 1;
+            accepted += usize::from(dalek);
+        };
+        for round in 0..12u8 {
+            let signing = SigningKey::from_bytes(&[round.wrapping_mul(37).wrapping_add(1); 32]);
+            let key = signing.verifying_key();
+            let message: Vec<u8> = (0..(next() % 300)).map(|_| next() as u8).collect();
+            let signature = signing.sign(&message).to_bytes();
+            check(&key, &message, &signature);
+            for bit in 0..512 {
+                let mut altered = signature;
+                altered[bit / 8] ^= 1 << (bit % 8);
+                check(&key, &message, &altered);
+            }
+            if !message.is_empty() {
+                let mut altered = message.clone();
+                let at = (next() as usize) % altered.len();
+                altered[at] ^= 1 << (next() % 8);
+                check(&key, &altered, &signature);
+            }
+            let other = SigningKey::from_bytes(&[round.wrapping_add(100); 32]).verifying_key();
+            check(&other, &message, &signature);
+            // `s + l`: the same point equation, a non-canonical scalar.
+            let mut wide = signature;
+            let s = Scalar::from_canonical_bytes(signature[32..].try_into().unwrap_or([0; 32]));
+            if let Some(s) = Option::<Scalar>::from(s) {
+                let l_plus_s = big_add(s.as_bytes(), &L);
+                if l_plus_s[31] & 0xe0 == 0 {
+                    wide[32..].copy_from_slice(&l_plus_s);
+                    check(&key, &message, &wide);
+                }
+            }
+            // Every small-order point as `R`, in its canonical and (where it exists) its
+            // non-canonical encoding.
+            for torsion in EIGHT_TORSION {
+                let mut small = signature;
+                let encoded = torsion.compress().to_bytes();
+                small[..32].copy_from_slice(&encoded);
+                check(&key, &message, &small);
+                if let Some(non_canonical) = plus_p(&encoded) {
+                    small[..32].copy_from_slice(&non_canonical);
+                    check(&key, &message, &small);
+                }
+            }
+            // A nonce point with a small-order part, from a signer who knows the secret.
+            let nonce = Scalar::from_bytes_mod_order([round.wrapping_add(9); 32]);
+            for torsion in EIGHT_TORSION {
+                check(&key, &message, &signed_with_nonce(&signing, nonce, torsion, &message));
+            }
+        }
+        // Small-order keys (weak keys), with any signature.
+        for torsion in EIGHT_TORSION {
+            if let Ok(weak) = VerifyingKey::from_bytes(&torsion.compress().to_bytes()) {
+                check(&weak, b"m", &[0u8; 64]);
+                let mut signature = [0u8; 64];
+                signature[..32].copy_from_slice(&torsion.compress().to_bytes());
+                check(&weak, b"m", &signature);
+            }
+        }
+        assert!(cases > 6_000, "{cases} cases");
+        assert_eq!(accepted, 12 + 12, "each valid signature and each torsion-free hand-made one");
+    }
+
+    /// The group order l, little-endian.
+    const L: [u8; 32] = [
+        0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+    ];
+
+    /// `a + b` on 256-bit little-endian numbers (no overflow in the cases used).
+    fn big_add(a: &[u8; 32], b: &[u8; 32]) -> [u8; 32] {
+        let mut sum = [0u8; 32];
+        let mut carry = 0u16;
+        for i in 0..32 {
+            let total = u16::from(a[i]) + u16::from(b[i]) + carry;
+            sum[i] = total as u8;
+            carry = total >> 8;
+        }
+        sum
+    }
+
+    /// The encoding with `y + p` in place of `y`, when that still fits in 255 bits.
+    fn plus_p(encoded: &[u8; 32]) -> Option<[u8; 32]> {
+        let sign = encoded[31] & 0x80;
+        let mut y = *encoded;
+        y[31] &= 0x7f;
+        let mut p = [0xffu8; 32];
+        p[0] = 0xed;
+        p[31] = 0x7f;
+        let sum = big_add(&y, &p);
+        let fits = y.iter().rev().skip(1).all(|&b| b == 0) && y[31] == 0 && y[0] < 19;
+        fits.then(|| {
+            let mut out = sum;
+            out[31] |= sign;
+            out
+        })
+    }
 
     #[test]
     fn agent_id_is_the_first_16_hex_digits_of_the_key_hash() {

@@ -97,9 +97,8 @@ impl SignedMessage {
     fn checked(mut value: Value, check: Check, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
         let envelope = codec::decode(&value)?;
         let sig_text = envelope.sig.ok_or(MessageError::Unsigned)?;
-        let pubkey = keys.decode(&envelope.pubkey)?;
+        let (pubkey, expected) = keys.decode(&envelope.pubkey)?;
         let sig = SignatureBytes::from_base64(&sig_text, "sig")?;
-        let expected = pubkey.agent_id();
         if envelope.message.from != expected {
             return Err(MessageError::WrongSender { from: envelope.message.from, expected });
         }
@@ -181,23 +180,25 @@ pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, Mess
 /// Public keys already decoded, by their base64 text (bounded: cleared when full).
 #[derive(Debug, Default)]
 pub struct KeyCache {
-    keys: std::collections::HashMap<String, PublicKey>,
+    keys: std::collections::HashMap<String, (PublicKey, AgentId)>,
 }
 
 impl KeyCache {
     /// At most this many keys are kept.
     const CAPACITY: usize = 4096;
 
-    fn decode(&mut self, text: &str) -> Result<PublicKey, MessageError> {
-        if let Some(key) = self.keys.get(text) {
-            return Ok(*key);
+    /// The key written as `text` and its agent id (a hash of the key, also kept).
+    fn decode(&mut self, text: &str) -> Result<(PublicKey, AgentId), MessageError> {
+        if let Some(known) = self.keys.get(text) {
+            return Ok(known.clone());
         }
         let key = PublicKey::from_base64(text, "pubkey")?;
         if self.keys.len() >= KeyCache::CAPACITY {
             self.keys.clear();
         }
-        self.keys.insert(text.to_owned(), key);
-        Ok(key)
+        let known = (key, key.agent_id());
+        self.keys.insert(text.to_owned(), known.clone());
+        Ok(known)
     }
 }
 

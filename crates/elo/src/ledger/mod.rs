@@ -2,6 +2,7 @@
 //! SQLite file in WAL mode that several processes may write at once.
 
 mod handle;
+mod pipeline;
 mod replay;
 mod schema;
 mod store;

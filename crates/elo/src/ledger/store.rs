@@ -162,36 +162,6 @@ impl Ledger {
         }
         Ok(outcomes)
     }
-
-    /// As [`Ledger::ingest_lines`], one transaction per `batch_size` lines, with the next
-    /// batch parsed and verified on other threads while this one is stored. `on_batch`
-    /// sees each batch's outcomes (indices into `lines`) as soon as it is committed.
-    pub fn ingest_lines_pipelined(
-        &mut self,
-        lines: &[&str],
-        batch_size: usize,
-        mut on_batch: impl FnMut(Vec<(usize, LineOutcome)>),
-    ) -> Result<(), LedgerError> {
-        let batch_size = batch_size.max(1);
-        std::thread::scope(|scope| {
-            // Two batches in flight: one being stored, one being verified.
-            let (sender, receiver) = std::sync::mpsc::sync_channel(1);
-            scope.spawn(move || {
-                let mut caches = key_caches();
-                for (number, chunk) in lines.chunks(batch_size).enumerate() {
-                    let (indices, texts) = non_blank(chunk, number * batch_size);
-                    if sender.send((indices, parse_parallel_with(&texts, &mut caches))).is_err() {
-                        break; // the storing side stopped on an error
-                    }
-                }
-            });
-            for (indices, parsed) in receiver {
-                let outcomes = self.ingest_parsed(parsed)?;
-                on_batch(indices.into_iter().zip(outcomes).collect());
-            }
-            Ok(())
-        })
-    }
 }
 
 /// The non-blank lines of `lines` and their indices (plus `offset`).
