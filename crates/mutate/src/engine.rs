@@ -106,27 +106,8 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         tracing::debug!("{warning}");
     }
 
-    let mut unit_parser = Parser::new();
-    unit_parser
-        .set_language(&(grammar.grammar)())
+    let mut checker = Reparse::new(grammar, parser, &tree, &text)
         .map_err(|error| MutateError::Grammar { language: language.as_str(), message: error.to_string() })?;
-    let mut checker = Reparse {
-        parser,
-        unit_parser,
-        units: grammar.units,
-        comments: grammar.comments,
-        wrapped_units: grammar.wrapped_units,
-        indented_units: grammar.indented_units,
-        verify_rejections: grammar.verify_rejections,
-        check_baselines: grammar.unit_baselines || !grammar.verify_rejections,
-        statement_lists: grammar.statement_lists,
-        starts_closed: grammar.starts_closed,
-        unit_baselines: std::collections::HashMap::new(),
-        tree: &tree,
-        source: &text,
-        // Counted over the whole tree: the walk does not look inside skipped test items.
-        baseline_errors: if tree.root_node().has_error() { count_errors(tree.root_node()) } else { 0 },
-    };
     let mut seen = HashSet::new();
     let mut mutants = Vec::new();
     let mut rejected = 0;
@@ -265,21 +246,8 @@ struct Reparse<'a> {
     parser: Parser,
     /// Parses self-contained units (see [`Grammar::units`]) on their own.
     unit_parser: Parser,
-    units: &'static [&'static str],
-    /// Node kinds that are comments.
-    comments: &'static [&'static str],
-    /// See [`Grammar::wrapped_units`].
-    wrapped_units: &'static [(&'static str, &'static str, &'static str)],
-    /// See [`Grammar::indented_units`].
-    indented_units: bool,
-    /// See [`Grammar::verify_rejections`].
-    verify_rejections: bool,
-    /// See [`Grammar::unit_baselines`]; always on where a unit's rejection is final.
-    check_baselines: bool,
-    /// See [`Grammar::statement_lists`].
-    statement_lists: &'static [(&'static str, &'static str, &'static str)],
-    /// See [`Grammar::starts_closed`].
-    starts_closed: fn(Node, &Source) -> bool,
+    /// The language's units, windows and rules for them.
+    grammar: &'static Grammar,
     /// Whether each unit (by byte range) parses cleanly on its own, unmutated.
     unit_baselines: std::collections::HashMap<(usize, usize), bool>,
     tree: &'a Tree,
@@ -288,6 +256,33 @@ struct Reparse<'a> {
 }
 
 impl<'a> Reparse<'a> {
+    /// The check for `tree`, parsed from `source` by `parser` (kept for whole-file re-parses).
+    fn new(
+        grammar: &'static Grammar,
+        parser: Parser,
+        tree: &'a Tree,
+        source: &'a Source<'a>,
+    ) -> Result<Reparse<'a>, tree_sitter::LanguageError> {
+        let mut unit_parser = Parser::new();
+        unit_parser.set_language(&(grammar.grammar)())?;
+        Ok(Reparse {
+            parser,
+            unit_parser,
+            grammar,
+            unit_baselines: std::collections::HashMap::new(),
+            tree,
+            source,
+            // Counted over the whole tree: the walk does not look inside skipped test items.
+            baseline_errors: if tree.root_node().has_error() { count_errors(tree.root_node()) } else { 0 },
+        })
+    }
+
+    /// Whether a unit is parsed unmutated first (see [`Grammar::unit_baselines`]); always
+    /// where a unit's rejection is final.
+    fn check_baselines(&self) -> bool {
+        self.grammar.unit_baselines || !self.grammar.verify_rejections
+    }
+
     /// True when the mutated file parses without new errors. A mutant inside a unit that
     /// parses cleanly on its own is checked by parsing that unit alone, mutated: the file
     /// around it is unchanged, so the file parses exactly when the unit still does, and the
@@ -307,7 +302,7 @@ impl<'a> Reparse<'a> {
         if accepted {
             return true;
         }
-        self.verify_rejections && self.file_still_parses(candidate)
+        self.grammar.verify_rejections && self.file_still_parses(candidate)
     }
 
     /// The innermost unit holding the candidate whose unmutated text parses cleanly alone,
@@ -316,7 +311,7 @@ impl<'a> Reparse<'a> {
         // In a file with syntax errors a unit or window is used only where the grammar has a
         // rejection re-checked on the whole file, and only when no error lies inside it (see
         // `Reparse::window_parses`): the parse before it is the same, and the parse after it too.
-        if self.baseline_errors > 0 && !self.verify_rejections {
+        if self.baseline_errors > 0 && !self.grammar.verify_rejections {
             return None;
         }
         // The nodes from the root down to the candidate's, found in one descent: asking each
@@ -331,9 +326,9 @@ impl<'a> Reparse<'a> {
         }
         let mut node = target;
         loop {
-            let unit_kind = match self.units.iter().find(|kind| **kind == node.kind()) {
+            let unit_kind = match self.grammar.units.iter().find(|kind| **kind == node.kind()) {
                 Some(kind) => Some((*kind, "", "")),
-                None => self.wrapped_units.iter().find(|(kind, ..)| *kind == node.kind()).copied(),
+                None => self.grammar.wrapped_units.iter().find(|(kind, ..)| *kind == node.kind()).copied(),
             };
             if let Some((kind, prefix, suffix)) = unit_kind
                 && !node.has_error()
@@ -342,7 +337,7 @@ impl<'a> Reparse<'a> {
             {
                 let unit = Unit { start: node.start_byte(), end: node.end_byte(), kind, prefix, suffix };
                 let clean = match self.unit_baselines.get(&(unit.start, unit.end)) {
-                    _ if !self.check_baselines => true,
+                    _ if !self.check_baselines() => true,
                     Some(clean) => *clean,
                     None => {
                         let clean = self.unit_parses(&unit, None);
@@ -355,10 +350,10 @@ impl<'a> Reparse<'a> {
                 }
             }
             let parent = ancestors.pop()?;
-            if let Some(&list) = self.statement_lists.iter().find(|(kind, ..)| *kind == parent.kind())
-                && !self.comments.contains(&node.kind())
+            if let Some(&list) = self.grammar.statement_lists.iter().find(|(kind, ..)| *kind == parent.kind())
+                && !self.grammar.comments.contains(&node.kind())
                 && !node.has_error()
-                && (!self.indented_units || self.starts_line(node.start_byte()))
+                && (!self.grammar.indented_units || self.starts_line(node.start_byte()))
             {
                 return Some(Scope::Window(Window { statement: node, list }));
             }
@@ -379,16 +374,17 @@ impl<'a> Reparse<'a> {
         let statement = window.statement;
         let (list_kind, prefix, suffix) = window.list;
         let previous = if candidate.start == statement.start_byte() {
-            statement_sibling(statement, self.comments, Node::prev_named_sibling)
+            statement_sibling(statement, self.grammar.comments, Node::prev_named_sibling)
         } else {
             None
         };
         // A large neighbour after the statement is left out when it starts with a keyword that
         // cannot continue the statement: the end of the list shows as well where it ends.
-        let next = statement_sibling(statement, self.comments, Node::next_named_sibling).filter(|next| {
-            next.end_byte() - next.start_byte() <= WINDOW_NEIGHBOUR_LIMIT
-                || !(self.starts_closed)(*next, self.source)
-        });
+        let next =
+            statement_sibling(statement, self.grammar.comments, Node::next_named_sibling).filter(|next| {
+                next.end_byte() - next.start_byte() <= WINDOW_NEIGHBOUR_LIMIT
+                    || !(self.grammar.starts_closed)(*next, self.source)
+            });
         let text = self.source.text;
         let start = previous.map_or(statement.start_byte(), |n| n.start_byte());
         let end = next.map_or(statement.end_byte(), |n| n.end_byte());
@@ -396,7 +392,7 @@ impl<'a> Reparse<'a> {
         // `if 1:`, at its own indentation.
         let indented;
         let prefix = match self.source.line_prefix(start) {
-            indent if self.indented_units && !indent.is_empty() => {
+            indent if self.grammar.indented_units && !indent.is_empty() => {
                 indented = format!("{INDENTED_UNIT_WRAPPER}{indent}");
                 indented.as_str()
             }
@@ -453,7 +449,7 @@ impl<'a> Reparse<'a> {
     /// line keeps the indentation it has in the file.
     fn unit_parses(&mut self, unit: &Unit, candidate: Option<&Candidate>) -> bool {
         let text = self.source.text;
-        let indent = if self.indented_units { self.source.line_prefix(unit.start) } else { "" };
+        let indent = if self.grammar.indented_units { self.source.line_prefix(unit.start) } else { "" };
         if !indent.bytes().all(|byte| byte == b' ' || byte == b'\t') {
             // Something else precedes the unit on its line: it cannot stand alone.
             return false;
@@ -689,24 +685,7 @@ mod tests {
         let grammar = languages::grammar(language);
         let mut parser = Parser::new();
         parser.set_language(&(grammar.grammar)()).unwrap();
-        let mut unit_parser = Parser::new();
-        unit_parser.set_language(&(grammar.grammar)()).unwrap();
-        Reparse {
-            parser,
-            unit_parser,
-            units: grammar.units,
-            comments: grammar.comments,
-            wrapped_units: grammar.wrapped_units,
-            indented_units: grammar.indented_units,
-            verify_rejections: grammar.verify_rejections,
-            check_baselines: grammar.unit_baselines || !grammar.verify_rejections,
-            statement_lists: grammar.statement_lists,
-            starts_closed: grammar.starts_closed,
-            unit_baselines: std::collections::HashMap::new(),
-            tree,
-            source,
-            baseline_errors: 0,
-        }
+        Reparse::new(grammar, parser, tree, source).unwrap()
     }
 
     impl Reparse<'_> {
@@ -867,7 +846,6 @@ mod tests {
         assert!(tree.root_node().has_error());
         let source = Source::new(text);
         let mut check = checker(Language::JavaScript, &tree, &source);
-        check.baseline_errors = count_errors(tree.root_node());
         for (target, replacement) in [(">", ">="), (">", "> )"), ("g(c > 1)", "")] {
             let mutant = candidate(text, target, replacement);
             assert!(check.scope_around(&mutant).is_some(), "{target} -> {replacement}: a unit or window");

@@ -495,20 +495,7 @@ fn return_expression(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         return;
     }
     if is_boolean_expression(value, source) {
-        for constant in ["true", "false"] {
-            push(
-                out,
-                range(value),
-                constant,
-                "constant-return",
-                Category::ReturnValue,
-                changed(
-                    &format!("return {text}"),
-                    &format!("return {constant}"),
-                    "the function now gives the same answer whatever its input",
-                ),
-            );
-        }
+        common::boolean_constant_returns(value, text, ["true", "false"], out);
     } else if !matches!(value.kind(), "unit_expression")
         && text != "None"
         && !text.starts_with("Ok(")
