@@ -75,11 +75,10 @@ fn main() -> Result<(), Box<dyn Error>> {
 
 fn print_evaluation(name: &str, evaluation: &Evaluation) {
     println!(
-        "\n{name}: weighted {}, final {}, {} (exit {})",
+        "\n{name}: weighted {}, final {}, {}",
         format_score(evaluation.weighted_score),
         format_score(evaluation.final_score),
         evaluation.verdict(),
-        evaluation.exit_code()
     );
     for ceiling in &evaluation.ceilings_applied {
         println!(

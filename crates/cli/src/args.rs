@@ -15,29 +15,49 @@ use std::path::PathBuf;
     max_term_width = 100,
     after_help = "Start with:\n  revcal rubric lint rubrics     check a rubric library\n  revcal rubric list             the rubrics at hand"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 
     /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
+    pub(crate) verbose: u8,
 
     /// When to colour output: auto colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
-    pub color: ColorChoice,
+    pub(crate) color: ColorChoice,
 }
 
 /// When to use colour (the flag's own help explains the choices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
 }
 
+/// The `review-calibration` binary: `revcal calibrate` under the name of the tool it replaces.
+///
+/// Measure a code reviewer: plant bugs in a commit, run the reviewer, restore the tree and
+/// score what it caught (the same command as `revcal calibrate`).
+#[derive(Debug, Parser)]
+#[command(name = "review-calibration", version, max_term_width = 100)]
+pub(crate) struct ReviewCalibrationCli {
+    #[command(flatten)]
+    pub(crate) calibrate: crate::calibrate::CalibrateArgs,
+
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+
+    /// When to colour output: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub(crate) color: ColorChoice,
+}
+
+/// The commands of `revcal`.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Lint, list, look up and search the rubric library.
     #[command(subcommand)]
     Rubric(RubricCommand),
@@ -53,28 +73,40 @@ pub enum Command {
     Elo(crate::elo::EloArgs),
 }
 
+impl Command {
+    /// The command's name on the command line.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Command::Rubric(_) => "rubric",
+            Command::Score(_) => "score",
+            Command::Mutate(_) => "mutate",
+            Command::Calibrate(_) => "calibrate",
+            Command::Demo(_) => "demo",
+            Command::Elo(_) => "elo",
+        }
+    }
+}
+
 /// Where to read the rubric library from.
 #[derive(Debug, Clone, Args)]
-pub struct LibraryArgs {
+pub(crate) struct LibraryArgs {
     /// Rubric directory [default: $REVCAL_RUBRICS, else ./rubrics when it exists, else the
     /// library built into revcal].
     #[arg(long, value_name = "DIR")]
-    pub rubrics: Option<PathBuf>,
+    pub(crate) rubrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum RubricCommand {
+pub(crate) enum RubricCommand {
     /// Check rubric files and report every problem, compiler-style.
     ///
     /// Every file is checked against the rubric JSON Schema and the format's rules
     /// (anchors cover the scale, thresholds inside it, shares sum to 1, patterns compile,
     /// ids unique, ...). Each problem names file:line:col, the rule, the field and a fix.
-    ///
-    /// Exit status: 0 clean, 1 problems found (errors, or warnings with --deny-warnings),
-    /// 2 usage or I/O error.
-    #[command(
-        after_help = "Examples:\n  revcal rubric lint\n  revcal rubric lint rubrics/code_review_v1.yaml --format json\n  revcal rubric lint rubrics --deny-warnings --format github"
-    )]
+    #[command(after_help = crate::exit::with_table(
+        "Examples:\n  revcal rubric lint\n  revcal rubric lint rubrics/code_review_v1.yaml --format json\n  revcal rubric lint rubrics --deny-warnings --format github",
+        crate::exit::LINT_TABLE,
+    ))]
     Lint {
         /// Files or directories (walked for *.yaml, *.yml, *.json, skipping schema.json).
         #[arg(value_name = "PATHS", default_value = "rubrics")]
@@ -87,6 +119,7 @@ pub enum RubricCommand {
         deny_warnings: bool,
     },
     /// List the rubrics in the library.
+    #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
     List {
         #[command(flatten)]
         library: LibraryArgs,
@@ -95,6 +128,7 @@ pub enum RubricCommand {
         json: bool,
     },
     /// Print one rubric. Exit status 1 when there is no rubric with that id.
+    #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
     Get {
         /// The rubric_id, e.g. code_review_v1.
         id: String,
@@ -107,9 +141,10 @@ pub enum RubricCommand {
     /// Find rubrics by artifact type and by words in their id, name or description.
     ///
     /// Exit status 1 when nothing matches.
-    #[command(
-        after_help = "Examples:\n  revcal rubric search --artifact-type jira_tickets\n  revcal rubric search review accuracy"
-    )]
+    #[command(after_help = crate::exit::with_table(
+        "Examples:\n  revcal rubric search --artifact-type jira_tickets\n  revcal rubric search review accuracy",
+        crate::exit::RUBRIC_QUERY_TABLE,
+    ))]
     Search {
         /// Words that must all appear (case-insensitively) in the id, name or description.
         text: Vec<String>,
@@ -123,8 +158,10 @@ pub enum RubricCommand {
         json: bool,
     },
     /// Print the rubric JSON Schema (what rubrics/schema.json holds; point your editor at it).
+    #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
     Schema,
     /// List every lint rule with its id.
+    #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
     Rules {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -134,7 +171,7 @@ pub enum RubricCommand {
 
 /// How `rubric lint` prints diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LintFormat {
+pub(crate) enum LintFormat {
     /// Compiler-style: file:line:col, the source line with a caret, the hint.
     Human,
     /// One JSON document with a summary and every diagnostic.
@@ -145,7 +182,7 @@ pub enum LintFormat {
 
 /// A document format for printing a rubric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DocumentFormat {
+pub(crate) enum DocumentFormat {
     /// YAML, as rubric files are written.
     Yaml,
     /// Pretty-printed JSON.

@@ -12,10 +12,11 @@ use std::process::ExitCode;
 
 /// Arguments of `revcal elo`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite.\nMessage formats, rating rules and guarantees: docs/reputation.md."
-)]
-pub struct EloArgs {
+#[command(after_help = crate::exit::with_table(
+    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite.\nMessage formats, rating rules and guarantees: docs/reputation.md.",
+    crate::exit::ELO_TABLE,
+))]
+pub(crate) struct EloArgs {
     #[command(subcommand)]
     command: EloCommand,
 
@@ -141,7 +142,7 @@ enum EloCommand {
 }
 
 /// Runs `revcal elo`.
-pub fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
     let ledger = LedgerPath::resolve(args.ledger);
     match args.command {
         EloCommand::Keygen { out, force } => keys::keygen(&out, force),
@@ -161,7 +162,7 @@ pub fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
 }
 
 /// Where the ledger lives, and how that was decided (for error messages).
-pub struct LedgerPath {
+pub(crate) struct LedgerPath {
     path: PathBuf,
 }
 

@@ -16,11 +16,11 @@ const BUILT_IN: [(&str, &str); 4] = [
 ];
 
 /// Environment variable naming the default rubric directory.
-pub const RUBRICS_ENV: &str = "REVCAL_RUBRICS";
+pub(crate) const RUBRICS_ENV: &str = "REVCAL_RUBRICS";
 
 /// Where a library was loaded from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A directory on disk.
     Directory(PathBuf),
     /// The rubrics compiled into this binary.
@@ -38,7 +38,7 @@ impl fmt::Display for Source {
 
 /// Picks the library: `--rubrics DIR`, else `$REVCAL_RUBRICS`, else `./rubrics` when it
 /// is a directory, else the built-in library.
-pub fn resolve(args: &LibraryArgs) -> Source {
+pub(crate) fn resolve(args: &LibraryArgs) -> Source {
     if let Some(dir) = &args.rubrics {
         return Source::Directory(dir.clone());
     }
@@ -50,7 +50,7 @@ pub fn resolve(args: &LibraryArgs) -> Source {
 }
 
 /// Loads the library the arguments select.
-pub fn load(args: &LibraryArgs) -> Result<(Repository, Source)> {
+pub(crate) fn load(args: &LibraryArgs) -> Result<(Repository, Source)> {
     let source = resolve(args);
     let repository = match &source {
         Source::Directory(dir) => {

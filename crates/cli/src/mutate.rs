@@ -33,7 +33,7 @@ Rust item with #[mutants::skip] to keep mutants away. Settings may also live in 
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MutateFormat {
+pub(crate) enum MutateFormat {
     /// `file:line:col [category/operator] original -> replacement`
     Text,
     /// One JSON array of mutants.
@@ -44,61 +44,61 @@ pub enum MutateFormat {
 
 /// Arguments of `revcal mutate`.
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
-pub struct MutateArgs {
+#[command(after_help = crate::exit::with_table(EXAMPLES, crate::exit::MUTATE_TABLE))]
+pub(crate) struct MutateArgs {
     /// Files or directories (walked recursively, .gitignore respected).
     #[arg(value_name = "PATH", required_unless_present = "list_operators")]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<MutateFormat>,
+    pub(crate) format: Option<MutateFormat>,
     /// Same as `--format json`.
     #[arg(long, conflicts_with = "format")]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Only these categories (repeat or comma-separate).
     #[arg(long = "category", value_name = "CATEGORY", value_delimiter = ',')]
-    pub categories: Vec<String>,
+    pub(crate) categories: Vec<String>,
     /// Never these categories.
     #[arg(long = "exclude-category", value_name = "CATEGORY", value_delimiter = ',')]
-    pub exclude_categories: Vec<String>,
+    pub(crate) exclude_categories: Vec<String>,
     /// Only these operators (see --list-operators).
     #[arg(long = "operator", value_name = "OPERATOR", value_delimiter = ',')]
-    pub operators: Vec<String>,
+    pub(crate) operators: Vec<String>,
     /// Never these operators.
     #[arg(long = "exclude-operator", value_name = "OPERATOR", value_delimiter = ',')]
-    pub exclude_operators: Vec<String>,
+    pub(crate) exclude_operators: Vec<String>,
     /// Pick N mutants: seeded, stratified across categories, non-overlapping, one per line.
     #[arg(long, value_name = "N")]
-    pub sample: Option<usize>,
+    pub(crate) sample: Option<usize>,
     /// Seed of --sample (default 0); the same seed gives the same sample.
     #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Only mutants on lines changed since this git revision (committed or not).
     #[arg(long, value_name = "REV")]
-    pub in_diff: Option<String>,
+    pub(crate) in_diff: Option<String>,
     /// Print the unified diff of the mutant with this id (or a unique prefix of it).
     #[arg(long, value_name = "ID")]
-    pub show: Option<String>,
+    pub(crate) show: Option<String>,
     /// Print counts per language, category and operator instead of the mutants.
     #[arg(long)]
-    pub stats: bool,
+    pub(crate) stats: bool,
     /// Also mutate test files (`tests/`, `test_*.py`, `*.test.js`, ...). Test functions and
     /// modules inside other files are never mutated.
     #[arg(long)]
-    pub include_tests: bool,
+    pub(crate) include_tests: bool,
     /// Skip files larger than this many bytes (default 2 MiB).
     #[arg(long, value_name = "BYTES")]
-    pub max_file_size: Option<usize>,
+    pub(crate) max_file_size: Option<usize>,
     /// Settings file (default: ./revcal.toml when it exists; its [mutate] table is read).
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// List every operator with its category and an example, then exit.
     #[arg(long)]
-    pub list_operators: bool,
+    pub(crate) list_operators: bool,
 }
 
 /// Runs `revcal mutate`.
-pub fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
+pub(crate) fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
     if args.list_operators {
         let json = args.json || args.format == Some(MutateFormat::Json);
         emit(&render::operators(json, style)?).context("cannot write the operators")?;

@@ -18,7 +18,7 @@ pub(crate) use outln;
 /// Writes `text` to standard output and flushes it. A reader that has closed the pipe
 /// (`revcal ... | head -1`) has all it wants: the rest is dropped and the command still
 /// ends with the exit status of its result.
-pub fn emit(text: &str) -> io::Result<()> {
+pub(crate) fn emit(text: &str) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -29,7 +29,7 @@ pub fn emit(text: &str) -> io::Result<()> {
 /// Writes `value` to standard output as pretty JSON and a newline, as it is serialized
 /// (a large listing is never held whole in memory), and flushes it. A closed pipe is
 /// handled as in [`emit`].
-pub fn emit_json<T: serde::Serialize + ?Sized>(value: &T) -> io::Result<()> {
+pub(crate) fn emit_json<T: serde::Serialize + ?Sized>(value: &T) -> io::Result<()> {
     let mut stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let written = serde_json::to_writer_pretty(&mut stdout, value)
         .map_err(io::Error::from)
@@ -43,7 +43,7 @@ pub fn emit_json<T: serde::Serialize + ?Sized>(value: &T) -> io::Result<()> {
 
 /// True when `error` is a write to a pipe whose reader has closed it: not a failure of
 /// the command, so it ends quietly.
-pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error
         .chain()
         .filter_map(|cause| cause.downcast_ref::<io::Error>())
@@ -51,6 +51,6 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 }
 
 /// The plural ending for a count: `""` for one, `"s"` otherwise (`format!("{n} file{}", plural(n))`).
-pub fn plural(n: usize) -> &'static str {
+pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

@@ -5,18 +5,18 @@ use std::io::IsTerminal;
 
 /// ANSI styling, or none.
 #[derive(Debug, Clone, Copy)]
-pub struct Style {
+pub(crate) struct Style {
     enabled: bool,
 }
 
 impl Style {
     /// Styling for standard output.
-    pub fn for_stdout(choice: ColorChoice) -> Style {
+    pub(crate) fn for_stdout(choice: ColorChoice) -> Style {
         Style::decide(choice, std::io::stdout().is_terminal())
     }
 
     /// Styling for standard error.
-    pub fn for_stderr(choice: ColorChoice) -> Style {
+    pub(crate) fn for_stderr(choice: ColorChoice) -> Style {
         Style::decide(choice, std::io::stderr().is_terminal())
     }
 
@@ -35,32 +35,32 @@ impl Style {
     }
 
     /// Bold red.
-    pub fn error(&self, text: &str) -> String {
+    pub(crate) fn error(&self, text: &str) -> String {
         self.paint("1;31", text)
     }
 
     /// Bold yellow.
-    pub fn warning(&self, text: &str) -> String {
+    pub(crate) fn warning(&self, text: &str) -> String {
         self.paint("1;33", text)
     }
 
     /// Bold blue, for gutters and carets' frames.
-    pub fn gutter(&self, text: &str) -> String {
+    pub(crate) fn gutter(&self, text: &str) -> String {
         self.paint("1;34", text)
     }
 
     /// Bold.
-    pub fn bold(&self, text: &str) -> String {
+    pub(crate) fn bold(&self, text: &str) -> String {
         self.paint("1", text)
     }
 
     /// Green, for success.
-    pub fn success(&self, text: &str) -> String {
+    pub(crate) fn success(&self, text: &str) -> String {
         self.paint("1;32", text)
     }
 
     /// Dim, for secondary text.
-    pub fn dim(&self, text: &str) -> String {
+    pub(crate) fn dim(&self, text: &str) -> String {
         self.paint("2", text)
     }
 }

@@ -30,11 +30,6 @@ impl CouncilEvaluation {
     pub fn verdict(&self) -> Verdict {
         self.combined.verdict()
     }
-
-    /// The exit code of the combined verdict.
-    pub fn exit_code(&self) -> u8 {
-        self.combined.exit_code()
-    }
 }
 
 impl Scorer<'_> {

@@ -13,24 +13,15 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
-    /// Good enough: exit 0.
+    /// Good enough.
     Pass,
-    /// Not good enough: exit 1.
+    /// Not good enough.
     Fail,
-    /// Cannot tell: exit 2.
+    /// Cannot tell (low or missing confidence, or a score below a threshold that fails nothing).
     Unclear,
 }
 
 impl Verdict {
-    /// 0 PASS, 1 FAIL, 2 UNCLEAR. (Invalid input is [`INVALID_INPUT_EXIT_CODE`].)
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Verdict::Pass => 0,
-            Verdict::Fail => 1,
-            Verdict::Unclear => 2,
-        }
-    }
-
     /// `pass`, `fail` or `unclear`, as the JSON report writes it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -46,10 +37,6 @@ impl fmt::Display for Verdict {
         f.write_str(&self.as_str().to_ascii_uppercase())
     }
 }
-
-/// The exit code for a review that cannot be scored (bad document, score outside the
-/// scale, missing or unknown criterion).
-pub const INVALID_INPUT_EXIT_CODE: u8 = 3;
 
 /// One criterion's line of the score table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,11 +100,6 @@ impl Evaluation {
         } else {
             Verdict::Pass
         }
-    }
-
-    /// The exit code of the verdict: 0 PASS, 1 FAIL, 2 UNCLEAR.
-    pub fn exit_code(&self) -> u8 {
-        self.verdict().exit_code()
     }
 
     /// True when a ceiling capped the score (the SPEC's `accuracy_ceiling_applied`: in

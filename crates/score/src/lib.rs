@@ -58,7 +58,6 @@
 //! assert_eq!(evaluation.weighted_score, 3.2); // 0.6 x 2 + 0.4 x 5
 //! assert_eq!(evaluation.final_score, 2.5); // accuracy below 3 caps it
 //! assert_eq!(evaluation.verdict(), Verdict::Unclear);
-//! assert_eq!(evaluation.exit_code(), 2);
 //! assert_eq!(evaluation.suggestions[0].file.as_deref(), Some("msg"));
 //!
 //! // A negative pattern in the artifact fails it, whatever the scores.
@@ -87,7 +86,7 @@ mod review;
 pub use council::{CouncilEvaluation, score_council};
 pub use document::Format;
 pub use error::{ParseError, Position, Problem, ScoreError};
-pub use evaluate::{CriterionResult, Evaluation, INVALID_INPUT_EXIT_CODE, Scorer, Verdict, score};
+pub use evaluate::{CriterionResult, Evaluation, Scorer, Verdict, score};
 pub use input::{ReviewDocument, Reviews, parse_document};
 pub use negative::PatternMatch;
 pub use number::format_score;

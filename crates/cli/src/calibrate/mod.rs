@@ -3,7 +3,7 @@
 
 mod progress;
 
-pub use progress::bar as progress_bar;
+pub(crate) use progress::bar as progress_bar;
 
 use crate::output::{emit, outln};
 use crate::style::Style;
@@ -17,16 +17,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Exit status when the gate passes.
-const EXIT_PASS: u8 = 0;
-/// Exit status for an operational error (nothing measured, or the scorer is broken).
-const EXIT_ERROR: u8 = 1;
-/// Exit status when the gate fails.
-const EXIT_GATE_FAIL: u8 = 2;
+use crate::exit::{
+    CALIBRATE_ERROR as EXIT_ERROR, CALIBRATE_GATE_FAIL as EXIT_GATE_FAIL, CALIBRATE_PASS as EXIT_PASS,
+};
 
 /// The scorer, as chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScorerArg {
+pub(crate) enum ScorerArg {
     /// A judge decides whether a finding describes the planted defect (needs --judge-cmd).
     Judge,
     /// A finding's `repro` command must pass on the original and fail on the plant.
@@ -50,10 +47,6 @@ Flow: refuse a dirty tree -> targets (the commit's changed source files) -> plan
 drop equivalent plants (witness check) -> echo and oracle controls -> journal under .git/ ->
 plant -> run the reviewer -> restore -> parse findings -> score -> report.
 
-Exit status: 0 the gate passed, 2 the gate failed, 1 operational error (dirty tree, not a
-repository, reviewer crash or timeout, too few plants, a failed control, no judge),
-128+N when signal N stopped the run (the tree is restored first).
-
 Examples:
   revcal calibrate --review-cmd 'my-reviewer --base {base}' --judge-cmd ./judge.sh
   revcal calibrate --review-cmd ./review.sh --scorer repro --plants-file plants.yaml --min-recall 0.6
@@ -62,76 +55,76 @@ Examples:
 
 /// Arguments of `revcal calibrate`.
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
-pub struct CalibrateArgs {
+#[command(after_help = crate::exit::with_table(AFTER_HELP, crate::exit::CALIBRATE_TABLE))]
+pub(crate) struct CalibrateArgs {
     /// Reviewer shell command; `{base}` is replaced by the base commit (first parent). It
     /// runs in the repository root with the plants in place and must exit 0 or 2.
     #[arg(long, value_name = "CMD", required_unless_present = "recover")]
-    pub review_cmd: Option<String>,
+    pub(crate) review_cmd: Option<String>,
     /// Commit whose changed files (against its first parent), minus tests and configuration,
     /// are the targets.
     #[arg(long, value_name = "REF", default_value = "HEAD")]
-    pub commit: String,
+    pub(crate) commit: String,
     /// Fallback targets when the commit touches no eligible file (comma-separated).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Plants to select.
     #[arg(long, value_name = "N", default_value_t = 8)]
-    pub plants: usize,
+    pub(crate) plants: usize,
     /// Seed for plant selection (same seed, same plants).
     #[arg(long, value_name = "S", default_value_t = 0)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// JSON/YAML plants `[{file, line, original, mutated, category?, defect?, witness?}]`
     /// instead of the mutation engine.
     #[arg(long, value_name = "FILE")]
-    pub plants_file: Option<PathBuf>,
+    pub(crate) plants_file: Option<PathBuf>,
     /// Recall gate.
     #[arg(long, value_name = "F", default_value_t = 0.5)]
-    pub min_recall: f64,
+    pub(crate) min_recall: f64,
     /// Precision gate (unset: precision does not gate).
     #[arg(long, value_name = "F")]
-    pub min_precision: Option<f64>,
+    pub(crate) min_precision: Option<f64>,
     /// Fewer valid plants is an operational error, never a pass.
     #[arg(long, value_name = "N", default_value_t = 3)]
-    pub min_plants: usize,
+    pub(crate) min_plants: usize,
     /// How a finding is judged to identify the plant it points at.
     #[arg(long, value_enum, default_value_t = ScorerArg::Judge)]
-    pub scorer: ScorerArg,
+    pub(crate) scorer: ScorerArg,
     /// External judge: one JSON request on stdin, `{"match": true|false}` on stdout.
     #[arg(long, value_name = "CMD")]
-    pub judge_cmd: Option<String>,
+    pub(crate) judge_cmd: Option<String>,
     /// Seconds before the reviewer's whole process group is killed.
     #[arg(long, value_name = "SECS", default_value_t = 1800)]
-    pub review_timeout: u64,
+    pub(crate) review_timeout: u64,
     /// Seconds before a witness or repro command is killed.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub repro_timeout: u64,
+    pub(crate) repro_timeout: u64,
     /// Run the review K times; report mean recall and a Wilson 95% interval.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub trials: u64,
+    pub(crate) trials: u64,
     /// Print the JSON report on stdout (the human summary goes to stderr).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Write a JUnit report (one test case per plant).
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub(crate) junit: Option<PathBuf>,
     /// Write a self-contained HTML report.
     #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Repository to calibrate in (default: the current directory).
     #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Restore the files of an interrupted run from the journal under .git/, then exit.
     #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
-    pub recover: bool,
+    pub(crate) recover: bool,
 }
 
 /// Runs `revcal calibrate`; handles its own errors to return exit status 1 (operational)
 /// rather than the generic usage status.
-pub fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode> {
     let err_style = stderr_style(style);
     if args.recover {
         return Ok(recover(&args, &err_style));

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// A progress callback for the calibration; a no-op when stderr is not a terminal or
 /// `quiet` is set.
-pub fn bar(quiet: bool) -> impl Fn(Progress) + Send + Sync + 'static {
+pub(crate) fn bar(quiet: bool) -> impl Fn(Progress) + Send + Sync + 'static {
     let visible = !quiet && std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(
         None,

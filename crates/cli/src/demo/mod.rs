@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// A bundled reviewer, run by the demo through `revcal demo --reviewer NAME`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DemoReviewer {
+pub(crate) enum DemoReviewer {
     /// Runs the unit tests; for failing tests, reports the changed lines with a repro.
     TestSuite,
     /// Approves everything.
@@ -44,29 +44,30 @@ impl DemoReviewer {
 
 /// Arguments of `revcal demo`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "The demo needs git and cargo (nothing else: no network, no API key). It takes about half a\nminute: each planted bug is compiled and tested in a scratch copy.\n\nExamples:\n  revcal demo\n  revcal demo --keep     keep the temporary repositories to look at"
-)]
-pub struct DemoArgs {
+#[command(after_help = crate::exit::with_table(
+    "The demo needs git and cargo (nothing else: no network, no API key). It takes about half a\nminute: each planted bug is compiled and tested in a scratch copy.\n\nExamples:\n  revcal demo\n  revcal demo --keep     keep the temporary repositories to look at",
+    crate::exit::DEMO_TABLE,
+))]
+pub(crate) struct DemoArgs {
     /// Keep the temporary repositories and print where they are.
     #[arg(long)]
-    pub keep: bool,
+    pub(crate) keep: bool,
     /// No progress bar.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Run one bundled reviewer in the current directory (what the demo's --review-cmd calls).
     #[arg(long, value_enum, hide = true)]
-    pub reviewer: Option<DemoReviewer>,
+    pub(crate) reviewer: Option<DemoReviewer>,
     /// The base commit, for --reviewer.
     #[arg(long, hide = true, default_value = "HEAD")]
-    pub base: String,
+    pub(crate) base: String,
     /// The cargo target directory, for --reviewer.
     #[arg(long, hide = true)]
-    pub target_dir: Option<PathBuf>,
+    pub(crate) target_dir: Option<PathBuf>,
 }
 
 /// Runs `revcal demo`.
-pub fn run(args: DemoArgs, style: &Style) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: DemoArgs, style: &Style) -> anyhow::Result<ExitCode> {
     if let Some(reviewer) = args.reviewer {
         let target = args.target_dir.clone().unwrap_or_else(project::shared_target_dir);
         return reviewers::run(reviewer, &args.base, &target);

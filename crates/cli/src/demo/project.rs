@@ -26,12 +26,12 @@ const BEFORE_THE_COMMIT: [(&str, &str); 3] = [
 
 /// One cargo target directory for every demo run, so that builds after the first are
 /// incremental.
-pub fn shared_target_dir() -> PathBuf {
+pub(crate) fn shared_target_dir() -> PathBuf {
     std::env::temp_dir().join("revcal-demo-target")
 }
 
 /// Writes the plants file to `path` with the target directory filled in.
-pub fn write_plants_file(path: &Path, target: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn write_plants_file(path: &Path, target: &Path) -> anyhow::Result<PathBuf> {
     let path = path.to_path_buf();
     let target = target.display().to_string();
     if target.contains('\'') {
@@ -44,7 +44,7 @@ pub fn write_plants_file(path: &Path, target: &Path) -> anyhow::Result<PathBuf> 
 
 /// A git repository at `repo` with two commits: the project as it was, then the commit under
 /// review.
-pub fn create_repository(repo: &Path) -> anyhow::Result<()> {
+pub(crate) fn create_repository(repo: &Path) -> anyhow::Result<()> {
     for (relative, content) in FILES {
         let path = repo.join(relative);
         if let Some(parent) = path.parent() {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 /// Runs `reviewer` in the current directory and prints its findings.
-pub fn run(reviewer: super::DemoReviewer, base: &str, target: &Path) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(reviewer: super::DemoReviewer, base: &str, target: &Path) -> anyhow::Result<ExitCode> {
     let text = match reviewer {
         super::DemoReviewer::Approve => "LGTM: looks good to me, ship it.\n".to_owned(),
         super::DemoReviewer::TestSuite => test_suite(base, target)?,
@@ -98,7 +98,7 @@ fn changed_lines(diff: &str) -> Vec<(String, u32)> {
 }
 
 /// `text` quoted for `sh`.
-pub fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 

@@ -19,7 +19,7 @@ fn visible_width(text: &str) -> usize {
 }
 
 /// `columns` (title, body) side by side, separated by a bar.
-pub fn render(columns: &[(String, String)], style: &Style) -> String {
+pub(crate) fn render(columns: &[(String, String)], style: &Style) -> String {
     let bodies: Vec<Vec<&str>> = columns.iter().map(|(_, body)| body.lines().collect()).collect();
     let widths: Vec<usize> = columns
         .iter()

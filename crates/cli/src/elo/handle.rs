@@ -7,7 +7,7 @@ use revcal_elo::Response;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(ledger: &LedgerPath) -> Result<ExitCode> {
+pub(crate) fn run(ledger: &LedgerPath) -> Result<ExitCode> {
     let text = read_text(Path::new("-"))?;
     let mut ledger = ledger.open_or_create()?;
     let response = ledger.handle(text.trim())?;

@@ -18,7 +18,7 @@ struct Rejected {
     reason: String,
 }
 
-pub fn run(
+pub(crate) fn run(
     ledger: &LedgerPath,
     files: &[PathBuf],
     json: bool,

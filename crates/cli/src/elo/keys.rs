@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn keygen(out: &Path, force: bool) -> Result<ExitCode> {
+pub(crate) fn keygen(out: &Path, force: bool) -> Result<ExitCode> {
     let key = Keypair::generate()?;
     let text = serde_json::to_string_pretty(&key.to_key_file())? + "\n";
     let mut options = std::fs::OpenOptions::new();
@@ -37,7 +37,7 @@ pub fn keygen(out: &Path, force: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
+pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
     let keypair =
         load_key_file(key)?.keypair().map_err(|error| anyhow::anyhow!("{}: {error}", key.display()))?;
     let text = read_text(message)?;

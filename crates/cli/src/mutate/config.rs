@@ -22,14 +22,14 @@ struct MutateTable {
 
 /// Everything `revcal mutate` needs to know, flags over file.
 #[derive(Debug)]
-pub struct Settings {
-    pub options: Options,
-    pub sample: Option<usize>,
-    pub seed: u64,
+pub(crate) struct Settings {
+    pub(crate) options: Options,
+    pub(crate) sample: Option<usize>,
+    pub(crate) seed: u64,
 }
 
 impl Settings {
-    pub fn resolve(args: &MutateArgs) -> Result<Settings> {
+    pub(crate) fn resolve(args: &MutateArgs) -> Result<Settings> {
         let table = match &args.config {
             Some(path) => read(path)?,
             None if Path::new("revcal.toml").is_file() => read(&PathBuf::from("revcal.toml"))?,

@@ -9,7 +9,10 @@ use std::path::Path;
 
 /// For each displayed path, the 1-based line numbers of the working copy that are new or
 /// changed since `rev`. A file that did not exist at `rev` is changed on every line.
-pub fn changed_lines(rev: &str, files: &[(String, Language)]) -> Result<BTreeMap<String, BTreeSet<usize>>> {
+pub(crate) fn changed_lines(
+    rev: &str,
+    files: &[(String, Language)],
+) -> Result<BTreeMap<String, BTreeSet<usize>>> {
     let mut changed = BTreeMap::new();
     let Some((first, _)) = files.first() else { return Ok(changed) };
     let start = Path::new(first).parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));

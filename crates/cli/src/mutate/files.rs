@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Why a file was not mutated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Skip {
+pub(crate) enum Skip {
     UnknownExtension,
     TestFile,
     Binary,
@@ -20,7 +20,7 @@ pub enum Skip {
 }
 
 impl Skip {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Skip::UnknownExtension => "unknown extension",
             Skip::TestFile => "test file",
@@ -34,22 +34,22 @@ impl Skip {
 
 /// What a scan found.
 #[derive(Debug, Default)]
-pub struct Scan {
-    pub mutants: Vec<Mutant>,
+pub(crate) struct Scan {
+    pub(crate) mutants: Vec<Mutant>,
     /// Files that were parsed, with their language.
-    pub mutated_files: Vec<(String, Language)>,
+    pub(crate) mutated_files: Vec<(String, Language)>,
     /// The text of each parsed file, by its displayed path.
-    pub sources: BTreeMap<String, String>,
-    pub skipped: BTreeMap<Skip, usize>,
+    pub(crate) sources: BTreeMap<String, String>,
+    pub(crate) skipped: BTreeMap<Skip, usize>,
     /// Candidates dropped by the re-parse check.
-    pub rejected: usize,
-    pub warnings: Vec<String>,
+    pub(crate) rejected: usize,
+    pub(crate) warnings: Vec<String>,
     /// Lines read, over the parsed files.
-    pub lines: usize,
+    pub(crate) lines: usize,
 }
 
 /// Walks the paths and generates the mutants of every supported file, on all cores.
-pub fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
+pub(crate) fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
     let mut scan = Scan::default();
     // Each file with the part of its path that decides whether it is a test file: below
     // the directory given (so that `/home/me/tests/project/src` is not all tests), or the

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// `file:line:col [category/operator] original -> replacement`, one line per mutant.
-pub fn text(mutants: &[Mutant], style: &Style) -> String {
+pub(crate) fn text(mutants: &[Mutant], style: &Style) -> String {
     let mut out = String::new();
     for mutant in mutants {
         outln!(
@@ -39,7 +39,7 @@ fn one_line(code: &str) -> String {
 }
 
 /// Counts per language, category and operator, and what was skipped.
-pub fn stats(scan: &Scan, mutants: &[Mutant], json: bool, style: &Style) -> Result<String> {
+pub(crate) fn stats(scan: &Scan, mutants: &[Mutant], json: bool, style: &Style) -> Result<String> {
     let mut per_language: BTreeMap<Language, usize> = BTreeMap::new();
     let mut grid: BTreeMap<(Category, Language), usize> = BTreeMap::new();
     let mut per_operator: BTreeMap<(Language, &str), usize> = BTreeMap::new();
@@ -142,7 +142,7 @@ pub fn stats(scan: &Scan, mutants: &[Mutant], json: bool, style: &Style) -> Resu
 
 /// The mutation-testing-report-schema document (schema version 2); every mutant `Pending`,
 /// its defect sentence in `description`.
-pub fn stryker(mutants: &[Mutant], sources: &BTreeMap<String, String>) -> Result<String> {
+pub(crate) fn stryker(mutants: &[Mutant], sources: &BTreeMap<String, String>) -> Result<String> {
     let mut files: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for mutant in mutants {
         files.entry(mutant.file.as_str()).or_default().push(json!({
@@ -176,7 +176,7 @@ pub fn stryker(mutants: &[Mutant], sources: &BTreeMap<String, String>) -> Result
 
 /// A unified diff of one mutant, preceded by its id and defect sentence (as `#` lines,
 /// which `git apply` and `patch` ignore).
-pub fn show(mutant: &Mutant, source: &str, style: &Style) -> Result<String> {
+pub(crate) fn show(mutant: &Mutant, source: &str, style: &Style) -> Result<String> {
     let mutated = revcal_mutate::apply(source, std::slice::from_ref(mutant))?;
     let mut out = String::new();
     outln!(
@@ -209,7 +209,7 @@ pub fn show(mutant: &Mutant, source: &str, style: &Style) -> Result<String> {
 }
 
 /// Every operator of every language, by category.
-pub fn operators(json: bool, style: &Style) -> Result<String> {
+pub(crate) fn operators(json: bool, style: &Style) -> Result<String> {
     let mut all: Vec<&revcal_mutate::Operator> = revcal_mutate::operators().collect();
     all.sort_by_key(|op| (op.category, op.name, op.language));
     if json {

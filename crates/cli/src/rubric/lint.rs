@@ -1,8 +1,8 @@
 //! `revcal rubric lint`.
 
 use super::render;
-use crate::EXIT_USAGE;
 use crate::args::LintFormat;
+use crate::exit::USAGE as EXIT_USAGE;
 use crate::output::emit;
 use crate::style::Style;
 use anyhow::{Context, Result};
@@ -10,7 +10,12 @@ use revcal_rubric_repo::{Linter, RepoError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub fn run(paths: &[PathBuf], format: LintFormat, deny_warnings: bool, style: &Style) -> Result<ExitCode> {
+pub(crate) fn run(
+    paths: &[PathBuf],
+    format: LintFormat,
+    deny_warnings: bool,
+    style: &Style,
+) -> Result<ExitCode> {
     let linter = Linter::new()?;
     let report = match linter.lint_paths(paths) {
         Ok(report) => report,

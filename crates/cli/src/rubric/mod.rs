@@ -13,7 +13,7 @@ use revcal_rubric_repo::{Query, Repository};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-pub fn run(command: RubricCommand, style: &Style) -> Result<ExitCode> {
+pub(crate) fn run(command: RubricCommand, style: &Style) -> Result<ExitCode> {
     match command {
         RubricCommand::Lint { paths, format, deny_warnings } => {
             lint::run(&paths, format, deny_warnings, style)

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// `path:LINE:COL: error[RULE]: message`, the source line with a caret under the node,
 /// the field, the hint, and related places.
-pub fn human(report: &LintReport, style: &Style) -> String {
+pub(crate) fn human(report: &LintReport, style: &Style) -> String {
     let mut out = String::new();
     let mut sources = SourceCache::default();
     for diagnostic in &report.diagnostics {
@@ -39,7 +39,7 @@ pub fn human(report: &LintReport, style: &Style) -> String {
 }
 
 /// One diagnostic in compiler style.
-pub fn format_human(d: &Diagnostic, source_line: Option<&str>, style: &Style) -> String {
+pub(crate) fn format_human(d: &Diagnostic, source_line: Option<&str>, style: &Style) -> String {
     let label = match d.severity {
         Severity::Error => style.error(&format!("error[{}]", d.rule)),
         Severity::Warning => style.warning(&format!("warning[{}]", d.rule)),
@@ -90,7 +90,7 @@ pub fn format_human(d: &Diagnostic, source_line: Option<&str>, style: &Style) ->
 }
 
 /// One JSON document: a summary and every diagnostic.
-pub fn json(report: &LintReport) -> Result<String> {
+pub(crate) fn json(report: &LintReport) -> Result<String> {
     let document = serde_json::json!({
         "files": report.files.len(),
         "rubrics": report.rubrics.len(),
@@ -102,7 +102,7 @@ pub fn json(report: &LintReport) -> Result<String> {
 }
 
 /// GitHub Actions workflow commands, one per diagnostic, then a plain summary.
-pub fn github(report: &LintReport) -> String {
+pub(crate) fn github(report: &LintReport) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
         let command = match d.severity {
@@ -139,12 +139,12 @@ pub fn github(report: &LintReport) -> String {
 }
 
 /// Escapes a workflow-command message.
-pub fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escapes a workflow-command property value.
-pub fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 

@@ -12,13 +12,13 @@ use anyhow::Context;
 use clap::Args;
 use read::{Invalid, read_text};
 use revcal_rubric_model::suggest;
-use revcal_score::{INVALID_INPUT_EXIT_CODE, Reviews, Scorer, parse_document};
+use revcal_score::{Reviews, Scorer, parse_document};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `revcal score`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
+#[command(after_help = crate::exit::with_table("\
 The review (JSON or YAML):
   rubric_scores   one score per criterion of the rubric, on its scale (required)
   confidence      0..1; missing or below the rubric's confidence_threshold is UNCLEAR
@@ -30,37 +30,36 @@ severity blocks. An array of reviews is a council: per-criterion medians, merged
 confidence = mean member confidence x agreement. Every weight, cap and threshold comes
 from the rubric file.
 
-Exit status: 0 PASS, 1 FAIL, 2 UNCLEAR, 3 invalid input (the message names the file,
-line and column, and the field).
+Invalid input names the file, line and column, and the field.
 
 Examples:
   revcal score review.json
   revcal score review.yaml --json
   my-reviewer --diff HEAD~1 | revcal score -
   revcal score council.json                 (an array of reviews)
-  revcal score story-review.json --rubric user_story_quality_v1 --artifact STORY.md")]
-pub struct ScoreArgs {
+  revcal score story-review.json --rubric user_story_quality_v1 --artifact STORY.md", crate::exit::SCORE_TABLE))]
+pub(crate) struct ScoreArgs {
     /// The review (JSON or YAML), or `-` for standard input. An array of reviews is a council.
     #[arg(value_name = "FILE", default_value = "-")]
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The rubric to score against, by rubric_id.
     #[arg(long, value_name = "ID", default_value = "code_review_v1")]
-    pub rubric: String,
+    pub(crate) rubric: String,
     #[command(flatten)]
-    pub library: LibraryArgs,
+    pub(crate) library: LibraryArgs,
     /// The artifact the review judged (a story, a plan, ...): its text is checked against the
     /// rubric's negative criteria, and any match fails it.
     #[arg(long, value_name = "FILE")]
-    pub artifact: Option<PathBuf>,
+    pub(crate) artifact: Option<PathBuf>,
     /// Print the JSON report (SPEC 4.3's keys) instead of the table; invalid input prints
     /// `{"error": "invalid input", "problems": [...]}`, each problem with file, line,
     /// column, field, member and message.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Runs `revcal score`: exit 0 PASS, 1 FAIL, 2 UNCLEAR, 3 invalid input.
-pub fn run(args: ScoreArgs, style: &Style) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: ScoreArgs, style: &Style) -> anyhow::Result<ExitCode> {
     match score(&args, style) {
         Ok(code) => Ok(code),
         Err(Failure::Output(error)) => Err(error),
@@ -70,7 +69,7 @@ pub fn run(args: ScoreArgs, style: &Style) -> anyhow::Result<ExitCode> {
                 let text = serde_json::to_string_pretty(&invalid.to_json())? + "\n";
                 emit(&text).context("cannot write the error report")?;
             }
-            Ok(ExitCode::from(INVALID_INPUT_EXIT_CODE))
+            Ok(ExitCode::from(crate::exit::SCORE_INVALID_INPUT))
         }
     }
 }
@@ -118,12 +117,12 @@ fn score(args: &ScoreArgs, style: &Style) -> Result<ExitCode, Failure> {
             let evaluation = scorer.score(review, artifact.as_deref()).map_err(place)?;
             let text =
                 if args.json { json(&evaluation)? } else { render::single(&evaluation, &context, style) };
-            (text, evaluation.exit_code())
+            (text, crate::exit::verdict(evaluation.verdict()))
         }
         Reviews::Council(reviews) => {
             let council = scorer.score_council(reviews, artifact.as_deref()).map_err(place)?;
             let text = if args.json { json(&council)? } else { render::council(&council, &context, style) };
-            (text, council.exit_code())
+            (text, crate::exit::verdict(council.verdict()))
         }
     };
     emit(&text).context("cannot write the score").map_err(Failure::Output)?;

@@ -12,26 +12,26 @@ const MAX_INPUT_BYTES: u64 = 64 << 20;
 /// Input that cannot be scored (exit 3): one `error:` line per problem, each naming the
 /// file, line and column, and the field.
 #[derive(Debug)]
-pub struct Invalid {
+pub(crate) struct Invalid {
     lines: Vec<String>,
     problems: Vec<serde_json::Value>,
 }
 
 impl Invalid {
     /// A single problem that has no position (a missing file, an unknown rubric).
-    pub fn message(text: String) -> Invalid {
+    pub(crate) fn message(text: String) -> Invalid {
         let problems = vec![serde_json::json!({"message": text})];
         Invalid { lines: vec![text], problems }
     }
 
     /// The problems as JSON, for `--json`: `{"error": "invalid input", "problems": [{file,
     /// line, column, field, member, message}]}`.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::json!({"error": "invalid input", "problems": self.problems})
     }
 
     /// The problems of a review that could not be read or scored, placed in `file`.
-    pub fn review(file: &str, error: ScoreError, document: Option<&ReviewDocument>) -> Invalid {
+    pub(crate) fn review(file: &str, error: ScoreError, document: Option<&ReviewDocument>) -> Invalid {
         let error = match document {
             Some(document) => document.place(error),
             None => error,
@@ -76,14 +76,14 @@ impl fmt::Display for Invalid {
 }
 
 /// `file:line:col: [council member N: ]field `F`: message`.
-pub fn problem_line(file: &str, problem: &Problem) -> String {
+pub(crate) fn problem_line(file: &str, problem: &Problem) -> String {
     let at = problem.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
     let member = problem.member.map(|m| format!("council member {m}: ")).unwrap_or_default();
     format!("{file}{at}: {member}field `{}`: {}", problem.field, problem.message)
 }
 
 /// The file's text and the name to show for it; `-` is standard input.
-pub fn read_text(path: &Path, what: &str) -> Result<(String, String), Invalid> {
+pub(crate) fn read_text(path: &Path, what: &str) -> Result<(String, String), Invalid> {
     let stdin = path.as_os_str() == "-";
     if stdin && std::io::stdin().is_terminal() {
         eprintln!(
@@ -111,7 +111,7 @@ pub fn read_text(path: &Path, what: &str) -> Result<(String, String), Invalid> {
 }
 
 /// The format a file's extension names; `None` (guess from the text) for others and stdin.
-pub fn format_of(path: &Path) -> Option<Format> {
+pub(crate) fn format_of(path: &Path) -> Option<Format> {
     match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
         "json" => Some(Format::Json),
         "yaml" | "yml" => Some(Format::Yaml),

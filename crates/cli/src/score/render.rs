@@ -8,19 +8,19 @@ use revcal_rubric_model::Rubric;
 use revcal_score::{CouncilEvaluation, Evaluation, Issue, Problem, Verdict, format_score};
 
 /// What the views need besides the evaluation.
-pub struct Context<'a> {
-    pub rubric: &'a Rubric,
-    pub review_file: &'a str,
-    pub artifact_given: bool,
+pub(crate) struct Context<'a> {
+    pub(crate) rubric: &'a Rubric,
+    pub(crate) review_file: &'a str,
+    pub(crate) artifact_given: bool,
 }
 
 /// A warning about the review document (an ignored field), for stderr.
-pub fn warning(file: &str, problem: &Problem) -> String {
+pub(crate) fn warning(file: &str, problem: &Problem) -> String {
     format!("warning: {}", problem_line(file, problem))
 }
 
 /// One review.
-pub fn single(evaluation: &Evaluation, context: &Context, style: &Style) -> String {
+pub(crate) fn single(evaluation: &Evaluation, context: &Context, style: &Style) -> String {
     let mut out = String::new();
     header(&mut out, context, style, None);
     table(&mut out, evaluation, context.rubric, style, "SCORE");
@@ -32,7 +32,7 @@ pub fn single(evaluation: &Evaluation, context: &Context, style: &Style) -> Stri
 }
 
 /// A council: the members, then the combined review.
-pub fn council(council: &CouncilEvaluation, context: &Context, style: &Style) -> String {
+pub(crate) fn council(council: &CouncilEvaluation, context: &Context, style: &Style) -> String {
     let mut out = String::new();
     let count = council.members.len();
     header(&mut out, context, style, Some(count));
@@ -199,7 +199,7 @@ fn verdict(out: &mut String, evaluation: &Evaluation, style: &Style) {
         Verdict::Fail => style.error(&word),
         Verdict::Unclear => style.warning(&word),
     };
-    outln!(out, "verdict: {painted} (exit {})", verdict.exit_code());
+    outln!(out, "verdict: {painted} (exit {})", crate::exit::verdict(verdict));
     for reason in evaluation.deciding_reasons() {
         outln!(out, "  - {reason}");
     }

@@ -1,0 +1,95 @@
+//! Exit codes: the one place that decides what number each outcome of each command gives.
+//!
+//! A usage error (unknown flag, bad value) must never share a code with a result: CI reads
+//! `revcal calibrate`'s 2 as "the gate failed" and `revcal score`'s 2 as UNCLEAR. So each
+//! command maps a usage error to the code it already uses for "could not do the job".
+
+use revcal_score::Verdict;
+
+/// calibrate: the gate passed.
+pub(crate) const CALIBRATE_PASS: u8 = 0;
+/// calibrate: operational or usage error (nothing trustworthy was measured).
+pub(crate) const CALIBRATE_ERROR: u8 = 1;
+/// calibrate: the gate failed.
+pub(crate) const CALIBRATE_GATE_FAIL: u8 = 2;
+
+/// score: the input (review, rubric or command line) is invalid.
+pub(crate) const SCORE_INVALID_INPUT: u8 = 3;
+
+/// Every other command: usage or I/O error.
+pub(crate) const USAGE: u8 = 2;
+
+/// The exit code of a scoring verdict: 0 PASS, 1 FAIL, 2 UNCLEAR.
+pub(crate) fn verdict(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Pass => 0,
+        Verdict::Fail => 1,
+        Verdict::Unclear => 2,
+    }
+}
+
+/// The code for a usage error or a failure of the command named `command` (the first
+/// positional argument of `revcal`, or `calibrate` for `review-calibration`).
+pub(crate) fn for_error_in(command: Option<&str>) -> u8 {
+    match command {
+        Some("calibrate") => CALIBRATE_ERROR,
+        Some("score") => SCORE_INVALID_INPUT,
+        _ => USAGE,
+    }
+}
+
+/// A command's `--help` epilogue: its text, a blank line, its exit-code table.
+pub(crate) fn with_table(text: &str, table: &str) -> String {
+    format!("{text}\n\n{table}")
+}
+
+/// `revcal calibrate`'s and `review-calibration`'s exit-code table, for `--help`.
+pub(crate) const CALIBRATE_TABLE: &str = "\
+Exit status:
+  0        the gate passed
+  2        the gate failed (recall or precision below its minimum, or a significant drop)
+  1        operational or usage error: unknown flag or bad value, dirty tree, not a
+           repository, reviewer crash or timeout, too few plants, a failed control, no judge
+  128+N    signal N stopped the run (the tree is restored first)";
+
+/// `revcal score`'s exit-code table, for `--help`.
+pub(crate) const SCORE_TABLE: &str = "\
+Exit status:
+  0  PASS
+  1  FAIL
+  2  UNCLEAR (low or missing confidence, or a score below a threshold without a failure)
+  3  invalid input: the review, the rubric, or the command line (unknown flag, bad value)";
+
+/// `revcal rubric lint`'s exit-code table, for `--help`.
+pub(crate) const LINT_TABLE: &str = "\
+Exit status:
+  0  no errors (and no warnings with --deny-warnings)
+  1  problems found
+  2  usage or I/O error";
+
+/// The exit-code table of `rubric list|get|search|schema|rules`, for `--help`.
+pub(crate) const RUBRIC_QUERY_TABLE: &str = "\
+Exit status:
+  0  done
+  1  nothing found (get: no such id; search: no match)
+  2  usage or I/O error, or an invalid library";
+
+/// `revcal mutate`'s exit-code table, for `--help`.
+pub(crate) const MUTATE_TABLE: &str = "\
+Exit status:
+  0  mutants listed (also when there are none)
+  2  usage or I/O error (unknown flag, a path that does not exist, a bad config file)";
+
+/// `revcal demo`'s exit-code table, for `--help`.
+pub(crate) const DEMO_TABLE: &str = "\
+Exit status:
+  0  both calibrations ran and their reports were printed
+  2  usage error, or the demo could not run (no cargo or git, a failed calibration)";
+
+/// `revcal elo`'s exit-code table, for `--help`.
+pub(crate) const ELO_TABLE: &str = "\
+Exit status:
+  0  done (ingest: every line stored or already present; verify-receipt: it verifies)
+  1  a refusal: ingest rejected a line, handle rejected the message, sign refused the
+     message, verify-receipt found a bad signature, check found an inconsistency
+  2  usage or I/O error (unknown flag, bad value, unreadable file or ledger)";

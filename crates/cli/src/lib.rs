@@ -1,0 +1,152 @@
+//! The `revcal` command line, as a library that both binaries of this crate call.
+//!
+//! `revcal` and `review-calibration` (the name of the tool `revcal calibrate` replaces) are
+//! two thin `main`s over [`revcal`] and [`review_calibration`], so the same flags, output
+//! and exit codes come from one place. The library crates do the work; this crate owns
+//! argument parsing, printing and exit codes.
+//!
+//! Usage errors never share an exit code with a result: `revcal calibrate` exits 1 on an
+//! unknown flag (its 2 means "the gate failed") and `revcal score` exits 3 (its 2 means
+//! UNCLEAR). Every command's `--help` ends with its exit-code table.
+//!
+//! ```
+//! use std::process::ExitCode;
+//!
+//! // A mistyped flag: calibrate's operational-error code, and score's invalid-input code.
+//! assert_eq!(revcal_cli::revcal(["revcal", "calibrate", "--min-recal", "0.6"]), ExitCode::from(1));
+//! assert_eq!(revcal_cli::review_calibration(["review-calibration", "--min-recal", "0.6"]), ExitCode::from(1));
+//! assert_eq!(revcal_cli::revcal(["revcal", "score", "--rubirc", "x"]), ExitCode::from(3));
+//! ```
+
+mod args;
+mod calibrate;
+mod demo;
+mod elo;
+mod exit;
+mod library;
+mod mutate;
+mod output;
+mod rubric;
+mod score;
+mod style;
+
+use args::{Cli, Command, ReviewCalibrationCli};
+use clap::Parser;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Runs `revcal` with these arguments (the first is the program name) and returns its exit
+/// code. Output goes to stdout and stderr as in the binary.
+pub fn revcal<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error, exit::for_error_in(subcommand_name(&args).as_deref())),
+    };
+    init_tracing(cli.verbose);
+    let style = style::Style::for_stdout(cli.color);
+    let error_code = exit::for_error_in(Some(cli.command.name()));
+    let outcome = match cli.command {
+        Command::Rubric(command) => rubric::run(command, &style),
+        Command::Score(args) => score::run(args, &style),
+        Command::Mutate(args) => mutate::run(args, &style),
+        Command::Calibrate(args) => calibrate::run(args, &style),
+        Command::Demo(args) => demo::run(args, &style),
+        Command::Elo(args) => elo::run(args, &style),
+    };
+    finish(outcome, cli.color, error_code)
+}
+
+/// Runs `review-calibration` (the same command as `revcal calibrate`, same flags and exit
+/// codes) with these arguments, the first being the program name.
+pub fn review_calibration<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match ReviewCalibrationCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error, exit::CALIBRATE_ERROR),
+    };
+    init_tracing(cli.verbose);
+    let style = style::Style::for_stdout(cli.color);
+    finish(calibrate::run(cli.calibrate, &style), cli.color, exit::CALIBRATE_ERROR)
+}
+
+/// The exit code of a finished command; an error is printed and exits with `error_code`.
+fn finish(outcome: anyhow::Result<ExitCode>, color: args::ColorChoice, error_code: u8) -> ExitCode {
+    match outcome {
+        Ok(code) => code,
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{}: {error:#}", style::Style::for_stderr(color).error("error"));
+            ExitCode::from(error_code)
+        }
+    }
+}
+
+/// Prints clap's message; `--help` and `--version` exit 0, a usage error exits `code`.
+fn usage_error(error: &clap::Error, code: u8) -> ExitCode {
+    // Printing can only fail on a closed stream, and there is nowhere left to report that.
+    let _ = error.print();
+    if error.use_stderr() { ExitCode::from(code) } else { ExitCode::SUCCESS }
+}
+
+/// The subcommand a command line names, found without clap (which has just refused it):
+/// the first argument that is neither an option nor the value of `--color`.
+fn subcommand_name(args: &[OsString]) -> Option<String> {
+    let mut rest = args.iter().skip(1).filter_map(|arg| arg.to_str());
+    while let Some(arg) = rest.next() {
+        match arg {
+            "--color" => {
+                rest.next();
+            }
+            // Other options (`-v`, `--color=never`, a mistyped one) name no command.
+            _ if arg.starts_with('-') => {}
+            _ => return Some(arg.to_string()),
+        }
+    }
+    None
+}
+
+/// Logs go to stderr: `RUST_LOG` when set, otherwise warnings, raised by each `-v`.
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // A second call (the library used twice in one process) keeps the first subscriber.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subcommand_name;
+    use std::ffi::OsString;
+
+    fn name(args: &[&str]) -> Option<String> {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        subcommand_name(&args)
+    }
+
+    #[test]
+    fn the_subcommand_is_found_after_global_options() {
+        assert_eq!(name(&["revcal", "score", "--rubirc"]).as_deref(), Some("score"));
+        assert_eq!(name(&["revcal", "-vv", "--color", "never", "calibrate"]).as_deref(), Some("calibrate"));
+        assert_eq!(name(&["revcal", "--color=always", "--verbose", "mutate"]).as_deref(), Some("mutate"));
+        assert_eq!(name(&["revcal", "--bogus", "score"]).as_deref(), Some("score"));
+        assert_eq!(name(&["revcal", "-v"]), None);
+    }
+}

@@ -1,0 +1,9 @@
+//! The `revcal` and `review-calibration` binaries run as a user runs them: one test binary,
+//! one module per command.
+
+mod calibrate_cli;
+mod demo_cli;
+mod elo_cli;
+mod mutate_cli;
+mod rubric_cli;
+mod score_cli;
