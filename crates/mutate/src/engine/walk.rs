@@ -1,12 +1,14 @@
 //! The walk: one pass over a file's syntax tree that finds what may be mutated. It records
-//! the skip regions (comments, skip markers, test items, syntax errors and the opaque
-//! nodes whose insides are never touched; see docs/mutation.md#what-is-never-mutated) and
-//! asks the language's operators for candidate mutants everywhere else.
+//! the skip regions (comments, skip markers, test items and syntax errors, never touched;
+//! opaque nodes such as strings and types, never changed inside; see
+//! docs/mutation.md#what-is-never-mutated) and asks the language's operators for candidate
+//! mutants everywhere else.
 //!
 //! It is kept apart from the re-parse check ([`super::reparse`]): the walk only reads the
 //! original tree and proposes edits, while the check decides, edit by edit, whether the
 //! mutated file still parses. The two change for different reasons (a new operator or skip
-//! rule here; a new unit, window or grammar rule there) and are tested separately.
+//! rule here; a new unit, window or grammar rule there) and are tested apart: the walk by
+//! the skip-rule and corpus integration tests, the check by its own unit tests.
 
 use crate::languages::{Candidate, Grammar};
 use crate::regions::{Regions, SKIP_MARKER};
