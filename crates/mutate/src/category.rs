@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// The kind of defect a mutant plants (SPEC 5). Calibration reports recall per category.
+/// The kind of defect a mutant plants (see [docs/mutation.md][categories]). Calibration
+/// reports recall per category.
+///
+/// [categories]: https://github.com/revcal/revcal/blob/main/docs/mutation.md#categories-and-operators
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {

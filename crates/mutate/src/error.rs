@@ -71,7 +71,7 @@ pub enum MutateError {
         /// What the source holds there.
         found: String,
     },
-    /// Two mutants given to [`apply`](crate::apply) change overlapping bytes.
+    /// Two mutants given to [`apply`](fn@crate::apply) change overlapping bytes.
     #[error(
         "mutants {first} ({first_at}) and {second} ({second_at}) overlap; apply them one at a time or pick non-overlapping mutants with `select`"
     )]

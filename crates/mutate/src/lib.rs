@@ -3,8 +3,8 @@
 //! code or skip-marked lines), carries a one-sentence defect description, and belongs to
 //! one of nine [`Category`]s.
 //!
-//! [`generate_mutants`] lists the mutants of one file, [`select`] picks a seeded,
-//! stratified, non-overlapping sample, and [`apply`] writes mutants into the source.
+//! [`generate_mutants`] lists the mutants of one file, [`select`](fn@select) picks a seeded,
+//! stratified, non-overlapping sample, and [`apply`](fn@apply) writes mutants into the source.
 //!
 //! ```
 //! use revcal_mutate::{Category, Options, apply, generate_mutants, select};

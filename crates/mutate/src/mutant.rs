@@ -3,12 +3,15 @@
 use crate::{Category, Language};
 use serde::{Deserialize, Serialize};
 
-/// One planted bug. Its JSON form has exactly the keys of SPEC 5, in this order.
+/// One planted bug. Its JSON form has exactly the keys listed in [docs/mutation.md][json],
+/// in this order.
 ///
 /// Positions: `line`/`end_line` are 1-based; `column`/`end_column` are 1-based and count
 /// characters (Unicode scalar values), not bytes; `end_column` is exclusive (the column just
 /// past the last replaced character). `start_byte..end_byte` is the byte range of `original`
 /// in the file.
+///
+/// [json]: https://github.com/revcal/revcal/blob/main/docs/mutation.md#the-mutant-and-its-json-form
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Mutant {
     /// Stable id: a hash of the file, the byte range, the operator and the replacement.

@@ -2,11 +2,13 @@
 
 use std::path::{Component, Path};
 
-/// True when the path names a test file by the rules of SPEC 5: a `tests`, `test` or
-/// `__tests__` directory anywhere in the path; Python `test_*.py`, `*_test.py` and
-/// `conftest.py`; JavaScript `*.test.*` and `*.spec.*`; Rust `tests.rs` and `*_test.rs`
-/// (a `mod tests;` kept in its own file). Test code inside other files (`#[test]`,
-/// `#[cfg(test)]`) is found by the parser instead.
+/// True when the path names a test file by the rules of [docs/mutation.md][rules]: a
+/// `tests`, `test` or `__tests__` directory anywhere in the path; Python `test_*.py`,
+/// `*_test.py` and `conftest.py`; JavaScript `*.test.*` and `*.spec.*`; Rust `tests.rs` and
+/// `*_test.rs` (a `mod tests;` kept in its own file). Test code inside other files
+/// (`#[test]`, `#[cfg(test)]`) is found by the parser instead.
+///
+/// [rules]: https://github.com/revcal/revcal/blob/main/docs/mutation.md#what-is-never-mutated
 pub fn is_test_path(path: &Path) -> bool {
     let in_test_dir = path.parent().is_some_and(|parent| {
         parent.components().any(|component| match component {

@@ -16,20 +16,20 @@ pub(crate) struct Regions {
 }
 
 impl Regions {
-    pub fn add_hard(&mut self, start: usize, end: usize) {
+    pub(crate) fn add_hard(&mut self, start: usize, end: usize) {
         self.hard.push((start, end));
     }
 
-    pub fn add_opaque(&mut self, start: usize, end: usize) {
+    pub(crate) fn add_opaque(&mut self, start: usize, end: usize) {
         self.opaque.push((start, end));
     }
 
-    pub fn skip_row(&mut self, row: usize) {
+    pub(crate) fn skip_row(&mut self, row: usize) {
         self.skipped_rows.insert(row);
     }
 
     /// Sorts and merges the regions; call once, before [`Regions::permits`].
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.hard = merge(std::mem::take(&mut self.hard));
         // Only outermost opaque regions matter: a candidate that crosses an inner one
         // crosses its outer one too, and one that contains the outer contains the inner.
@@ -45,7 +45,7 @@ impl Regions {
     }
 
     /// True when a mutation of bytes `start..end` spanning rows `rows` is allowed.
-    pub fn permits(&self, start: usize, end: usize, rows: std::ops::RangeInclusive<usize>) -> bool {
+    pub(crate) fn permits(&self, start: usize, end: usize, rows: std::ops::RangeInclusive<usize>) -> bool {
         if self.skipped_rows.range(rows).next().is_some() {
             return false;
         }

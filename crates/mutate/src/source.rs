@@ -4,12 +4,12 @@ use tree_sitter::{Node, Point};
 
 /// A file's text and the byte offset where each line starts.
 pub(crate) struct Source<'a> {
-    pub text: &'a str,
+    pub(crate) text: &'a str,
     line_starts: Vec<usize>,
 }
 
 impl<'a> Source<'a> {
-    pub fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(index, _)| index + 1));
         Source { text, line_starts }
@@ -17,35 +17,35 @@ impl<'a> Source<'a> {
 
     /// The text of a node (empty when tree-sitter's range splits a character, which a
     /// `&str` source cannot produce).
-    pub fn of(&self, node: Node) -> &'a str {
+    pub(crate) fn of(&self, node: Node) -> &'a str {
         self.text.get(node.start_byte()..node.end_byte()).unwrap_or("")
     }
 
     /// 0-based row of a byte offset.
-    pub fn row(&self, byte: usize) -> usize {
+    pub(crate) fn row(&self, byte: usize) -> usize {
         self.line_starts.partition_point(|&start| start <= byte).saturating_sub(1)
     }
 
     /// The tree-sitter point (row, byte column) of a byte offset.
-    pub fn point(&self, byte: usize) -> Point {
+    pub(crate) fn point(&self, byte: usize) -> Point {
         let row = self.row(byte);
         Point::new(row, byte - self.line_starts[row])
     }
 
     /// Byte offset where a 0-based row starts.
-    pub fn line_start(&self, row: usize) -> usize {
+    pub(crate) fn line_start(&self, row: usize) -> usize {
         self.line_starts.get(row).copied().unwrap_or(self.text.len())
     }
 
     /// Byte offset where a 0-based row ends, before its line break (and a `\r` before it).
-    pub fn line_end(&self, row: usize) -> usize {
+    pub(crate) fn line_end(&self, row: usize) -> usize {
         let end = self.line_starts.get(row + 1).map_or(self.text.len(), |next| next - 1);
         let start = self.line_start(row);
         if end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') { end - 1 } else { end }
     }
 
     /// 1-based line and 1-based character column of a byte offset.
-    pub fn line_column(&self, byte: usize) -> (usize, usize) {
+    pub(crate) fn line_column(&self, byte: usize) -> (usize, usize) {
         let row = self.row(byte);
         let start = self.line_start(row);
         let column = self.text.get(start..byte).map_or(byte - start, |prefix| prefix.chars().count());
@@ -53,7 +53,7 @@ impl<'a> Source<'a> {
     }
 
     /// The text of the line holding `byte`, up to `byte`.
-    pub fn line_prefix(&self, byte: usize) -> &'a str {
+    pub(crate) fn line_prefix(&self, byte: usize) -> &'a str {
         self.text.get(self.line_start(self.row(byte))..byte).unwrap_or("")
     }
 }

@@ -7,7 +7,7 @@ use crate::source::Source;
 use tree_sitter::Node;
 
 /// Code quoted in a sentence: one line, whitespace collapsed, at most 60 characters.
-pub fn short(text: &str) -> String {
+pub(crate) fn short(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if collapsed.chars().count() <= 60 {
         collapsed
@@ -18,17 +18,17 @@ pub fn short(text: &str) -> String {
 }
 
 /// "`before` became `after`: effect."
-pub fn changed(before: &str, after: &str, effect: &str) -> String {
+pub(crate) fn changed(before: &str, after: &str, effect: &str) -> String {
     format!("`{}` became `{}`: {effect}.", short(before), short(after))
 }
 
 /// "`code` was removed: effect."
-pub fn removed(code: &str, effect: &str) -> String {
+pub(crate) fn removed(code: &str, effect: &str) -> String {
     format!("`{}` was removed: {effect}.", short(code))
 }
 
 /// Adds a candidate replacing bytes `start..end`.
-pub fn push(
+pub(crate) fn push(
     out: &mut Vec<Candidate>,
     (start, end): (usize, usize),
     replacement: impl Into<String>,
@@ -40,13 +40,13 @@ pub fn push(
 }
 
 /// The node's byte range.
-pub fn range(node: Node) -> (usize, usize) {
+pub(crate) fn range(node: Node) -> (usize, usize) {
     (node.start_byte(), node.end_byte())
 }
 
 /// The text of `expression` with `part` replaced by `with`: how the whole expression reads
 /// after a mutation of one token, for the sentence.
-pub fn rewritten(source: &Source, expression: Node, part: Node, with: &str) -> String {
+pub(crate) fn rewritten(source: &Source, expression: Node, part: Node, with: &str) -> String {
     let text = source.of(expression);
     let from = part.start_byte().saturating_sub(expression.start_byte());
     let to = part.end_byte().saturating_sub(expression.start_byte());
@@ -57,7 +57,12 @@ pub fn rewritten(source: &Source, expression: Node, part: Node, with: &str) -> S
 }
 
 /// `return <boolean expression>` becomes each of the language's two boolean constants.
-pub fn boolean_constant_returns(value: Node, text: &str, constants: [&str; 2], out: &mut Vec<Candidate>) {
+pub(crate) fn boolean_constant_returns(
+    value: Node,
+    text: &str,
+    constants: [&str; 2],
+    out: &mut Vec<Candidate>,
+) {
     for constant in constants {
         push(
             out,
@@ -75,7 +80,7 @@ pub fn boolean_constant_returns(value: Node, text: &str, constants: [&str; 2], o
 }
 
 /// `return <arithmetic>` becomes `return 0`.
-pub fn zero_return(value: Node, text: &str, out: &mut Vec<Candidate>) {
+pub(crate) fn zero_return(value: Node, text: &str, out: &mut Vec<Candidate>) {
     push(
         out,
         range(value),
@@ -91,7 +96,7 @@ pub fn zero_return(value: Node, text: &str, out: &mut Vec<Candidate>) {
 }
 
 /// True when `node` sits in the condition of a loop (so boundary changes move the last step).
-pub fn in_loop_condition(node: Node) -> bool {
+pub(crate) fn in_loop_condition(node: Node) -> bool {
     let mut current = node;
     for _ in 0..6 {
         let Some(parent) = current.parent() else { return false };
@@ -119,7 +124,7 @@ fn is_zero(source: &Source, node: Node) -> bool {
 /// Comparison boundary (`<` vs `<=`, `>` vs `>=`). With `unsigned_guard`, shapes that are
 /// always true or false for unsigned values (`x >= 0`, `x < 0`, `0 <= x`, `0 > x`) are not
 /// produced: the compiler rejects or warns on them and no reviewer should have to.
-pub fn comparison_boundary(
+pub(crate) fn comparison_boundary(
     source: &Source,
     expression: Node,
     operator: Node,
@@ -162,7 +167,7 @@ pub fn comparison_boundary(
 }
 
 /// `==` and `!=` (and JavaScript's `===` and `!==`) swapped.
-pub fn equality_flip(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
+pub(crate) fn equality_flip(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
     let replacement = match source.of(operator) {
         "==" => "!=",
         "!=" => "==",
@@ -183,7 +188,7 @@ pub fn equality_flip(source: &Source, expression: Node, operator: Node, out: &mu
 }
 
 /// `&&` and `||` (or Python's `and` and `or`) swapped.
-pub fn and_or_swap(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
+pub(crate) fn and_or_swap(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
     let (replacement, effect) = match source.of(operator) {
         "&&" => ("||", "the condition now holds when either side is true instead of both"),
         "||" => ("&&", "the condition now needs both sides to be true instead of either"),
@@ -203,7 +208,7 @@ pub fn and_or_swap(source: &Source, expression: Node, operator: Node, out: &mut 
 }
 
 /// `+`/`-` and `*`/`/` swapped, unless an operand is a string (concatenation, not arithmetic).
-pub fn arithmetic_swap(
+pub(crate) fn arithmetic_swap(
     source: &Source,
     expression: Node,
     operator: Node,
@@ -233,7 +238,7 @@ pub fn arithmetic_swap(
 }
 
 /// `n + 1` -> `n` and `n - 1` -> `n` (also `1 + n` -> `n`).
-pub fn plus_minus_one(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
+pub(crate) fn plus_minus_one(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
     let (Some(left), Some(right)) =
         (expression.child_by_field_name("left"), expression.child_by_field_name("right"))
     else {
@@ -269,7 +274,7 @@ pub fn plus_minus_one(source: &Source, expression: Node, operator: Node, out: &m
 }
 
 /// Integer literal `0` <-> `1` (a Rust suffix such as `0usize` is kept).
-pub fn zero_one_swap(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
+pub(crate) fn zero_one_swap(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
     let text = source.of(literal);
     let (Some(digit), Some(suffix)) = (text.get(..1), text.get(1..)) else { return };
     if !(suffix.is_empty()
@@ -293,7 +298,7 @@ pub fn zero_one_swap(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
 }
 
 /// The boolean literal flipped (`true`/`false`, `True`/`False`).
-pub fn boolean_flip(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
+pub(crate) fn boolean_flip(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
     let replacement = match source.of(literal) {
         "true" => "false",
         "false" => "true",
@@ -318,7 +323,7 @@ pub fn boolean_flip(source: &Source, literal: Node, out: &mut Vec<Candidate>) {
 }
 
 /// A condition node negated with the language's `not` prefix.
-pub fn negate_condition(source: &Source, condition: Node, not: &str, out: &mut Vec<Candidate>) {
+pub(crate) fn negate_condition(source: &Source, condition: Node, not: &str, out: &mut Vec<Candidate>) {
     let text = source.of(condition);
     let after = format!("{not}({text})");
     push(
@@ -332,7 +337,12 @@ pub fn negate_condition(source: &Source, condition: Node, not: &str, out: &mut V
 }
 
 /// A compound assignment's operator swapped (`+=`/`-=`, `*=`/`/=`); never `|=` -> `^=`.
-pub fn compound_assignment_swap(source: &Source, statement: Node, operator: Node, out: &mut Vec<Candidate>) {
+pub(crate) fn compound_assignment_swap(
+    source: &Source,
+    statement: Node,
+    operator: Node,
+    out: &mut Vec<Candidate>,
+) {
     let (replacement, effect) = match source.of(operator) {
         "+=" => ("-=", "the running value now shrinks where it should grow"),
         "-=" => ("+=", "the running value now grows where it should shrink"),
@@ -352,7 +362,7 @@ pub fn compound_assignment_swap(source: &Source, statement: Node, operator: Node
 }
 
 /// Method names whose call releases a resource.
-pub const CLEANUP_METHODS: &[&str] = &[
+pub(crate) const CLEANUP_METHODS: &[&str] = &[
     "close",
     "release",
     "unlock",
@@ -385,7 +395,7 @@ pub const CLEANUP_METHODS: &[&str] = &[
 ];
 
 /// The last name of a callee: `a.b.close` -> `close`, `drop` -> `drop`.
-pub fn callee_name(text: &str) -> &str {
+pub(crate) fn callee_name(text: &str) -> &str {
     let text = text.trim_end_matches("()");
     text.rsplit(['.', ':']).next().unwrap_or(text)
 }

@@ -13,12 +13,18 @@ use tree_sitter::Node;
 /// A mutation proposed by an operator, before filtering and the re-parse check.
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
-    pub start: usize,
-    pub end: usize,
-    pub replacement: String,
-    pub operator: &'static str,
-    pub category: Category,
-    pub description: String,
+    /// First byte replaced.
+    pub(crate) start: usize,
+    /// Byte after the last one replaced.
+    pub(crate) end: usize,
+    /// The text put in place of `start..end`.
+    pub(crate) replacement: String,
+    /// The operator's name.
+    pub(crate) operator: &'static str,
+    /// The kind of defect planted.
+    pub(crate) category: Category,
+    /// The one-sentence defect description.
+    pub(crate) description: String,
 }
 
 /// An operator of one language: its name, category, what it does, and an example.
@@ -41,48 +47,48 @@ pub struct Operator {
 /// What the engine needs from a language.
 pub(crate) struct Grammar {
     /// The tree-sitter grammar.
-    pub grammar: fn() -> tree_sitter::Language,
+    pub(crate) grammar: fn() -> tree_sitter::Language,
     /// Node kinds that are comments.
-    pub comments: &'static [&'static str],
+    pub(crate) comments: &'static [&'static str],
     /// Node kinds never mutated inside (strings, types, imports, attributes, ...); a mutant
     /// may still replace such a node whole (deleting a statement that holds a string).
-    pub opaque: fn(&str) -> bool,
+    pub(crate) opaque: fn(&str) -> bool,
     /// When `node` is test code or marked to skip, the byte where its skipped region starts
     /// (attributes before the item belong to it).
-    pub skipped_item: fn(Node, &Source) -> Option<usize>,
+    pub(crate) skipped_item: fn(Node, &Source) -> Option<usize>,
     /// The operators' proposals for one node.
-    pub mutate: fn(Node, &Source, &mut Vec<Candidate>),
+    pub(crate) mutate: fn(Node, &Source, &mut Vec<Candidate>),
     /// The operator table.
-    pub operators: &'static [Operator],
+    pub(crate) operators: &'static [Operator],
     /// Node kinds that parse on their own as a whole document (a Rust `fn` item, a
     /// JavaScript block): the re-parse check of a mutant inside one parses just that unit.
-    pub units: &'static [&'static str],
+    pub(crate) units: &'static [&'static str],
     /// Whether units are indentation-sensitive (Python): a unit that starts indented is
     /// parsed inside an `if 1:` block at its own indentation.
-    pub indented_units: bool,
+    pub(crate) indented_units: bool,
     /// Whether a unit is only trusted to accept: a mutant its unit rejects gets the
     /// whole-file check before it is dropped (small statement units, whose parse alone may
     /// differ from their parse in context).
-    pub verify_rejections: bool,
+    pub(crate) verify_rejections: bool,
     /// Whether a unit is first parsed unmutated, to see that it stands alone (one that does
     /// not is passed over for the unit around it). Without this check a unit that cannot
     /// stand alone only sends its mutants to the whole-file check, which needs
     /// [`Grammar::verify_rejections`].
-    pub unit_baselines: bool,
+    pub(crate) unit_baselines: bool,
     /// Node kinds that parse only inside some context (an object's `pair`, a class's
     /// `field_definition`), with the text put before and after them to parse them alone:
     /// `(kind, prefix, suffix)`. They are tried like [`Grammar::units`].
-    pub wrapped_units: &'static [(&'static str, &'static str, &'static str)],
+    pub(crate) wrapped_units: &'static [(&'static str, &'static str, &'static str)],
     /// Node kinds that hold a list of statements (a JavaScript block, a program), with the
     /// text put before and after a slice of the list to parse it alone:
     /// `(kind, prefix, suffix)`. A mutant that replaces one whole statement of such a list
     /// (a deleted call) is checked in a window of that statement and its neighbours rather
     /// than in the whole list.
-    pub statement_lists: &'static [(&'static str, &'static str, &'static str)],
+    pub(crate) statement_lists: &'static [(&'static str, &'static str, &'static str)],
     /// Whether a statement of a list starts with a token that can neither continue nor
     /// complete the statement before it (a declaration, an `if`): a window need not include
     /// such a neighbour to show where the statement before it ends.
-    pub starts_closed: fn(Node, &Source) -> bool,
+    pub(crate) starts_closed: fn(Node, &Source) -> bool,
 }
 
 /// The grammar and operator table of a language.
