@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         print_evaluation(file, &evaluation);
     }
 
-    // The SPEC 4.3 report, as `revcal score --json` prints it (first keys only).
+    // The JSON report (docs/scoring.md), as `revcal score --json` prints it (first keys only).
     let text = std::fs::read_to_string(reviews.join("spec_4_3_fail.json"))?;
     let Reviews::Single(review) = parse_document(&text, None)?.reviews else {
         return Err("one review".into());

@@ -19,7 +19,7 @@ const REVIEWER: &str = "echo '[]'";
 const CHANGED: [&str; 3] = ["pkg001/m100.rs", "pkg050/m5000.rs", "pkg099/m9900.rs"];
 
 /// Runs the benchmark.
-pub fn run(root: &Path) -> Result<ExitCode> {
+pub(crate) fn run(root: &Path) -> Result<ExitCode> {
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "-q", "-p", "revcal-cli", "--bin", "revcal"])
         .current_dir(root)
@@ -222,11 +222,11 @@ fn git(repo: &Path, args: &[&str]) -> Result<()> {
 mod serde_like {
     use anyhow::{Result, anyhow};
 
-    pub struct Report {
+    pub(super) struct Report {
         pub total: u64,
     }
 
-    pub fn parse(json: &[u8]) -> Result<Report> {
+    pub(super) fn parse(json: &[u8]) -> Result<Report> {
         let text = String::from_utf8_lossy(json);
         let after =
             text.split("\"total\":").nth(1).ok_or_else(|| anyhow!("no total in the report: {text}"))?;

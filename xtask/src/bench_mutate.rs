@@ -1,13 +1,13 @@
 //! `cargo xtask bench mutate [PATH]...`: time `revcal mutate --json` over source trees
 //! (every mutant re-parse-checked) and, when cargo-mutants is installed and the one tree is a
 //! cargo workspace, `cargo mutants --list --workspace` on it, in alternation, and print the
-//! ratio (SPEC 8: revcal must be faster). When the trees hold Python and a Python with mutmut
+//! ratio (target in docs/ARCHITECTURE.md#speed: revcal must be faster). When the trees hold Python and a Python with mutmut
 //! is found (`MUTMUT_PYTHON`, else `python3`), mutmut's generator (`mutate_file_contents`, the
 //! step `mutmut run` does per file before any test runs) is timed once on the same files
-//! (SPEC 8: revcal >= 10x). When the trees hold JavaScript and Stryker's instrumenter is
+//! (target: revcal >= 10x). When the trees hold JavaScript and Stryker's instrumenter is
 //! installed (`STRYKER_INSTRUMENTER_DIR`, a directory whose `node_modules` has
 //! `@stryker-mutator/instrumenter`), it is timed once with Node on the JavaScript files revcal
-//! mutated (SPEC 8: revcal >= 10x).
+//! mutated (target: revcal >= 10x).
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ const logger = { trace: silent, debug: silent, info: silent, warn: silent, error
 })().catch((error) => { console.error(String(error)); process.exit(1); });
 "#;
 
-pub fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
+pub(crate) fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
     let given: Vec<PathBuf> =
         if args.is_empty() { vec![root.join("crates")] } else { args.iter().map(PathBuf::from).collect() };
     let mut trees = Vec::new();

@@ -7,12 +7,13 @@ use revcal_rubric_repo::Repository;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The shipped rubrics, compiled in so that `revcal` works from any directory.
+/// The shipped rubrics, compiled in so that `revcal` works from any directory (`assets/rubrics/`
+/// of this crate, a copy of the repository's `rubrics/`).
 const BUILT_IN: [(&str, &str); 4] = [
-    ("code_review_v1.yaml", include_str!("../../../rubrics/code_review_v1.yaml")),
-    ("prd_quality_v1.yaml", include_str!("../../../rubrics/prd_quality_v1.yaml")),
-    ("test_plan_quality_v1.yaml", include_str!("../../../rubrics/test_plan_quality_v1.yaml")),
-    ("user_story_quality_v1.yaml", include_str!("../../../rubrics/user_story_quality_v1.yaml")),
+    ("code_review_v1.yaml", include_str!("../assets/rubrics/code_review_v1.yaml")),
+    ("prd_quality_v1.yaml", include_str!("../assets/rubrics/prd_quality_v1.yaml")),
+    ("test_plan_quality_v1.yaml", include_str!("../assets/rubrics/test_plan_quality_v1.yaml")),
+    ("user_story_quality_v1.yaml", include_str!("../assets/rubrics/user_story_quality_v1.yaml")),
 ];
 
 /// Environment variable naming the default rubric directory.

@@ -1,4 +1,4 @@
-//! Rubric library benchmarks (SPEC section 8).
+//! Rubric library benchmarks (targets in docs/ARCHITECTURE.md#speed).
 //!
 //! - `get` over 1,000 loaded rubrics: target P99 < 10 microseconds (the rubric-library
 //!   spec asks < 10 ms). Measured per call, next to a bare `HashMap` lookup so the cost of

@@ -94,7 +94,7 @@ enum Frame {
 
 impl Marks {
     /// Reads the first document of `text`.
-    pub fn parse(text: &str) -> Result<Marks, MarkError> {
+    pub(crate) fn parse(text: &str) -> Result<Marks, MarkError> {
         let mut parser = Parser::new_from_str(text);
         let mut stack: Vec<Frame> = Vec::new();
         while let Some(event) = parser.next_event() {
@@ -148,7 +148,7 @@ impl Marks {
     }
 
     /// Every key that appears twice in one mapping, with both places.
-    pub fn duplicate_keys(&self) -> Vec<DuplicateKey> {
+    pub(crate) fn duplicate_keys(&self) -> Vec<DuplicateKey> {
         let mut found = Vec::new();
         if let Some(root) = &self.root {
             collect_duplicates(root, "", &mut found);
@@ -158,7 +158,7 @@ impl Marks {
 
     /// The span of the node at `pointer`. When the pointer goes deeper than the document
     /// (a missing field), the deepest existing node on its path is returned.
-    pub fn locate(&self, pointer: &str, target: Target) -> Span {
+    pub(crate) fn locate(&self, pointer: &str, target: Target) -> Span {
         let Some(mut node) = self.root.as_ref() else {
             return Span::DOCUMENT_START;
         };

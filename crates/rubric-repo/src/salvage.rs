@@ -93,7 +93,7 @@ impl Salvaged {
 
     /// Maps an issue found on the salvaged rubric back to the document; `None` for
     /// issues that only arise because items were dropped.
-    pub fn translate(&self, mut issue: Issue) -> Option<Issue> {
+    pub(crate) fn translate(&self, mut issue: Issue) -> Option<Issue> {
         let criteria_reduced = self.reduced("criteria");
         let needs_all_criteria = match issue.rule {
             Rule::Share => issue.pointer == "/criteria" || pointer::segments(&issue.pointer).len() == 2,

@@ -36,7 +36,7 @@ pub(crate) struct SchemaChecker {
 pub struct SchemaBuildError(String);
 
 impl SchemaChecker {
-    pub fn new() -> Result<SchemaChecker, SchemaBuildError> {
+    pub(crate) fn new() -> Result<SchemaChecker, SchemaBuildError> {
         let schema = revcal_rubric_model::json_schema();
         let validator = jsonschema::options()
             .should_validate_formats(true)
@@ -46,7 +46,7 @@ impl SchemaChecker {
     }
 
     /// Every violation in `document`.
-    pub fn check(&self, document: &Value) -> Vec<SchemaIssue> {
+    pub(crate) fn check(&self, document: &Value) -> Vec<SchemaIssue> {
         let mut found = Vec::new();
         if !document.is_object() {
             found.push(SchemaIssue {

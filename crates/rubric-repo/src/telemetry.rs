@@ -29,7 +29,7 @@ impl Default for Telemetry {
 }
 
 impl Telemetry {
-    pub fn record(&self, found: bool, nanos: u64) {
+    pub(crate) fn record(&self, found: bool, nanos: u64) {
         self.lookups.fetch_add(1, Ordering::Relaxed);
         if !found {
             self.misses.fetch_add(1, Ordering::Relaxed);
@@ -38,7 +38,7 @@ impl Telemetry {
         self.latency[bucket.min(BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn snapshot(&self, rubrics: usize, usage: BTreeMap<String, u64>) -> Stats {
+    pub(crate) fn snapshot(&self, rubrics: usize, usage: BTreeMap<String, u64>) -> Stats {
         let counts: Vec<u64> = self.latency.iter().map(|b| b.load(Ordering::Relaxed)).collect();
         Stats {
             rubrics,

@@ -1,7 +1,7 @@
-//! Scoring benchmarks. SPEC 8 sets no target for scoring; these show what a review costs,
+//! Scoring benchmarks. No speed target is set for scoring (docs/ARCHITECTURE.md#speed); these show what a review costs,
 //! next to a baseline, so a regression shows as a ratio:
 //!
-//! - `parse`: reading SPEC 4.3's review with positions for every field, next to
+//! - `parse`: reading the FAIL review of docs/scoring.md#33-fail-the-reference-example with positions for every field, next to
 //!   `serde_json::from_str::<Value>` of the same text (no positions, no checks);
 //! - `score`: scoring it against `code_review_v1` (weights, ceilings, reasons);
 //! - `council`: a council of 5 such reviews.

@@ -1,4 +1,4 @@
-//! Councils (SPEC 4.4): several reviews of one artifact, combined into one verdict.
+//! Councils (docs/scoring.md#4-councils): several reviews of one artifact, combined into one verdict.
 
 use crate::error::ScoreError;
 use crate::evaluate::{Evaluation, Scorer, Verdict};

@@ -60,7 +60,7 @@ pub(crate) enum Value {
 
 impl Value {
     /// What a user would call this kind of value, for "expected a number, found ..." messages.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "a boolean",
@@ -195,10 +195,10 @@ fn scalar(text: &str, style: ScalarStyle, tagged: bool) -> Value {
         "-.inf" | "-.Inf" | "-.INF" => return Value::Number(f64::NEG_INFINITY),
         _ => {}
     }
-    if looks_numeric(text) {
-        if let Ok(number) = text.parse::<f64>() {
-            return Value::Number(number);
-        }
+    if looks_numeric(text)
+        && let Ok(number) = text.parse::<f64>()
+    {
+        return Value::Number(number);
     }
     Value::String(text.to_owned())
 }

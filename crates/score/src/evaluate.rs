@@ -1,4 +1,4 @@
-//! The scoring algorithm of SPEC 4.2, driven entirely by the rubric.
+//! The scoring algorithm of docs/scoring.md#2-the-algorithm, driven entirely by the rubric.
 
 use crate::error::{Problem, ScoreError};
 use crate::negative::{NegativePatterns, PatternMatch};
@@ -102,7 +102,7 @@ impl Evaluation {
         }
     }
 
-    /// True when a ceiling capped the score (the SPEC's `accuracy_ceiling_applied`: in
+    /// True when a ceiling capped the score (the report's `accuracy_ceiling_applied`: in
     /// `code_review_v1` every ceiling is on accuracy).
     pub fn ceiling_applied(&self) -> bool {
         !self.ceilings_applied.is_empty()

@@ -1,4 +1,4 @@
-//! Reading reviews from JSON or YAML: the shapes SPEC 4.3 accepts, every type problem at
+//! Reading reviews from JSON or YAML: the shapes docs/scoring.md#1-input accepts, every type problem at
 //! once, each with its field and position.
 
 use crate::document::{self, Format, Node, Value};

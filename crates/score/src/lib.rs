@@ -1,6 +1,6 @@
 //! Review scoring: a review's rubric scores, confidence and issues in; a verdict out.
 //!
-//! One algorithm serves every rubric (SPEC 4.2), and every number it uses comes from the
+//! One algorithm serves every rubric ([docs/scoring.md](https://github.com/revcal/revcal/blob/main/docs/scoring.md#2-the-algorithm)), and every number it uses comes from the
 //! rubric file: shares (or the mean without them), ceilings, per-criterion thresholds,
 //! `pass_threshold`, `essential_minimum`, `confidence_threshold` and negative patterns.
 //!

@@ -27,7 +27,7 @@ pub(crate) struct NegativePatterns {
 }
 
 impl NegativePatterns {
-    pub fn compile(rubric: &Rubric) -> Result<NegativePatterns, ScoreError> {
+    pub(crate) fn compile(rubric: &Rubric) -> Result<NegativePatterns, ScoreError> {
         let mut patterns = Vec::new();
         for criterion in &rubric.negative_criteria {
             for pattern in &criterion.fail_patterns {
@@ -46,7 +46,7 @@ impl NegativePatterns {
     }
 
     /// Every match of every pattern in `text`, in criterion order, then by position.
-    pub fn find(&self, text: &str) -> Vec<PatternMatch> {
+    pub(crate) fn find(&self, text: &str) -> Vec<PatternMatch> {
         let line_starts: Vec<usize> =
             std::iter::once(0).chain(text.match_indices('\n').map(|(at, _)| at + 1)).collect();
         let mut found = Vec::new();

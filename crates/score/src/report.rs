@@ -1,4 +1,4 @@
-//! The JSON report of SPEC 4.3: its keys, in its order, then revcal's additions.
+//! The JSON report of docs/scoring.md#3-worked-examples: its keys, in its order, then revcal's additions.
 
 use crate::council::CouncilEvaluation;
 use crate::evaluate::Evaluation;
@@ -23,8 +23,8 @@ impl Serialize for CouncilEvaluation {
     }
 }
 
-/// SPEC 4.3's keys exactly, then `fail_reasons`, `criteria` and `negative_matches`.
-/// `unclear_reasons` holds the reasons of an UNCLEAR verdict, as the SPEC's FAIL example
+/// The documented report keys exactly, then `fail_reasons`, `criteria` and `negative_matches`.
+/// `unclear_reasons` holds the reasons of an UNCLEAR verdict, as the documented FAIL example
 /// (`"unclear_reasons": []`) shows; a FAIL's own reasons are in `fail_reasons`.
 fn write_fields<M: SerializeMap>(evaluation: &Evaluation, map: &mut M) -> Result<(), M::Error> {
     let verdict = evaluation.verdict();

@@ -1,4 +1,5 @@
-//! The bundled demo project (`examples/demo/`, compiled into the binary) and the temporary
+//! The bundled demo project (`assets/demo/` of this crate, a copy of the repository's
+//! `examples/demo/`, compiled into the binary) and the temporary
 //! git repositories it is copied into.
 
 use anyhow::{Context, bail};
@@ -7,14 +8,14 @@ use std::process::Command;
 
 /// The project's files, relative path and content.
 const FILES: [(&str, &str); 4] = [
-    ("Cargo.toml", include_str!("../../../../examples/demo/Cargo.toml")),
-    ("Cargo.lock", include_str!("../../../../examples/demo/Cargo.lock")),
-    ("src/lib.rs", include_str!("../../../../examples/demo/src/lib.rs")),
-    ("tests/witness.rs", include_str!("../../../../examples/demo/tests/witness.rs")),
+    ("Cargo.toml", include_str!("../../assets/demo/Cargo.toml.in")),
+    ("Cargo.lock", include_str!("../../assets/demo/Cargo.lock")),
+    ("src/lib.rs", include_str!("../../assets/demo/src/lib.rs")),
+    ("tests/witness.rs", include_str!("../../assets/demo/tests/witness.rs")),
 ];
 
 /// The plants, with `{target}` standing for the cargo target directory.
-const PLANTS: &str = include_str!("../../../../examples/demo/plants.yaml");
+const PLANTS: &str = include_str!("../../assets/demo/plants.yaml");
 
 /// How `src/lib.rs` read before the commit under review: the commit changed coupon codes
 /// from 6 to 8 characters and made `pages` round up.

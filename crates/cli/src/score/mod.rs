@@ -51,7 +51,7 @@ pub(crate) struct ScoreArgs {
     /// rubric's negative criteria, and any match fails it.
     #[arg(long, value_name = "FILE")]
     pub(crate) artifact: Option<PathBuf>,
-    /// Print the JSON report (SPEC 4.3's keys) instead of the table; invalid input prints
+    /// Print the JSON report (keys as in docs/scoring.md) instead of the table; invalid input prints
     /// `{"error": "invalid input", "problems": [...]}`, each problem with file, line,
     /// column, field, member and message.
     #[arg(long)]

@@ -1,9 +1,8 @@
 //! Property tests: no input makes the loader panic, and every diagnostic it gives points
 //! inside the document.
 
-mod common;
 
-use common::SAMPLE;
+use crate::util::SAMPLE;
 use proptest::prelude::*;
 use revcal_rubric_repo::{LintReport, Linter};
 use std::sync::OnceLock;

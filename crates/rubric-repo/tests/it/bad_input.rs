@@ -1,8 +1,7 @@
 //! Bad input of every kind gives a clear diagnostic with a position; nothing panics.
 
-mod common;
 
-use common::*;
+use crate::util::*;
 use revcal_rubric_repo::{LintReport, Linter, MAX_FILE_BYTES, RepoError, Repository};
 use std::path::{Path, PathBuf};
 

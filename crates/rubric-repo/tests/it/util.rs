@@ -4,7 +4,7 @@
 use revcal_rubric_repo::{Diagnostic, Linter};
 
 /// A valid rubric that exercises every part of the format. Tests break one line of it.
-pub const SAMPLE: &str = r#"# yaml-language-server: $schema=./schema.json
+pub(crate) const SAMPLE: &str = r#"# yaml-language-server: $schema=./schema.json
 rubric_id: sample_v1
 name: Sample
 version: 1.0.0
@@ -50,23 +50,23 @@ calibration_dataset: calibration/sample.jsonl
 "#;
 
 /// `SAMPLE` with the first occurrence of `from` replaced by `to` (which must exist).
-pub fn broken(from: &str, to: &str) -> String {
+pub(crate) fn broken(from: &str, to: &str) -> String {
     assert!(SAMPLE.contains(from), "fixture has no `{from}`");
     SAMPLE.replacen(from, to, 1)
 }
 
 /// Lints one in-memory document named `sample.yaml`.
-pub fn lint(text: &str) -> Vec<Diagnostic> {
+pub(crate) fn lint(text: &str) -> Vec<Diagnostic> {
     lint_named("sample.yaml", text)
 }
 
 /// Lints one in-memory document under a given name (the extension picks YAML or JSON).
-pub fn lint_named(name: &str, text: &str) -> Vec<Diagnostic> {
+pub(crate) fn lint_named(name: &str, text: &str) -> Vec<Diagnostic> {
     Linter::new().expect("schema compiles").lint_sources(&[(name, text)]).diagnostics
 }
 
 /// 1-based (line, column) of the first occurrence of `needle` in `text`.
-pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
+pub(crate) fn position_of(text: &str, needle: &str) -> (usize, usize) {
     let offset = text.find(needle).unwrap_or_else(|| panic!("`{needle}` not in text"));
     let line = text[..offset].matches('\n').count() + 1;
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
@@ -74,7 +74,7 @@ pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
 }
 
 /// 1-based (line, column) of `needle` inside the first occurrence of `context`.
-pub fn position_in(text: &str, context: &str, needle: &str) -> (usize, usize) {
+pub(crate) fn position_in(text: &str, context: &str, needle: &str) -> (usize, usize) {
     let start = text.find(context).unwrap_or_else(|| panic!("`{context}` not in text"));
     let inner = context.find(needle).unwrap_or_else(|| panic!("`{needle}` not in `{context}`"));
     let offset = start + inner;
@@ -85,7 +85,7 @@ pub fn position_in(text: &str, context: &str, needle: &str) -> (usize, usize) {
 
 /// The only diagnostic, asserting there is exactly one.
 #[track_caller]
-pub fn single(diagnostics: impl AsRef<[Diagnostic]>) -> Diagnostic {
+pub(crate) fn single(diagnostics: impl AsRef<[Diagnostic]>) -> Diagnostic {
     let diagnostics = diagnostics.as_ref();
     assert_eq!(diagnostics.len(), 1, "expected one diagnostic, got {diagnostics:#?}");
     diagnostics[0].clone()
@@ -93,7 +93,7 @@ pub fn single(diagnostics: impl AsRef<[Diagnostic]>) -> Diagnostic {
 
 /// Asserts rule, position and pointer of a diagnostic.
 #[track_caller]
-pub fn assert_at(d: &Diagnostic, rule: &str, at: (usize, usize), pointer: &str) {
+pub(crate) fn assert_at(d: &Diagnostic, rule: &str, at: (usize, usize), pointer: &str) {
     assert_eq!(d.rule.id(), rule, "{d:#?}");
     assert_eq!((d.line, d.column), at, "{d:#?}");
     assert_eq!(d.pointer, pointer, "{d:#?}");

@@ -1,0 +1,90 @@
+//! Usage errors never share an exit code with a result, and every command's `--help` shows
+//! its exit-code table.
+
+use std::process::{Command, Output};
+
+fn run(binary: &str, args: &[&str]) -> Output {
+    Command::new(binary).args(args).env("NO_COLOR", "1").output().unwrap()
+}
+
+const REVCAL: &str = env!("CARGO_BIN_EXE_revcal");
+const REVIEW_CALIBRATION: &str = env!("CARGO_BIN_EXE_review-calibration");
+
+#[test]
+fn a_mistyped_flag_exits_1_from_calibrate_and_3_from_score_for_both_binaries() {
+    let cases: [(&str, &[&str], i32); 6] = [
+        // calibrate's 2 means "the gate failed": a usage error is an operational error, 1.
+        (REVCAL, &["calibrate", "--min-recal", "0.6", "--review-cmd", "true"], 1),
+        (REVIEW_CALIBRATION, &["--min-recal", "0.6", "--review-cmd", "true"], 1),
+        // A bad value is a usage error too.
+        (REVCAL, &["calibrate", "--min-recall", "lots", "--review-cmd", "true"], 1),
+        (REVIEW_CALIBRATION, &["--plants", "-3", "--review-cmd", "true"], 1),
+        // score's 2 means UNCLEAR: a usage error is invalid input, 3.
+        (REVCAL, &["score", "--rubirc", "x"], 3),
+        (REVCAL, &["-v", "--color", "never", "score", "review.json", "--jsn"], 3),
+    ];
+    for (binary, args, code) in cases {
+        let output = run(binary, args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{binary} {args:?}: {stderr}");
+        assert!(stderr.contains("error:"), "{binary} {args:?} explains itself: {stderr}");
+        assert!(output.stdout.is_empty(), "{binary} {args:?} prints nothing on stdout");
+    }
+}
+
+#[test]
+fn other_commands_keep_2_for_usage_errors_and_help_exits_0() {
+    for args in [
+        &["rubric", "lint", "--formt", "json"][..],
+        &["mutate", "--smaple", "3", "."],
+        &["elo", "leaderbord"],
+        &["nonsense"],
+        &[],
+    ] {
+        assert_eq!(run(REVCAL, args).status.code(), Some(2), "revcal {args:?}");
+    }
+    for args in [&["--help"][..], &["calibrate", "--help"], &["score", "-h"], &["--version"]] {
+        let output = run(REVCAL, args);
+        assert_eq!(output.status.code(), Some(0), "revcal {args:?}");
+        assert!(!output.stdout.is_empty());
+    }
+    assert_eq!(run(REVIEW_CALIBRATION, &["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn every_command_documents_its_exit_codes_in_its_help() {
+    let commands: [(&str, &[&str], &[&str]); 8] = [
+        (
+            REVCAL,
+            &["calibrate"],
+            &[
+                "0        the gate passed",
+                "2        the gate failed",
+                "1        operational or usage error",
+                "128+N",
+            ],
+        ),
+        (
+            REVIEW_CALIBRATION,
+            &[],
+            &["0        the gate passed", "2        the gate failed", "1        operational or usage error"],
+        ),
+        (REVCAL, &["score"], &["0  PASS", "1  FAIL", "2  UNCLEAR", "3  invalid input"]),
+        (REVCAL, &["rubric", "lint"], &["0  no errors", "1  problems found", "2  usage or I/O error"]),
+        (REVCAL, &["rubric", "get"], &["1  nothing found", "2  usage or I/O error"]),
+        (REVCAL, &["mutate"], &["0  mutants listed", "2  usage or I/O error"]),
+        (REVCAL, &["demo"], &["0  both calibrations ran", "2  usage error"]),
+        (REVCAL, &["elo"], &["0  done", "1  a refusal", "2  usage or I/O error"]),
+    ];
+    for (binary, command, rows) in commands {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let output = run(binary, &args);
+        assert_eq!(output.status.code(), Some(0), "{binary} {args:?}");
+        let help = String::from_utf8_lossy(&output.stdout);
+        assert!(help.contains("Exit status:"), "{binary} {args:?} has an exit-status table:\n{help}");
+        for row in rows {
+            assert!(help.contains(row), "{binary} {args:?} lists `{row}`:\n{help}");
+        }
+    }
+}

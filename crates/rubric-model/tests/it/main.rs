@@ -1,0 +1,3 @@
+//! revcal-rubric-model through its public API: one test binary, one module per area.
+
+mod model;

@@ -1,0 +1,4 @@
+//! revcal-score through its public API: one test binary, one module per area.
+
+mod properties;
+mod scoring;
