@@ -8,6 +8,7 @@
 //! language's own tool (`python3 -m py_compile`, `node --check`, `rustfmt`); the same input
 //! gives the same output.
 
+use crate::util::fixtures;
 use revcal_mutate::{Category, Language, Mutant, Options, analyze, apply, is_test_path, select};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -165,7 +166,7 @@ fn run_corpus(language: Language, files: &[CorpusFile]) -> Vec<(Mutant, String)>
 /// The excerpts kept in the repository run everywhere, corpora or not.
 #[test]
 fn excerpts_in_the_repository() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+    let dir = fixtures("corpus");
     for (name, language, at_least) in [
         ("bisect.py", Language::Python, 40),
         ("ini.js", Language::JavaScript, 100),

@@ -3,14 +3,15 @@
 //! mutated. The fixtures mark forbidden lines with BEGIN-FORBIDDEN ... END-FORBIDDEN (in
 //! comments) and lines holding a literal with STRING-LINE.
 
+use crate::util::fixtures;
 use revcal_mutate::{Mutant, Options, analyze, generate_mutants};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The fixture's text, and the relative path it is analysed under (the absolute path lies
 /// under `tests/`, which would make every fixture a test file).
 fn fixture(name: &str) -> (PathBuf, String) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skip").join(name);
+    let path = fixtures("skip").join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     (PathBuf::from("src").join(name), text)
 }
