@@ -72,3 +72,17 @@ fn the_embedded_demo_is_examples_demo() {
         assert_same(&embedded.join(file), &canonical);
     }
 }
+
+#[test]
+fn every_published_crate_carries_the_repositorys_license_files() {
+    let crates = repository().join("crates");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let krate = entry.unwrap().path();
+        for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
+            assert_same(&krate.join(license), &repository().join(license));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2 * 7, "seven crates, two license files each");
+}
