@@ -9,122 +9,90 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt;
-use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Nesting deeper than this is refused (a message needs four levels; this bounds the work a
 /// hostile line can cause).
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
-/// The RFC 8785 canonical form of `value`.
+/// The RFC 8785 canonical form of `value`, as `serde_json_canonicalizer` writes it.
 ///
 /// Fails only for numbers JCS cannot represent (NaN and infinities, which `Value` cannot hold),
 /// so callers holding a parsed `Value` can rely on it.
-pub fn canonical_bytes(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
-    let mut text = String::with_capacity(512);
-    if write_simple(value, &mut text) {
-        return Ok(text.into_bytes());
-    }
+pub(crate) fn canonical_bytes(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
     serde_json_canonicalizer::to_vec(value)
 }
 
-/// The largest integer every JSON number parser holds exactly (2^53): up to it, JCS writes an
-/// integer as its decimal digits, as serde_json holds it.
-const EXACT_INTEGER: u64 = 1 << 53;
-
-/// Writes the canonical form of a value whose numbers are all integers up to
-/// [`EXACT_INTEGER`] in size (every message and receipt: a fifth of the time of the general
-/// canonicalizer, which ingest pays once per message); false, with `out` in an unspecified
-/// state, for any other number, which only the general canonicalizer formats as JCS says.
-fn write_simple(value: &Value, out: &mut String) -> bool {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(number) => {
-            // Writing to a String cannot fail.
-            let _ = match (number.as_u64(), number.as_i64()) {
-                (Some(n), _) if n <= EXACT_INTEGER => write!(out, "{n}"),
-                (None, Some(n)) if n.unsigned_abs() <= EXACT_INTEGER => write!(out, "{n}"),
-                _ => return false,
-            };
-        }
-        Value::String(text) => write_string(text, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                if !write_simple(item, out) {
-                    return false;
-                }
-            }
-            out.push(']');
-        }
-        Value::Object(object) => {
-            // Keys sort by their UTF-16 code units (RFC 8785 section 3.2.3); for ASCII keys
-            // that is byte order.
-            let mut members: Vec<(&String, &Value)> = object.iter().collect();
-            members.sort_by(|(a, _), (b, _)| {
-                if a.is_ascii() && b.is_ascii() { a.cmp(b) } else { a.encode_utf16().cmp(b.encode_utf16()) }
-            });
-            out.push('{');
-            for (index, (key, member)) in members.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                if !write_simple(member, out) {
-                    return false;
-                }
-            }
-            out.push('}');
-        }
-    }
-    true
+/// The canonical form of `value` as text (RFC 8785 output is UTF-8).
+pub(crate) fn canonical_text(value: &Value) -> Result<String, serde_json::Error> {
+    serde_json_canonicalizer::to_string(value)
 }
 
-/// A JSON string as RFC 8785 section 3.2.2.2 writes it: `"` and `\` escaped, the five
-/// control characters with a short escape written so, the other control characters as
-/// `\u00xx` in lowercase hex, everything else as itself.
-fn write_string(text: &str, out: &mut String) {
-    out.push('"');
-    let mut plain = 0;
-    for (index, byte) in text.bytes().enumerate() {
-        let escape = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            0x09 => "\\t",
-            0x0a => "\\n",
-            0x0c => "\\f",
-            0x0d => "\\r",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&text[plain..index]);
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-        } else {
-            out.push_str(escape);
-        }
-        plain = index + 1;
+/// JSON that did not parse, or did not have the shape asked for: serde_json's error, shared
+/// so that the errors holding it can be cloned and compared.
+#[derive(Debug, Clone)]
+pub struct JsonError(Arc<serde_json::Error>);
+
+impl JsonError {
+    /// 1-based line of the error within the text parsed; 0 when it has no position.
+    pub fn line(&self) -> usize {
+        self.0.line()
     }
-    out.push_str(&text[plain..]);
-    out.push('"');
+
+    /// 1-based column of the error; 0 when it has no position.
+    pub fn column(&self) -> usize {
+        self.0.column()
+    }
+
+    /// What the parser said, without serde_json's trailing " at line L column C".
+    pub fn reason(&self) -> String {
+        let text = self.0.to_string();
+        match text.rfind(" at line ") {
+            Some(index) => text[..index].to_owned(),
+            None => text,
+        }
+    }
+
+    /// serde_json's error.
+    pub fn get_ref(&self) -> &serde_json::Error {
+        &self.0
+    }
 }
+
+impl From<serde_json::Error> for JsonError {
+    fn from(error: serde_json::Error) -> JsonError {
+        JsonError(Arc::new(error))
+    }
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Transparent: the same message and the same source as serde_json's error.
+impl std::error::Error for JsonError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for JsonError {
+    fn eq(&self, other: &JsonError) -> bool {
+        self.0.classify() == other.0.classify() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for JsonError {}
 
 /// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
 /// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for byte in bytes {
@@ -134,8 +102,10 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Parses one JSON document, refusing duplicate keys and nesting deeper than 32 levels.
-/// The error carries serde_json's line and column.
+/// Parses one JSON document, refusing duplicate keys and nesting deeper than 32 levels, as
+/// the ledger does with every message and receipt. Parse JSON text with this before
+/// [`crate::sign_value`], so that what is signed is what a verifier will read. The error
+/// carries serde_json's line and column.
 pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = StrictValue::deserialize_at(&mut deserializer, 0)?;
@@ -259,8 +229,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The canonicalizer used for messages writes byte for byte what the general RFC 8785
-        /// implementation writes, and hands it every value it does not cover.
+        /// The canonical form of any value (control, non-ASCII and astral characters, integers
+        /// around 2^53, floats, nesting) is the canonicalizer's, byte for byte.
         #[test]
         fn canonical_form_matches_the_general_canonicalizer(value in any_value()) {
             let general = serde_json_canonicalizer::to_vec(&value).unwrap_or_else(|error| panic!("{error}"));

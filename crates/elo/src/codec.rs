@@ -13,6 +13,7 @@ const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// A field that is missing, mistyped or out of range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{field}`: {reason}")]
+#[non_exhaustive]
 pub struct FieldError {
     /// Dotted path of the field, e.g. `content.comments[1].line`.
     pub field: String,
@@ -148,17 +149,17 @@ fn kind(value: &Value) -> &'static str {
 
 /// The envelope fields every signed message carries besides its typed body.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Envelope {
+pub(crate) struct Envelope {
     /// The validated message.
-    pub message: Message,
+    pub(crate) message: Message,
     /// `pubkey`, still base64 (decoded by the signature check).
-    pub pubkey: String,
+    pub(crate) pubkey: String,
     /// `sig`, still base64; `None` for a message not yet signed.
-    pub sig: Option<String>,
+    pub(crate) sig: Option<String>,
 }
 
 /// Validates a parsed message: every field present, typed and in range, no unknown fields.
-pub fn decode(value: &Value) -> Result<Envelope, FieldError> {
+pub(crate) fn decode(value: &Value) -> Result<Envelope, FieldError> {
     let mut fields = Fields::new("", value)?;
     let type_name = fields.string("type")?;
     let Some(message_type) = MessageType::from_wire(type_name) else {
@@ -302,7 +303,7 @@ fn decode_comment(index: usize, value: &Value) -> Result<Comment, FieldError> {
 }
 
 /// The JSON of `message` without `pubkey` and `sig` (what a sender writes before signing).
-pub fn encode(message: &Message) -> Value {
+pub(crate) fn encode(message: &Message) -> Value {
     let content = match &message.content {
         Content::Request(request) => {
             let mut object = request.extra.clone();

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Why a well-formed, correctly signed message was not accepted (or not scored).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Rejection {
     /// The same message (same id) was accepted before.
     #[error("replayed: message {id} is already in the ledger")]
@@ -87,15 +88,15 @@ impl Rejection {
 
 /// What the rules need to know about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestView {
+pub(crate) struct RequestView {
     /// Who sent it.
-    pub requester: AgentId,
+    pub(crate) requester: AgentId,
     /// The outcome that closed it, if any.
-    pub closed_by: Option<MessageId>,
+    pub(crate) closed_by: Option<MessageId>,
 }
 
 /// May `reviewer` review this request now?
-pub fn check_review(
+pub(crate) fn check_review(
     request_id: &MessageId,
     request: Option<&RequestView>,
     reviewer: &AgentId,
@@ -114,7 +115,7 @@ pub fn check_review(
 }
 
 /// May `sender` report this request's outcome now?
-pub fn check_outcome(
+pub(crate) fn check_outcome(
     request_id: &MessageId,
     request: Option<&RequestView>,
     sender: &AgentId,

@@ -1,23 +1,28 @@
 //! Ed25519 identities: agent ids, key pairs, key files, signing and verification.
 
-use crate::canonical::{hex, sha256_hex};
+use crate::canonical::{JsonError, hex};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// Why a key, key file or signature could not be used.
+///
+/// Each message is complete on its own (it is reported as one line per message or file);
+/// the typed cause, where there is one, is also the error's `source`.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KeyError {
     /// Not standard base64.
-    #[error("`{field}` is not standard base64: {reason}")]
+    #[error("`{field}` is not standard base64: {source}")]
     Base64 {
         /// The field holding the text.
         field: &'static str,
         /// What the decoder said.
-        reason: String,
+        #[source]
+        source: base64::DecodeError,
     },
     /// Decoded to the wrong number of bytes.
     #[error("`{field}` must decode to {expected} bytes, found {found}")]
@@ -51,10 +56,10 @@ pub enum KeyError {
     NoSecret,
     /// Not a key file at all.
     #[error("not a key file: {0}")]
-    Format(String),
+    Format(#[source] JsonError),
     /// The operating system's random source failed.
-    #[error("the operating system's random source failed: {0}")]
-    Random(String),
+    #[error("the operating system's random source failed")]
+    Random(#[source] getrandom::Error),
 }
 
 /// An agent id: `@` followed by the first 16 hex digits of SHA-256 of the raw public key.
@@ -115,46 +120,13 @@ impl PublicKey {
         AgentId::of(self)
     }
 
-    /// True when `signature` is this key's strict Ed25519 signature over `bytes`.
+    /// True when `signature` is this key's Ed25519 signature over `bytes` under
+    /// ed25519-dalek's `verify_strict`: a non-canonical `s`, a small-order `R` or key, and
+    /// any `R` other than the encoding of `[s]B - [k]A` are refused (docs/reputation.md,
+    /// section 4).
     pub fn verifies(&self, bytes: &[u8], signature: &SignatureBytes) -> bool {
-        // A `PublicKey` is never of small order: `from_base64` refuses one, and a key pair's
-        // public half is a multiple of the base point.
-        verify_strict_strong_key(&self.0, bytes, &signature.0)
+        self.0.verify_strict(bytes, &Signature::from_bytes(&signature.0)).is_ok()
     }
-}
-
-/// Ed25519 verification that accepts exactly what `VerifyingKey::verify_strict` accepts
-/// (kept for the tests, which compare the two; [`PublicKey::verifies`] skips the key check),
-/// without decompressing `R` (a tenth of the instructions of a check).
-///
-/// `verify_strict` refuses a non-canonical `s`, a small-order key, an `R` that does not
-/// decode or decodes to a small-order point, and otherwise accepts when the encoding of
-/// `[s]B - [k]A` (with `k = SHA-512(R || A || M)`) is the bytes of `R`. Here the last test
-/// comes first: when the encodings are equal, `R` decodes to that point (an encoding made by
-/// `compress` always decodes to the point it was made from), so asking whether that point
-/// is of small order is asking whether `R` is; when they differ, both refuse. The tests
-/// compare the two on valid, altered and crafted signatures.
-#[cfg(test)]
-fn verify_strict(key: &VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
-    !key.is_weak() && verify_strict_strong_key(key, message, signature)
-}
-
-/// [`verify_strict`] for a key known not to be of small order (the check costs a twentieth
-/// of a verification, and every [`PublicKey`] has passed it).
-fn verify_strict_strong_key(key: &VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
-    use curve25519_dalek::{EdwardsPoint, Scalar};
-    use sha2::Sha512;
-    let (r, s) = signature.split_at(32);
-    let Ok(s) = <[u8; 32]>::try_from(s) else { return false };
-    let Some(s) = Option::<Scalar>::from(Scalar::from_canonical_bytes(s)) else { return false };
-    let mut hash = Sha512::new();
-    hash.update(r);
-    hash.update(key.as_bytes());
-    hash.update(message);
-    let wide: [u8; 64] = hash.finalize().into();
-    let k = Scalar::from_bytes_mod_order_wide(&wide);
-    let expected = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &-key.to_edwards(), &s);
-    expected.compress().as_bytes() == r && !expected.is_small_order()
 }
 
 /// A 64-byte Ed25519 signature.
@@ -174,7 +146,7 @@ impl SignatureBytes {
 }
 
 fn decode_exact<const N: usize>(text: &str, field: &'static str) -> Result<[u8; N], KeyError> {
-    let bytes = BASE64.decode(text).map_err(|error| KeyError::Base64 { field, reason: error.to_string() })?;
+    let bytes = BASE64.decode(text).map_err(|source| KeyError::Base64 { field, source })?;
     let found = bytes.len();
     bytes.try_into().map_err(|_| KeyError::Length { field, expected: N, found })
 }
@@ -195,7 +167,7 @@ impl Keypair {
     /// A new key from the operating system's random source.
     pub fn generate() -> Result<Keypair, KeyError> {
         let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).map_err(|error| KeyError::Random(error.to_string()))?;
+        getrandom::fill(&mut seed).map_err(KeyError::Random)?;
         Ok(Keypair::from_seed(seed))
     }
 
@@ -251,8 +223,7 @@ pub struct KeyFile {
 impl KeyFile {
     /// Parses and checks a key file's text.
     pub fn parse(text: &str) -> Result<KeyFile, KeyError> {
-        let file: KeyFile =
-            serde_json::from_str(text).map_err(|error| KeyError::Format(error.to_string()))?;
+        let file: KeyFile = serde_json::from_str(text).map_err(|error| KeyError::Format(error.into()))?;
         let public = file.public()?;
         if public.agent_id() != file.agent {
             return Err(KeyError::AgentMismatch {
@@ -283,46 +254,60 @@ impl KeyFile {
     }
 }
 
-/// Lowercase hex SHA-256 of a public key's raw bytes (for logs and docs).
-pub fn key_fingerprint(key: &PublicKey) -> String {
-    sha256_hex(key.0.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
-    use curve25519_dalek::{EdwardsPoint, Scalar};
-    use ed25519_dalek::Signature;
+    use crate::canonical::sha256_hex;
 
-    /// What `ed25519-dalek`'s own strict verification says.
-    fn dalek_strict(key: &VerifyingKey, message: &[u8], signature: &[u8; 64]) -> bool {
-        key.verify_strict(message, &Signature::from_bytes(signature)).is_ok()
+    /// Decodes a hex test vector.
+    fn unhex<const N: usize>(text: &str) -> [u8; N] {
+        let bytes: Vec<u8> = (0..text.len())
+            .step_by(2)
+            .map(|i| {
+                u8::from_str_radix(&text[i..i + 2], 16).unwrap_or_else(|error| panic!("{text}: {error}"))
+            })
+            .collect();
+        bytes.try_into().unwrap_or_else(|_| panic!("{text}: not {N} bytes"))
     }
 
-    /// A signature made by hand with nonce point `r_point` (which may carry a small-order
-    /// part the signer added) for the secret scalar `a`.
-    fn signed_with_nonce(key: &SigningKey, r: Scalar, torsion: EdwardsPoint, message: &[u8]) -> [u8; 64] {
-        let r_point = (ED25519_BASEPOINT_POINT * r) + torsion;
-        let r_bytes = r_point.compress().to_bytes();
-        let mut hash = sha2::Sha512::new();
-        hash.update(r_bytes);
-        hash.update(key.verifying_key().as_bytes());
-        hash.update(message);
-        let wide: [u8; 64] = hash.finalize().into();
-        let s = r + Scalar::from_bytes_mod_order_wide(&wide) * key.to_scalar();
-        let mut signature = [0u8; 64];
-        signature[..32].copy_from_slice(&r_bytes);
-        signature[32..].copy_from_slice(s.as_bytes());
-        signature
-    }
+    /// The encodings of the eight small-order points (curve25519-dalek's `EIGHT_TORSION`).
+    const SMALL_ORDER: [&str; 8] = [
+        "0100000000000000000000000000000000000000000000000000000000000000",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "0000000000000000000000000000000000000000000000000000000000000080",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+    ];
 
-    /// The fast check agrees with `verify_strict` on valid signatures, on every one-bit
-    /// change of signature, message or key, on small-order and non-canonical `R`, on
-    /// non-canonical `s`, on small-order keys, and on signatures whose nonce point carries a
-    /// small-order part (which a cofactored or batch check would accept).
+    /// Signatures by the key of seed `[5; 32]` over [`NONCE_MESSAGE`] whose nonce point is
+    /// `[r]B + T` for each small-order `T` above, in that order (made with curve arithmetic
+    /// when the test was written: `s = r + SHA-512(R || A || M) a`). The first (`T` the
+    /// identity) is an ordinary signature; the others satisfy the cofactored equation only,
+    /// which a batch or cofactored check would accept and `verify_strict` refuses.
+    const SMALL_ORDER_NONCE: [&str; 8] = [
+        "4faa93763d0702316ddef05a7921b30b30e81530b44cf9f35773ffee16f68638ba29417e000fa5ff7b5a232bfe36c35571b1ed8b7a8595dd55eb8bd2fe57320e",
+        "c57077b154392b0b71e903bd8831bf29222550dad8280c56d2b0cc32ee16ee1f619354ae76a9610ab55553caa29d5259ac09a63615ccbf4903e4aa25e9fe010b",
+        "f758556248064643c2712a92d9d92293bcd2ca4443661ab798518b231062370feba37a810fd8e3d6c0610d4cadf08774c757220f144dfcf3886fdc36e35e2900",
+        "44a52728cd9c3df80510753964383a7c351899c27d2f2798e391b7b200c68a9c2ecec796d0acac69f4134b6dc84000d1c3bd4f918555c3f7ed9cb30d074f5003",
+        "9e556c89c2f8fdce92210fa586de4cf4cf17eacf4bb3060ca88c0011e90979c7bd531e515be43dcea0053c5e75c622215b68e60b3088c85b984f3a68a18b8707",
+        "288f884eabc6d4f48e16fc4277ce40d6dddaaf2527d7f3a92d4f33cd11e911e00cc66a6507ff4ab689eddc01bca41048d10bdc4539d64c83c70c5f6c2c6edd0e",
+        "f6a6aa9db7f9b9bc3d8ed56d2626dd6c432d35bbbc99e54867ae74dcef9dc8f01462233c12d709447d46abaa3147348574f3fc9525bbaf086c6fdbb2a02ed008",
+        "a95ad8d73263c207faef8ac69bc7c583cae7663d82d0d8671c6e484dff397563611f95b7e1b671bf6f5be3ca61f415ce77c25ebf0fd54a51c4e7e7d874ca780f",
+    ];
+
+    /// The message of [`SMALL_ORDER_NONCE`].
+    const NONCE_MESSAGE: &[u8] = b"a review, signed with a nonce point that carries a small-order part";
+
+    /// `PublicKey::verifies` is `verify_strict`: it accepts each valid signature and refuses
+    /// every one-bit change of signature or message, another key, a non-canonical `s`
+    /// (`s + l`), every small-order `R` in its canonical and non-canonical encodings, and
+    /// signatures whose nonce point carries a small-order part; small-order keys never
+    /// become a `PublicKey`.
     #[test]
-    fn fast_strict_verification_agrees_with_ed25519_dalek() {
+    fn verification_is_ed25519_dalek_verify_strict() {
         let mut state = 0x9E37_79B9_7F4A_7C15_u64;
         let mut next = move || {
             state ^= state << 13;
@@ -332,17 +317,18 @@ mod tests {
         };
         let mut cases = 0;
         let mut accepted = 0;
-        let mut check = |key: &VerifyingKey, message: &[u8], signature: &[u8; 64]| {
-            let dalek = dalek_strict(key, message, signature);
-            assert_eq!(verify_strict(key, message, signature), dalek, "{message:?} {signature:?}");
+        let mut check = |key: &PublicKey, message: &[u8], signature: &[u8; 64]| {
+            let ours = key.verifies(message, &SignatureBytes(*signature));
+            let strict = key.0.verify_strict(message, &Signature::from_bytes(signature)).is_ok();
+            assert_eq!(ours, strict, "{message:?} {signature:?}");
             cases += 1;
-            accepted += usize::from(dalek);
+            accepted += usize::from(ours);
         };
         for round in 0..12u8 {
-            let signing = SigningKey::from_bytes(&[round.wrapping_mul(37).wrapping_add(1); 32]);
-            let key = signing.verifying_key();
+            let signing = Keypair::from_seed([round.wrapping_mul(37).wrapping_add(1); 32]);
+            let key = signing.public();
             let message: Vec<u8> = (0..(next() % 300)).map(|_| next() as u8).collect();
-            let signature = signing.sign(&message).to_bytes();
+            let signature = signing.sign(&message).0;
             check(&key, &message, &signature);
             for bit in 0..512 {
                 let mut altered = signature;
@@ -355,23 +341,20 @@ mod tests {
                 altered[at] ^= 1 << (next() % 8);
                 check(&key, &altered, &signature);
             }
-            let other = SigningKey::from_bytes(&[round.wrapping_add(100); 32]).verifying_key();
+            let other = Keypair::from_seed([round.wrapping_add(100); 32]).public();
             check(&other, &message, &signature);
             // `s + l`: the same point equation, a non-canonical scalar.
-            let mut wide = signature;
-            let s = Scalar::from_canonical_bytes(signature[32..].try_into().unwrap_or([0; 32]));
-            if let Some(s) = Option::<Scalar>::from(s) {
-                let l_plus_s = big_add(s.as_bytes(), &L);
-                if l_plus_s[31] & 0xe0 == 0 {
-                    wide[32..].copy_from_slice(&l_plus_s);
-                    check(&key, &message, &wide);
-                }
+            let s: [u8; 32] = signature[32..].try_into().unwrap_or([0; 32]);
+            let l_plus_s = big_add(&s, &L);
+            if l_plus_s[31] & 0xe0 == 0 {
+                let mut wide = signature;
+                wide[32..].copy_from_slice(&l_plus_s);
+                check(&key, &message, &wide);
             }
             // Every small-order point as `R`, in its canonical and (where it exists) its
             // non-canonical encoding.
-            for torsion in EIGHT_TORSION {
+            for encoded in SMALL_ORDER.map(unhex::<32>) {
                 let mut small = signature;
-                let encoded = torsion.compress().to_bytes();
                 small[..32].copy_from_slice(&encoded);
                 check(&key, &message, &small);
                 if let Some(non_canonical) = plus_p(&encoded) {
@@ -379,23 +362,20 @@ mod tests {
                     check(&key, &message, &small);
                 }
             }
-            // A nonce point with a small-order part, from a signer who knows the secret.
-            let nonce = Scalar::from_bytes_mod_order([round.wrapping_add(9); 32]);
-            for torsion in EIGHT_TORSION {
-                check(&key, &message, &signed_with_nonce(&signing, nonce, torsion, &message));
-            }
         }
-        // Small-order keys (weak keys), with any signature.
-        for torsion in EIGHT_TORSION {
-            if let Ok(weak) = VerifyingKey::from_bytes(&torsion.compress().to_bytes()) {
-                check(&weak, b"m", &[0u8; 64]);
-                let mut signature = [0u8; 64];
-                signature[..32].copy_from_slice(&torsion.compress().to_bytes());
-                check(&weak, b"m", &signature);
-            }
+        // A nonce point with a small-order part, from a signer who knows the secret.
+        let signer = Keypair::from_seed([5; 32]).public();
+        for (index, signature) in SMALL_ORDER_NONCE.map(unhex::<64>).iter().enumerate() {
+            check(&signer, NONCE_MESSAGE, signature);
+            assert_eq!(signer.verifies(NONCE_MESSAGE, &SignatureBytes(*signature)), index == 0, "{index}");
+        }
+        // Small-order keys (weak keys) are refused before any signature is checked.
+        for encoded in SMALL_ORDER {
+            let text = BASE64.encode(unhex::<32>(encoded));
+            assert!(PublicKey::from_base64(&text, "pubkey").is_err(), "{encoded}");
         }
         assert!(cases > 6_000, "{cases} cases");
-        assert_eq!(accepted, 12 + 12, "each valid signature and each torsion-free hand-made one");
+        assert_eq!(accepted, 12 + 1, "each valid signature and the torsion-free hand-made one");
     }
 
     /// The group order l, little-endian.
@@ -436,7 +416,7 @@ mod tests {
     #[test]
     fn agent_id_is_the_first_16_hex_digits_of_the_key_hash() {
         let key = Keypair::from_seed([7; 32]);
-        let full = key_fingerprint(&key.public());
+        let full = sha256_hex(key.public().0.as_bytes());
         assert_eq!(key.agent_id().as_str(), format!("@{}", &full[..16]));
         assert!(AgentId::parse(key.agent_id().as_str()).is_some());
         assert!(AgentId::parse("@ABCDEF0123456789").is_none());

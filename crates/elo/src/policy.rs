@@ -112,6 +112,7 @@ impl Default for Policy {
 /// A policy that cannot rate (a zero scale, or numbers that are not finite).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("policy field `{field}`: {reason}")]
+#[non_exhaustive]
 pub struct PolicyError {
     /// The field at fault.
     pub field: &'static str,

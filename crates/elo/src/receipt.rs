@@ -1,7 +1,7 @@
 //! Receipts: a ledger's signed statement that a review was scored, verifiable offline with
 //! the ledger's public key alone.
 
-use crate::canonical::{canonical_bytes, parse_strict};
+use crate::canonical::{JsonError, canonical_bytes, canonical_text, parse_strict};
 use crate::engine::ScoredReview;
 use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
 use crate::message::{MessageId, Verdict};
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The value of a receipt's `type`.
-pub const RECEIPT_TYPE: &str = "review";
+pub(crate) const RECEIPT_TYPE: &str = "review";
 
 /// What a receipt certifies about the review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,11 +54,24 @@ pub struct Receipt {
 }
 
 /// Why a receipt did not verify.
+///
+/// Each message is complete on its own (one is reported per receipt); the typed cause, where
+/// there is one, is also the error's `source`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReceiptError {
     /// Not a receipt: bad JSON, a missing, mistyped or unknown field.
     #[error("not a receipt: {0}")]
-    Format(String),
+    Format(#[source] JsonError),
+    /// `type` is not `review`.
+    #[error("not a receipt: `type` must be {RECEIPT_TYPE:?}, found {found:?}")]
+    WrongType {
+        /// The `type` found.
+        found: String,
+    },
+    /// `outcome` is not the class of `verdict` and `incident`.
+    #[error("not a receipt: `outcome` does not follow from `verdict` and `incident`")]
+    InconsistentOutcome,
     /// `issuer` is not the id of the key given.
     #[error("`issuer`: {issuer} is not the id of the issuer key given ({expected})")]
     WrongIssuer {
@@ -68,7 +81,7 @@ pub enum ReceiptError {
         expected: AgentId,
     },
     /// The signature is malformed.
-    #[error("{0}")]
+    #[error(transparent)]
     Key(#[from] KeyError),
     /// The signature does not verify: altered, or signed by another key.
     #[error("`sig`: the signature does not verify: the receipt was altered or issued by another ledger")]
@@ -111,25 +124,20 @@ impl Receipt {
     /// The canonical JSON of the whole receipt (one line).
     pub fn to_canonical(&self) -> String {
         let value = serde_json::to_value(self).unwrap_or(Value::Null);
-        canonical_bytes(&value).ok().and_then(|bytes| String::from_utf8(bytes).ok()).unwrap_or_default()
+        canonical_text(&value).unwrap_or_default()
     }
 
     /// Checks the receipt against the issuer's public key.
     pub fn verify(&self, issuer_key: &PublicKey) -> Result<(), ReceiptError> {
         if self.kind != RECEIPT_TYPE {
-            return Err(ReceiptError::Format(format!(
-                "`type` must be {RECEIPT_TYPE:?}, found {:?}",
-                self.kind
-            )));
+            return Err(ReceiptError::WrongType { found: self.kind.clone() });
         }
         let expected = issuer_key.agent_id();
         if self.issuer != expected {
             return Err(ReceiptError::WrongIssuer { issuer: self.issuer.clone(), expected });
         }
         if OutcomeClass::of(self.content.verdict, self.content.incident) != self.outcome {
-            return Err(ReceiptError::Format(
-                "`outcome` does not follow from `verdict` and `incident`".into(),
-            ));
+            return Err(ReceiptError::InconsistentOutcome);
         }
         let signature = SignatureBytes::from_base64(&self.sig, "sig")?;
         if issuer_key.verifies(&self.signed_bytes(), &signature) {
@@ -142,14 +150,14 @@ impl Receipt {
 
 /// Parses a receipt (strictly: duplicate keys and unknown fields refused) and verifies it.
 pub fn verify_receipt(text: &str, issuer_key: &PublicKey) -> Result<Receipt, ReceiptError> {
-    let value = parse_strict(text).map_err(|error| ReceiptError::Format(error.to_string()))?;
+    let value = parse_strict(text).map_err(|error| ReceiptError::Format(error.into()))?;
     verify_receipt_value(value, issuer_key)
 }
 
 /// As [`verify_receipt`], for a parsed value.
 pub fn verify_receipt_value(value: Value, issuer_key: &PublicKey) -> Result<Receipt, ReceiptError> {
     let receipt: Receipt =
-        serde_json::from_value(value).map_err(|error| ReceiptError::Format(error.to_string()))?;
+        serde_json::from_value(value).map_err(|error| ReceiptError::Format(error.into()))?;
     receipt.verify(issuer_key)?;
     Ok(receipt)
 }

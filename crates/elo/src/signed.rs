@@ -1,32 +1,37 @@
 //! Signed messages: parse, check the signature and the sender, compute the id; and sign.
 
-use crate::canonical::{canonical_bytes, parse_strict, sha256_hex};
+use crate::canonical::{JsonError, canonical_text, parse_strict, sha256_hex};
 use crate::codec::{self, FieldError};
 use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
 use crate::message::{Message, MessageId};
 use serde_json::Value;
 
 /// Why a message was refused before it reached the ledger.
+///
+/// Each message is complete on its own (ingest reports one per line); the typed cause, where
+/// there is one, is also the error's `source`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MessageError {
     /// Not JSON (or duplicate keys, or nested too deep).
-    #[error("not valid JSON at line {line}, column {column}: {reason}")]
+    #[error("not valid JSON at line {line}, column {column}: {}", source.reason())]
     Json {
         /// 1-based line within the text parsed.
         line: usize,
         /// 1-based column.
         column: usize,
         /// What the parser said.
-        reason: String,
+        #[source]
+        source: JsonError,
     },
     /// A field is missing, mistyped, out of range or unknown.
     #[error(transparent)]
     Field(#[from] FieldError),
     /// `pubkey` or `sig` cannot be decoded.
-    #[error("{0}")]
+    #[error(transparent)]
     Key(#[from] KeyError),
     /// A message without `sig`.
-    #[error("`sig`: missing; sign the message first (`revcal elo sign`)")]
+    #[error("`sig`: missing; sign the message first")]
     Unsigned,
     /// `from` is not the id of `pubkey`.
     #[error("`from`: {from} is not the id of `pubkey` (which is {expected})")]
@@ -80,12 +85,8 @@ impl SignedMessage {
 
     /// As [`SignedMessage::parse`], reusing public keys already decoded in `keys` (decoding
     /// a key is a square root on the curve; a stream of messages has few distinct senders).
-    pub fn parse_with(text: &str, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
-        let value = parse_strict(text).map_err(|error| MessageError::Json {
-            line: error.line(),
-            column: error.column(),
-            reason: strip_position(&error.to_string()),
-        })?;
+    pub(crate) fn parse_with(text: &str, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
+        let value = parse_strict(text).map_err(MessageError::json)?;
         SignedMessage::checked(value, Check::Signature, keys)
     }
 
@@ -102,14 +103,14 @@ impl SignedMessage {
         if envelope.message.from != expected {
             return Err(MessageError::WrongSender { from: envelope.message.from, expected });
         }
-        let canonical = canonical_text(&value)?;
+        let canonical = canonical_of(&value)?;
         let signed_bytes = match without_top_level_sig(&canonical, &sig_text) {
             Some(bytes) => bytes,
             None => {
                 if let Value::Object(object) = &mut value {
                     object.remove("sig");
                 }
-                canonical_text(&value)?.into_bytes()
+                canonical_of(&value)?.into_bytes()
             }
         };
         if check == Check::Signature && !pubkey.verifies(&signed_bytes, &sig) {
@@ -169,7 +170,7 @@ pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, Mess
     }
     object.insert("pubkey".into(), Value::String(key.public().to_base64()));
     codec::decode(&value)?;
-    let signature = key.sign(canonical_text(&value)?.as_bytes());
+    let signature = key.sign(canonical_of(&value)?.as_bytes());
     if let Value::Object(object) = &mut value {
         object.insert("sig".into(), Value::String(signature.to_base64()));
     }
@@ -179,7 +180,7 @@ pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, Mess
 
 /// Public keys already decoded, by their base64 text (bounded: cleared when full).
 #[derive(Debug, Default)]
-pub struct KeyCache {
+pub(crate) struct KeyCache {
     keys: std::collections::HashMap<String, (PublicKey, AgentId)>,
 }
 
@@ -225,23 +226,15 @@ fn without_top_level_sig(canonical: &str, sig: &str) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-fn canonical_text(value: &Value) -> Result<String, MessageError> {
-    let bytes = canonical_bytes(value).map_err(|error| MessageError::Json {
-        line: 0,
-        column: 0,
-        reason: error.to_string(),
-    })?;
-    String::from_utf8(bytes).map_err(|error| MessageError::Json {
-        line: 0,
-        column: 0,
-        reason: error.to_string(),
-    })
+impl MessageError {
+    /// The error for JSON that does not parse (or, never for a parsed value, does not
+    /// canonicalise), with serde_json's position.
+    fn json(error: serde_json::Error) -> MessageError {
+        MessageError::Json { line: error.line(), column: error.column(), source: error.into() }
+    }
 }
 
-/// serde_json appends " at line L column C"; the error reports those as fields.
-fn strip_position(text: &str) -> String {
-    match text.rfind(" at line ") {
-        Some(index) => text[..index].to_owned(),
-        None => text.to_owned(),
-    }
+/// The canonical form of a message as text.
+fn canonical_of(value: &Value) -> Result<String, MessageError> {
+    canonical_text(value).map_err(MessageError::json)
 }

@@ -82,9 +82,10 @@ pub(crate) fn run(
 fn invalid(file: &str, line: usize, error: &MessageError) -> Rejected {
     // A JSON error's position is within the line; report it as line:column of the file.
     let (line, reason) = match error {
-        MessageError::Json { column, reason, .. } => {
-            (line, format!("column {column}: not valid JSON: {reason}"))
+        MessageError::Json { column, source, .. } => {
+            (line, format!("column {column}: not valid JSON: {}", source.reason()))
         }
+        MessageError::Unsigned => (line, format!("{error} (`revcal elo sign`)")),
         other => (line, other.to_string()),
     };
     Rejected { file: file.to_owned(), line, code: "invalid".into(), field: error.field(), reason }

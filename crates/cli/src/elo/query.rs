@@ -164,7 +164,7 @@ pub(crate) fn check(ledger: &LedgerPath, json: bool, style: &Style) -> Result<Ex
     if json {
         let report = json!({
             "ledger": ledger.path().display().to_string(),
-            "schema_version": revcal_elo::SCHEMA_VERSION,
+            "schema_version": ledger.schema_version(),
             "integrity": if integrity.is_empty() { vec!["ok".to_owned()] } else { integrity.clone() },
             "replay": replay,
             "consistent": consistent,

@@ -70,7 +70,8 @@ fn sign(dir: &Path, agent: &CliAgent, message: Value) -> (String, String) {
         revcal_stdin(dir, &["elo", "sign", "-", "--key", agent.key.to_str().unwrap()], &message.to_string());
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let line = stdout(&output).trim().to_owned();
-    let id = revcal_elo::sha256_hex(line.as_bytes());
+    // The printed line is the canonical form, so its id is the SHA-256 of the line.
+    let id = SignedMessage::parse(&line).unwrap().id.to_string();
     (line, id)
 }
 
@@ -171,7 +172,7 @@ fn scripted_three_agent_sequence_matches_the_hand_computation() {
     // The default ledger is ./revcal-ledger.sqlite.
     assert!(d.join("revcal-ledger.sqlite").exists());
 
-    // Hand computation (SPEC 7): delta = base x K / 20, K 40 below 20 scored reviews, else 20.
+    // Hand computation (docs/reputation.md, section 3): delta = base x K / 20, K 40 below 20 scored reviews, else 20.
     let b_rating = 1200.0 + 17.0 * 10.0 + 50.0 + 0.0 - 60.0 + 25.0 + 5.0; // 1390
     let a_rating = 1200.0 + 50.0; // 1250
     let c_rating = 1200.0 - 60.0 - 10.0 + 0.0 + 10.0; // 1140
@@ -228,7 +229,7 @@ fn story(author: &Keypair, reviewers: &[Keypair], n: usize) -> Vec<SignedMessage
             }),
         ));
     }
-    let incident = n % 3 == 0;
+    let incident = n.is_multiple_of(3);
     messages.push(send(
         author,
         Content::Outcome(OutcomeContent {
@@ -373,9 +374,9 @@ fn forged_altered_and_misattributed_lines_are_reported_with_their_reason() {
     forged["sig"] = json!(revcal_elo::SignatureBytes([9; 64]).to_base64());
     let mut other_key = value.clone();
     let a_key = KeyFile::parse(&std::fs::read_to_string(&a.key).unwrap()).unwrap().keypair().unwrap();
-    let mut unsigned = value.clone();
-    unsigned.as_object_mut().unwrap().remove("sig");
-    other_key["sig"] = json!(a_key.sign(&revcal_elo::canonical_bytes(&unsigned).unwrap()).to_base64());
+    // The bytes B signed (the canonical review without `sig`), signed by A instead.
+    let signed_bytes = SignedMessage::parse(&review).unwrap().signed_bytes().to_vec();
+    other_key["sig"] = json!(a_key.sign(&signed_bytes).to_base64());
     let mut misattributed = value.clone();
     misattributed["from"] = json!(a.id);
     let lines = [
@@ -508,7 +509,8 @@ fn receipts_verify_with_the_issuer_key_and_fail_with_another_key_or_any_change()
 
     // Byte changes: one single receipt in canonical form, changed at positions spread over
     // every field.
-    let canonical = revcal_elo::canonical_bytes(&listed[0]).unwrap();
+    let canonical =
+        serde_json::from_value::<revcal_elo::Receipt>(listed[0].clone()).unwrap().to_canonical().into_bytes();
     std::fs::write(d.join("one.json"), &canonical).unwrap();
     assert_eq!(
         revcal(d, &["elo", "verify-receipt", "one.json", "--issuer-key", "ledger.pub"]).status.code(),

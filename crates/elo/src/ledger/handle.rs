@@ -7,7 +7,7 @@ use crate::signed::{MessageError, SignedMessage};
 use serde_json::{Value, json};
 
 /// Entries in a `REVIEW_LEADERBOARD_RESULT` when the query names no `limit`.
-pub const DEFAULT_LEADERBOARD_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_LEADERBOARD_LIMIT: u32 = 20;
 
 /// The ledger's answer to one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,7 +100,7 @@ impl Ledger {
         };
         SignedMessage::sign(&answer, &self.key)
             .map(|reply| Response::Reply(Box::new(reply)))
-            .map_err(|error| self.corrupt(format!("could not sign the leaderboard reply: {error}")))
+            .map_err(|source| LedgerError::Reply { path: self.path.clone(), source })
     }
 }
 

@@ -7,18 +7,19 @@ mod replay;
 mod schema;
 mod store;
 
-pub use handle::DEFAULT_LEADERBOARD_LIMIT;
 pub use handle::Response;
 pub use replay::ReplayReport;
-pub use schema::SCHEMA_VERSION;
-pub use store::{LineOutcome, Stored, parse_parallel};
+use schema::SCHEMA_VERSION;
+pub use store::{LineOutcome, Stored};
 
+use crate::canonical::JsonError;
 use crate::engine::ScoredReview;
-use crate::identity::{AgentId, KeyFile, Keypair};
+use crate::identity::{AgentId, KeyError, KeyFile, Keypair};
 use crate::message::LeaderboardEntry;
 use crate::message::{MessageId, Verdict};
 use crate::policy::{OutcomeClass, Policy, PolicyError, Standing};
 use crate::receipt::Receipt;
+use crate::signed::MessageError;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -33,7 +34,11 @@ const WAL_CHECKPOINT_PAGES: i64 = 32_768;
 pub const DEFAULT_LEDGER_FILE: &str = "revcal-ledger.sqlite";
 
 /// Why the ledger could not do what was asked.
+///
+/// Each message names the ledger file and is complete on its own; the typed cause, where
+/// there is one, is also the error's `source`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LedgerError {
     /// SQLite failed (I/O, a locked file past the timeout, a corrupt file).
     #[error("ledger {path}: {source}")]
@@ -61,6 +66,33 @@ pub enum LedgerError {
         path: PathBuf,
         /// What is wrong.
         what: String,
+    },
+    /// The ledger's own key, stored in the file, does not load.
+    #[error("ledger {path}: ledger key: {source}")]
+    LedgerKey {
+        /// The ledger file.
+        path: PathBuf,
+        /// Why the key file does not load.
+        #[source]
+        source: KeyError,
+    },
+    /// The rating policy stored in the file does not parse.
+    #[error("ledger {path}: policy: {source}")]
+    StoredPolicy {
+        /// The ledger file.
+        path: PathBuf,
+        /// What serde_json said.
+        #[source]
+        source: JsonError,
+    },
+    /// The ledger could not sign its answer to a query.
+    #[error("ledger {path}: could not sign the leaderboard reply: {source}")]
+    Reply {
+        /// The ledger file.
+        path: PathBuf,
+        /// Why signing failed.
+        #[source]
+        source: MessageError,
     },
     /// The ledger was created with another policy than the one asked for.
     #[error("ledger {path}: created with a different rating policy; open it without one to use its own")]
@@ -150,9 +182,9 @@ impl Ledger {
         };
         let key = KeyFile::parse(&meta("ledger_key")?)
             .and_then(|file| file.keypair())
-            .map_err(|error| corrupt(format!("ledger key: {error}")))?;
-        let policy: Policy =
-            serde_json::from_str(&meta("policy")?).map_err(|error| corrupt(format!("policy: {error}")))?;
+            .map_err(|source| LedgerError::LedgerKey { path: path.to_owned(), source })?;
+        let policy: Policy = serde_json::from_str(&meta("policy")?)
+            .map_err(|error| LedgerError::StoredPolicy { path: path.to_owned(), source: error.into() })?;
         if wanted.is_some_and(|wanted| wanted != policy) {
             return Err(LedgerError::PolicyMismatch { path: path.to_owned() });
         }
@@ -162,6 +194,12 @@ impl Ledger {
     /// The ledger file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The schema version of the file, which opening brought up to this build's
+    /// (docs/reputation.md, section 6).
+    pub fn schema_version(&self) -> u32 {
+        SCHEMA_VERSION
     }
 
     /// The rating policy the ledger was created with.

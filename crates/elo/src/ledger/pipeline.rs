@@ -112,7 +112,9 @@ impl Ledger {
         on_batch: impl FnMut(Vec<(usize, LineOutcome)>),
     ) -> Result<(), LedgerError> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from).min(8);
-        self.ingest_lines_with_helpers(lines, batch_size, cores - 1, on_batch)
+        // No more verifying threads than chunks besides the one the storing thread takes.
+        let helpers = (cores - 1).min(lines.len().div_ceil(CHUNK_LINES).saturating_sub(1));
+        self.ingest_lines_with_helpers(lines, batch_size, helpers, on_batch)
     }
 
     /// [`Ledger::ingest_lines_pipelined`] with `helpers` verifying threads besides the

@@ -7,7 +7,7 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+pub(crate) const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -145,13 +145,13 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version of an open connection.
-pub fn version(connection: &Connection) -> rusqlite::Result<u32> {
+pub(crate) fn version(connection: &Connection) -> rusqlite::Result<u32> {
     connection.query_row("PRAGMA user_version", [], |row| row.get(0))
 }
 
 /// What `migrate` found and did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Migration {
+pub(crate) enum Migration {
     /// Applied migrations from the first version to the second.
     Applied(u32, u32),
     /// Already current.
@@ -162,7 +162,7 @@ pub enum Migration {
 
 /// Brings the schema up to [`SCHEMA_VERSION`]; `initialise` runs in the same transaction
 /// (it seeds the ledger key and policy on a new file).
-pub fn migrate(
+pub(crate) fn migrate(
     connection: &mut Connection,
     initialise: impl FnOnce(&rusqlite::Transaction) -> rusqlite::Result<()>,
 ) -> rusqlite::Result<Migration> {

@@ -6,7 +6,7 @@ use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_r
 use crate::identity::AgentId;
 use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, Verdict};
 use crate::policy::{OutcomeClass, Standing};
-use crate::signed::{KeyCache, MessageError, SignedMessage};
+use crate::signed::{MessageError, SignedMessage};
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -36,51 +36,6 @@ impl LineOutcome {
     pub fn is_stored(&self) -> bool {
         matches!(self, LineOutcome::Stored(_))
     }
-}
-
-/// Parses and verifies lines on every core (signature checks dominate ingest time).
-pub fn parse_parallel(lines: &[&str]) -> Vec<Result<SignedMessage, MessageError>> {
-    parse_parallel_with(lines, &mut key_caches())
-}
-
-/// One key cache per verifying thread (at most 8).
-fn key_caches() -> Vec<KeyCache> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(8);
-    (0..threads).map(|_| KeyCache::default()).collect()
-}
-
-/// As [`parse_parallel`], one thread per cache, each keeping its decoded public keys for
-/// the next call: decoding a key (a square root on the curve) costs about half a signature
-/// check, a stream has few senders, and one batch alone would decode most of them again.
-fn parse_parallel_with(lines: &[&str], caches: &mut [KeyCache]) -> Vec<Result<SignedMessage, MessageError>> {
-    let parse_all = |part: &[&str], keys: &mut KeyCache| {
-        part.iter().map(|line| SignedMessage::parse_with(line, keys)).collect::<Vec<_>>()
-    };
-    let threads = caches.len();
-    if threads <= 1 || lines.len() < 64 {
-        return match caches.first_mut() {
-            Some(keys) => parse_all(lines, keys),
-            None => parse_all(lines, &mut KeyCache::default()),
-        };
-    }
-    let chunk = lines.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = lines
-            .chunks(chunk)
-            .zip(caches.iter_mut())
-            .map(|(part, keys)| scope.spawn(move || parse_all(part, keys)))
-            .collect();
-        let mut parsed = Vec::with_capacity(lines.len());
-        for (worker, part) in workers.into_iter().zip(lines.chunks(chunk)) {
-            match worker.join() {
-                Ok(results) => parsed.extend(results),
-                // A worker cannot panic on input (parsing never panics); should the
-                // impossible happen, redo its share here rather than lose lines.
-                Err(_) => parsed.extend(parse_all(part, &mut KeyCache::default())),
-            }
-        }
-        parsed
-    })
 }
 
 impl Ledger {
@@ -124,16 +79,17 @@ impl Ledger {
     }
 
     /// Parses, verifies and stores lines of JSONL (blank lines skipped): one transaction for
-    /// all of them. Returns one outcome per non-blank line, with its index in `lines`.
+    /// all of them, through the same pipeline as [`Ledger::ingest_lines_pipelined`]. Returns
+    /// one outcome per non-blank line, with its index in `lines`.
     pub fn ingest_lines(&mut self, lines: &[&str]) -> Result<Vec<(usize, LineOutcome)>, LedgerError> {
-        let (indices, texts) = non_blank(lines, 0);
-        let parsed = parse_parallel(&texts);
-        Ok(indices.into_iter().zip(self.ingest_parsed(parsed)?).collect())
+        let mut outcomes = Vec::with_capacity(lines.len());
+        self.ingest_lines_pipelined(lines, lines.len(), |batch| outcomes.extend(batch))?;
+        Ok(outcomes)
     }
 
-    /// Stores messages parsed with [`parse_parallel`] (in one transaction); the invalid
-    /// ones come back as [`LineOutcome::Invalid`], in place.
-    pub fn ingest_parsed(
+    /// Stores parsed and verified messages (in one transaction); the invalid ones come back
+    /// as [`LineOutcome::Invalid`], in place.
+    pub(crate) fn ingest_parsed(
         &mut self,
         parsed: Vec<Result<SignedMessage, MessageError>>,
     ) -> Result<Vec<LineOutcome>, LedgerError> {
@@ -162,16 +118,6 @@ impl Ledger {
         }
         Ok(outcomes)
     }
-}
-
-/// The non-blank lines of `lines` and their indices (plus `offset`).
-fn non_blank<'a>(lines: &[&'a str], offset: usize) -> (Vec<usize>, Vec<&'a str>) {
-    lines
-        .iter()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| (i + offset, *line))
-        .unzip()
 }
 
 /// Agents whose `agents` row, and reviewers whose `ratings` row, exist.

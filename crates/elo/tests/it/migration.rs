@@ -1,9 +1,7 @@
 //! A ledger written by schema version 1 (ids as 64 hex digits) opens with this build: it
 //! migrates to the current schema and answers exactly as before.
 
-mod common;
-
-use common::{agent, outcome, request, review};
+use crate::util::{agent, outcome, request, review};
 use revcal_elo::{Ledger, Rejection, SignedMessage, Verdict};
 use rusqlite::Connection;
 use std::path::Path;
@@ -132,7 +130,7 @@ fn a_version_1_ledger_migrates_and_answers_as_before() {
     write_v1_copy(&current_path, &v1_path);
 
     let mut migrated = Ledger::open(&v1_path).unwrap();
-    assert_eq!(user_version(&v1_path), revcal_elo::SCHEMA_VERSION);
+    assert_eq!(user_version(&v1_path), migrated.schema_version());
     let id_type: String = Connection::open(&v1_path)
         .unwrap()
         .query_row("SELECT DISTINCT typeof(id) FROM messages", [], |row| row.get(0))

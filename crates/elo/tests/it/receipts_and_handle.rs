@@ -1,9 +1,7 @@
 //! Receipts verify with the issuer's key alone and fail with any other key or after any
 //! byte changes; `handle` answers a leaderboard query with a signed reply.
 
-mod common;
-
-use common::{TS, agent, outcome, request, review};
+use crate::util::{TS, agent, outcome, request, review};
 use revcal_elo::{Ledger, Response, SignedMessage, Verdict, sign_value, verify_receipt};
 use serde_json::json;
 

@@ -1,22 +1,20 @@
 //! Builders for signed test messages (fixed seeds: deterministic ids).
-#![allow(dead_code)]
-
 use revcal_elo::{
     Comment, Content, Keypair, Message, OutcomeContent, RequestContent, ReviewContent, SignedMessage, Verdict,
 };
 
-pub const TS: u64 = 1_700_000_000;
+pub(crate) const TS: u64 = 1_700_000_000;
 
-pub fn agent(seed: u8) -> Keypair {
+pub(crate) fn agent(seed: u8) -> Keypair {
     Keypair::from_seed([seed; 32])
 }
 
-pub fn send(key: &Keypair, content: Content) -> SignedMessage {
+pub(crate) fn send(key: &Keypair, content: Content) -> SignedMessage {
     let message = Message { from: key.agent_id(), to: "#review".into(), ts: TS, content };
     SignedMessage::sign(&message, key).unwrap()
 }
 
-pub fn request(key: &Keypair, change: &str) -> SignedMessage {
+pub(crate) fn request(key: &Keypair, change: &str) -> SignedMessage {
     send(
         key,
         Content::Request(RequestContent {
@@ -27,7 +25,7 @@ pub fn request(key: &Keypair, change: &str) -> SignedMessage {
     )
 }
 
-pub fn review(key: &Keypair, request: &SignedMessage, verdict: Verdict) -> SignedMessage {
+pub(crate) fn review(key: &Keypair, request: &SignedMessage, verdict: Verdict) -> SignedMessage {
     send(
         key,
         Content::Review(ReviewContent {
@@ -39,7 +37,7 @@ pub fn review(key: &Keypair, request: &SignedMessage, verdict: Verdict) -> Signe
     )
 }
 
-pub fn outcome(key: &Keypair, request: &SignedMessage, incident: bool) -> SignedMessage {
+pub(crate) fn outcome(key: &Keypair, request: &SignedMessage, incident: bool) -> SignedMessage {
     send(
         key,
         Content::Outcome(OutcomeContent {

@@ -1,9 +1,7 @@
 //! A message the rules refuse leaves no trace: sent again, it is judged again (not taken
 //! for a replay), and the ledger holds only what it accepted.
 
-mod common;
-
-use common::{agent, outcome, request, review};
+use crate::util::{agent, outcome, request, review};
 use revcal_elo::{Ledger, Rejection, Verdict};
 
 #[test]

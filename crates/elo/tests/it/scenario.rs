@@ -1,11 +1,9 @@
 //! The acceptance scenario: three agents, a scripted sequence of requests, reviews of every
 //! verdict, outcomes with and without incidents, one reviewer crossing the 20-review K
-//! boundary. Every expected number is worked out by hand below from SPEC 7's rules, not by
-//! the engine.
+//! boundary. Every expected number is worked out by hand below from the rules of
+//! docs/reputation.md (section 3), not by the engine.
 
-mod common;
-
-use common::{agent, outcome, request, review};
+use crate::util::{agent, outcome, request, review};
 use revcal_elo::{Engine, Ledger, Policy, Rejection, SignedMessage, Verdict};
 
 /// The script: `(message, expected rejection code or None)`.

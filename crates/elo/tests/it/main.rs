@@ -1,0 +1,10 @@
+//! The integration tests of revcal-elo, one binary: a module per area, shared builders in
+//! `util`. Everything here goes through the public API only.
+
+mod migration;
+mod properties;
+mod receipts_and_handle;
+mod refusals;
+mod rules;
+mod scenario;
+mod util;
