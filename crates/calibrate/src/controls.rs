@@ -1,17 +1,15 @@
 //! The controls: two synthetic reviewers scored through the same scorer and judge as the
 //! real one. The echo reviewer names each plant's file:line and quotes the changed line
 //! (what a reviewer that merely reads the diff would say); a trustworthy scorer gives it
-//! recall <= 0.2. The oracle states each defect (and, for the repro scorer, carries the
+//! recall <= 0.2 ([`ControlOutcome::ECHO_MAX_RECALL`](crate::ControlOutcome::ECHO_MAX_RECALL)).
+//! The oracle states each defect (and, for the repro scorer, carries the
 //! plant's witness as its repro); a working scorer gives it 1.0.
 
 use crate::findings::{Finding, FindingFormat};
 use crate::plants::Plant;
 
-/// Highest recall the echo control may score under a trustworthy scorer.
-pub const ECHO_MAX_RECALL: f64 = 0.2;
-
 /// The echo reviewer's findings: location and the changed line, no understanding.
-pub fn echo_findings(plants: &[&Plant]) -> Vec<Finding> {
+pub(crate) fn echo_findings(plants: &[&Plant]) -> Vec<Finding> {
     plants
         .iter()
         .map(|plant| {
@@ -27,7 +25,7 @@ pub fn echo_findings(plants: &[&Plant]) -> Vec<Finding> {
 }
 
 /// The oracle reviewer's findings: each defect stated, with the witness as repro.
-pub fn oracle_findings(plants: &[&Plant]) -> Vec<Finding> {
+pub(crate) fn oracle_findings(plants: &[&Plant]) -> Vec<Finding> {
     plants
         .iter()
         .map(|plant| {

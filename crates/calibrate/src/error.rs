@@ -1,21 +1,40 @@
 //! The one error type of a calibration run.
+//!
+//! Messages describe the problem in the product's words; a program that drives the library
+//! (the `revcal calibrate` command) adds its own flag names as context. Underlying errors
+//! (I/O, git, the judge, the report) are kept as [`source`](std::error::Error::source)s, so
+//! print the whole chain.
 
 use std::path::PathBuf;
+
+use crate::judge::JudgeError;
+use crate::plants::{ApplyError, PlantError};
+use crate::report::{ControlOutcome, ReportError};
+use crate::scoring::ScorerKind;
+
+/// An underlying error of a type the library does not expose (gix, a journal's contents).
+pub(crate) type BoxedError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a calibration could not produce a trustworthy report. Every variant is an
 /// operational error (exit 1 in the CLI); a failed gate is not an error but a report with
 /// `gate_pass == false`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CalibrateError {
+    /// No reviewer command was given.
+    #[error("no reviewer command was given")]
+    NoReviewer,
     /// The directory is not inside a git work tree.
     #[error(
-        "{path} is not a git repository: calibration plants bugs only where git can prove the tree is restored"
+        "{} is not a git repository: calibration plants bugs only where git can prove the tree is restored",
+        path.display()
     )]
     NotARepository {
         /// The directory that was given.
         path: PathBuf,
-        /// What gix said.
-        reason: String,
+        /// Why it is not one (what gix said, or that the repository is bare).
+        #[source]
+        source: BoxedError,
     },
     /// Tracked files have uncommitted changes; nothing was touched.
     #[error(
@@ -28,7 +47,7 @@ pub enum CalibrateError {
     },
     /// A restore journal from an interrupted run is present.
     #[error(
-        "a restore journal from an interrupted run is present at {}: run `revcal calibrate --recover` first",
+        "a restore journal from an interrupted run is present at {}: recover the files it holds before calibrating again",
         .journal.display()
     )]
     JournalPresent {
@@ -36,17 +55,47 @@ pub enum CalibrateError {
         journal: PathBuf,
     },
     /// A git operation failed.
-    #[error("git: {0}")]
-    Git(String),
-    /// The commit touches no eligible file and no fallback files were given.
-    #[error("{0}")]
-    NoTargets(String),
+    #[error("git: cannot {operation}")]
+    Git {
+        /// What was being done (`resolve \`HEAD~3\``, `read the index`, ...).
+        operation: String,
+        /// What git (gix, or the `git` command) said.
+        #[source]
+        source: BoxedError,
+    },
+    /// The commit touches no eligible file and no eligible fallback files were given.
+    #[error(
+        "commit {} changes no eligible source file ({changed} changed file(s): Rust, JavaScript and Python sources count, tests and configuration do not){}",
+        crate::targets::short(commit),
+        if fallback.is_empty() {
+            "; name fallback target files".to_owned()
+        } else {
+            format!("; none of the fallback target files ({}) is eligible either", fallback.join(", "))
+        }
+    )]
+    NoTargets {
+        /// The commit's full id.
+        commit: String,
+        /// How many files it changed (none of them eligible).
+        changed: usize,
+        /// The fallback target files given (none of them eligible).
+        fallback: Vec<String>,
+    },
     /// A plants file could not be read or one of its entries is wrong.
-    #[error("{0}")]
-    Plants(#[from] crate::plants::PlantError),
+    #[error(transparent)]
+    Plants(#[from] PlantError),
+    /// A plant could not be applied to its file.
+    #[error("cannot plant into {file}")]
+    ApplyPlant {
+        /// The file, relative to the work tree.
+        file: String,
+        /// Why the plant does not fit the file's current content.
+        #[source]
+        source: ApplyError,
+    },
     /// Fewer valid plants than required.
     #[error(
-        "only {valid} valid plant(s) ({excluded} excluded as equivalent), fewer than --min-plants {min}: a recall measured on so few bugs says nothing"
+        "fewer valid plants ({valid}, after {excluded} excluded as equivalent) than the minimum ({min}): a recall measured on so few bugs says nothing"
     )]
     TooFewPlants {
         /// Plants left after the witness check.
@@ -56,15 +105,61 @@ pub enum CalibrateError {
         /// The minimum asked for.
         min: usize,
     },
-    /// The scorer cannot run (e.g. `judge` without a judge).
-    #[error("{0}")]
-    Scorer(String),
+    /// The judge scorer was chosen but no judge is configured.
+    #[error("the judge scorer needs a judge and none is configured; failing closed rather than guessing")]
+    NoJudge,
     /// A control run scored outside its bounds: the scorer is broken.
-    #[error("{0}")]
-    ControlFailed(String),
-    /// The reviewer crashed, timed out or could not be started.
-    #[error("{0}")]
-    Reviewer(String),
+    #[error(
+        "the {control} control ({}) scored recall {:.2} under the {scorer} scorer; it must score {}: the scorer is broken",
+        control_description(control, *scorer),
+        outcome.recall,
+        outcome.requirement
+    )]
+    ControlFailed {
+        /// `echo` or `oracle`.
+        control: &'static str,
+        /// What it scored and what it had to.
+        outcome: ControlOutcome,
+        /// The scorer it ran through.
+        scorer: ScorerKind,
+    },
+    /// The reviewer could not be started.
+    #[error("cannot start the reviewer `{command}`")]
+    ReviewerStart {
+        /// The reviewer's command line.
+        command: String,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The reviewer ran past its time limit; its process group was killed.
+    #[error(
+        "the reviewer ran past its time limit ({seconds}s) and its process group was killed{}",
+        stderr_suffix(stderr)
+    )]
+    ReviewerTimedOut {
+        /// The time limit in seconds.
+        seconds: u64,
+        /// The last lines of its stderr.
+        stderr: String,
+    },
+    /// The reviewer exited with a code other than 0 or 2, or was killed by a signal.
+    #[error("the reviewer crashed ({status}; a reviewer exits 0 or 2){}", stderr_suffix(stderr))]
+    ReviewerCrashed {
+        /// How it ended, in words (`exit code 1`, `killed by signal 9`).
+        status: String,
+        /// The last lines of its stderr.
+        stderr: String,
+    },
+    /// A witness or repro command could not be started.
+    #[error("cannot run `{command}`")]
+    Command {
+        /// The command line.
+        command: String,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A signal asked the run to stop; the tree was restored.
     #[error("interrupted by {name}; every planted file was restored")]
     Interrupted {
@@ -73,41 +168,81 @@ pub enum CalibrateError {
         /// Its name (SIGINT, ...).
         name: &'static str,
     },
-    /// Restoring failed: the journal stays in place for `--recover`.
-    #[error("could not restore {path}: {source}; the journal is kept: run `revcal calibrate --recover`")]
+    /// Restoring failed: the journal stays in place to recover from.
+    #[error("could not restore {}; the restore journal is kept to recover from", path.display())]
     Restore {
         /// The file that could not be restored.
         path: PathBuf,
         /// The I/O error.
+        #[source]
         source: std::io::Error,
     },
     /// The recovery journal is unreadable.
-    #[error("the restore journal at {path} is unreadable: {reason}")]
+    #[error("the restore journal at {} is unreadable", path.display())]
     Journal {
         /// The journal file.
         path: PathBuf,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        source: BoxedError,
     },
-    /// Any other I/O failure, with what was being done.
-    #[error("{context}: {source}")]
+    /// A file to plant in (or its place in a scratch copy) is a symbolic link.
+    #[error("{} is a symbolic link; calibration plants only in regular files", path.display())]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// The signal handlers that restore the tree on SIGINT, SIGTERM and SIGHUP could not be
+    /// installed.
+    #[error(
+        "cannot watch for SIGINT, SIGTERM and SIGHUP, without which an interrupted run would leave bugs planted"
+    )]
+    Signals(#[source] std::io::Error),
+    /// Any other I/O failure, with what was being done to which path.
+    #[error("cannot {action} {}", path.display())]
     Io {
-        /// What was being done.
-        context: String,
+        /// What was being done (`read`, `write the restore journal in`, ...).
+        action: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
         /// The I/O error.
+        #[source]
         source: std::io::Error,
     },
     /// The measured outcomes contradict each other (a bug in revcal).
-    #[error("cannot build the report: {0}")]
-    Report(String),
-    /// The judge failed (fail closed: never a match).
-    #[error("judge: {0}")]
-    Judge(String),
+    #[error("cannot build the report")]
+    Report(#[source] ReportError),
+    /// The judge gave no verdict (fail closed: never a match, and the run stops).
+    #[error("the judge gave no verdict")]
+    Judge(#[source] JudgeError),
 }
 
 impl CalibrateError {
-    /// Wraps an I/O error with what was being done.
-    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> CalibrateError {
-        CalibrateError::Io { context: context.into(), source }
+    /// Wraps an I/O error with what was being done to which path.
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> CalibrateError {
+        CalibrateError::Io { action, path: path.into(), source }
     }
+
+    /// A git failure while doing `operation`.
+    pub(crate) fn git(operation: impl Into<String>, source: impl Into<BoxedError>) -> CalibrateError {
+        CalibrateError::Git { operation: operation.into(), source: source.into() }
+    }
+}
+
+/// What each control is, for its failure message.
+fn control_description(control: &str, scorer: ScorerKind) -> &'static str {
+    match (control, scorer) {
+        ("echo", _) => "a reviewer that only quotes each changed line",
+        (_, ScorerKind::Repro) => "a reviewer that states every defect with its witness as repro",
+        _ => "a reviewer that states every defect",
+    }
+}
+
+/// `; its stderr ends with: ...` when there is a stderr tail.
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() { String::new() } else { format!("; its stderr ends with:\n  {stderr}") }
 }

@@ -7,7 +7,7 @@
 //! fails: what it cannot read becomes a warning, and prose matches are marked weak.
 //!
 //! ```
-//! use revcal_calibrate::findings::{parse_findings, locates, FindingFormat};
+//! use revcal_calibrate::{FindingFormat, locates, parse_findings};
 //!
 //! let parsed = parse_findings(r#"{"findings": [{"path": "src/lib.rs", "lineno": 12,
 //!     "title": "Off by one", "body": "`<=` reads past the end", "repro": "cargo test"}]}"#);
@@ -143,10 +143,10 @@ fn detect_and_parse(output: &str) -> ParsedFindings {
     if trimmed.is_empty() {
         return ParsedFindings::default();
     }
-    if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
-        if let Some(doc) = embedded::recognise_within(&value, embedded::NESTING_BUDGET) {
-            return doc.into_parsed(false);
-        }
+    if let Ok(value) = serde_json::from_str::<Value>(trimmed)
+        && let Some(doc) = embedded::recognise_within(&value, embedded::NESTING_BUDGET)
+    {
+        return doc.into_parsed(false);
     }
     if let Some(parsed) = rdjson::parse_lines(trimmed) {
         return parsed;

@@ -3,7 +3,7 @@
 //! run: normal return, error, panic (the guard restores on drop) and handled signals. After
 //! a SIGKILL or a power loss, [`recover`] puts them back from the journal.
 
-use crate::error::CalibrateError;
+use crate::error::{BoxedError, CalibrateError};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::Write;
@@ -11,11 +11,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The journal's directory name inside the git directory.
-pub const JOURNAL_DIR: &str = "revcal-calibrate-journal";
+pub(crate) const JOURNAL_DIR: &str = "revcal-calibrate-journal";
 const MANIFEST: &str = "journal.json";
 
 /// Where the journal of the repository whose git directory is `git_dir` lives.
-pub fn journal_dir(git_dir: &Path) -> PathBuf {
+pub(crate) fn journal_dir(git_dir: &Path) -> PathBuf {
     git_dir.join(JOURNAL_DIR)
 }
 
@@ -48,7 +48,7 @@ struct Guarded {
 
 /// Files under guard; restores them when dropped unless [`Guard::restore`] already did.
 #[derive(Debug)]
-pub struct Guard {
+pub(crate) struct Guard {
     work_tree: PathBuf,
     journal: PathBuf,
     files: Vec<Guarded>,
@@ -92,7 +92,7 @@ fn put_bytes(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 impl Guard {
     /// Reads the files' bytes and modes, writes the journal and fsyncs it. Nothing in the
     /// work tree has changed when this returns. Refuses when a journal is already present.
-    pub fn begin(
+    pub(crate) fn begin(
         work_tree: &Path,
         git_dir: &Path,
         relative_files: &[PathBuf],
@@ -105,30 +105,21 @@ impl Guard {
         for relative in relative_files {
             let path = work_tree.join(relative);
             if fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink()) {
-                return Err(CalibrateError::io(
-                    format!(
-                        "{} is a symbolic link; calibration plants only in regular files",
-                        path.display()
-                    ),
-                    std::io::Error::from(std::io::ErrorKind::InvalidInput),
-                ));
+                return Err(CalibrateError::Symlink { path });
             }
-            let original = fs::read(&path)
-                .map_err(|e| CalibrateError::io(format!("cannot read {}", path.display()), e))?;
+            let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
             let mode = fs::metadata(&path)
-                .map_err(|e| CalibrateError::io(format!("cannot stat {}", path.display()), e))?
+                .map_err(|e| CalibrateError::io("read the mode of", &path, e))?
                 .permissions()
                 .mode();
             files.push(Guarded { relative: relative.clone(), original, mode });
         }
-        let context =
-            |what: &str| format!("cannot write the restore journal ({what}) in {}", journal.display());
-        fs::create_dir(&journal).map_err(|e| CalibrateError::io(context("directory"), e))?;
+        let failed = |e| CalibrateError::io("write the restore journal in", &journal, e);
+        fs::create_dir(&journal).map_err(failed)?;
         let mut entries = Vec::with_capacity(files.len());
         for (index, file) in files.iter().enumerate() {
             let blob = format!("{index}.orig");
-            write_synced(&journal.join(&blob), &file.original)
-                .map_err(|e| CalibrateError::io(context(&blob), e))?;
+            write_synced(&journal.join(&blob), &file.original).map_err(failed)?;
             entries.push(ManifestEntry {
                 path: file.relative.clone(),
                 mode: file.mode,
@@ -142,34 +133,32 @@ impl Guard {
             pid: std::process::id(),
             files: entries,
         };
-        let text = serde_json::to_vec_pretty(&manifest)
-            .map_err(|e| CalibrateError::io(context("manifest"), std::io::Error::other(e)))?;
+        let text = serde_json::to_vec_pretty(&manifest).map_err(|e| failed(std::io::Error::other(e)))?;
         let staged = journal.join("journal.json.tmp");
-        write_synced(&staged, &text).map_err(|e| CalibrateError::io(context("manifest"), e))?;
-        fs::rename(&staged, journal.join(MANIFEST))
-            .map_err(|e| CalibrateError::io(context("manifest"), e))?;
-        fsync_dir(&journal).map_err(|e| CalibrateError::io(context("fsync"), e))?;
-        fsync_dir(git_dir).map_err(|e| CalibrateError::io(context("fsync"), e))?;
+        write_synced(&staged, &text).map_err(failed)?;
+        fs::rename(&staged, journal.join(MANIFEST)).map_err(failed)?;
+        fsync_dir(&journal).map_err(failed)?;
+        fsync_dir(git_dir).map_err(failed)?;
         tracing::debug!(files = files.len(), journal = %journal.display(), "restore journal written");
         Ok(Guard { work_tree: work_tree.to_path_buf(), journal, files, restored: false })
     }
 
     /// Replaces the content of a guarded file (keeping its mode bits).
-    pub fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
+    pub(crate) fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
         let Some(file) = self.files.iter().find(|file| file.relative == relative) else {
             return Err(CalibrateError::io(
-                format!("{} is not under guard", relative.display()),
-                std::io::Error::from(std::io::ErrorKind::InvalidInput),
+                "plant into",
+                relative,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "the file is not under guard"),
             ));
         };
         let path = self.work_tree.join(relative);
-        put_bytes(&path, bytes, file.mode)
-            .map_err(|e| CalibrateError::io(format!("cannot plant into {}", path.display()), e))
+        put_bytes(&path, bytes, file.mode).map_err(|e| CalibrateError::io("plant into", &path, e))
     }
 
     /// Puts every file back byte-for-byte with its mode bits, then removes the journal.
     /// On failure the journal stays for `--recover`.
-    pub fn restore(&mut self) -> Result<(), CalibrateError> {
+    pub(crate) fn restore(&mut self) -> Result<(), CalibrateError> {
         if self.restored {
             return Ok(());
         }
@@ -179,7 +168,7 @@ impl Guard {
                 .map_err(|source| CalibrateError::Restore { path, source })?;
         }
         fs::remove_dir_all(&self.journal).map_err(|e| {
-            CalibrateError::io(format!("restored every file but cannot remove {}", self.journal.display()), e)
+            CalibrateError::io("remove the restore journal (every file was restored):", &self.journal, e)
         })?;
         self.restored = true;
         tracing::debug!("planted files restored");
@@ -195,7 +184,7 @@ impl Drop for Guard {
     }
 }
 
-/// What [`recover`] did.
+/// What [`recover`](crate::recover) did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recovered {
     /// There was no journal: nothing to do.
@@ -207,38 +196,34 @@ pub enum Recovered {
 /// Restores the files recorded in the journal of `git_dir`'s repository byte-for-byte with
 /// their mode bits, then removes the journal. A journal without a manifest was interrupted
 /// before any file changed and is simply removed.
-pub fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, CalibrateError> {
+pub(crate) fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, CalibrateError> {
     let journal = journal_dir(git_dir);
     if !journal.exists() {
         return Ok(Recovered::NothingToRecover);
     }
     let manifest_path = journal.join(MANIFEST);
     if !manifest_path.exists() {
-        fs::remove_dir_all(&journal)
-            .map_err(|e| CalibrateError::io(format!("cannot remove {}", journal.display()), e))?;
+        fs::remove_dir_all(&journal).map_err(|e| CalibrateError::io("remove", &journal, e))?;
         return Ok(Recovered::Restored(Vec::new()));
     }
-    let unreadable = |reason: String| CalibrateError::Journal { path: manifest_path.clone(), reason };
-    let text = fs::read(&manifest_path).map_err(|e| unreadable(e.to_string()))?;
-    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| unreadable(e.to_string()))?;
+    let unreadable = |source: BoxedError| CalibrateError::Journal { path: manifest_path.clone(), source };
+    let text = fs::read(&manifest_path).map_err(|e| unreadable(e.into()))?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| unreadable(e.into()))?;
     if manifest.version != 1 {
-        return Err(unreadable(format!("unknown journal version {}", manifest.version)));
+        return Err(unreadable(format!("unknown journal version {}", manifest.version).into()));
     }
     // Read and check every blob before writing anything.
     let mut originals = Vec::with_capacity(manifest.files.len());
     for entry in &manifest.files {
         if entry.path.is_absolute() || entry.path.components().any(|c| c == std::path::Component::ParentDir) {
-            return Err(unreadable(format!("path {} leaves the work tree", entry.path.display())));
+            return Err(unreadable(format!("path {} leaves the work tree", entry.path.display()).into()));
         }
-        let blob =
-            fs::read(journal.join(&entry.blob)).map_err(|e| unreadable(format!("{}: {e}", entry.blob)))?;
+        let blob = fs::read(journal.join(&entry.blob))
+            .map_err(|e| unreadable(format!("cannot read {}: {e}", entry.blob).into()))?;
         if blob.len() as u64 != entry.len {
-            return Err(unreadable(format!(
-                "{} holds {} bytes, {} expected",
-                entry.blob,
-                blob.len(),
-                entry.len
-            )));
+            return Err(unreadable(
+                format!("{} holds {} bytes, {} expected", entry.blob, blob.len(), entry.len).into(),
+            ));
         }
         originals.push(blob);
     }
@@ -248,8 +233,7 @@ pub fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, CalibrateE
         put_bytes(&path, &original, entry.mode).map_err(|source| CalibrateError::Restore { path, source })?;
         restored.push(entry.path.clone());
     }
-    fs::remove_dir_all(&journal)
-        .map_err(|e| CalibrateError::io(format!("cannot remove {}", journal.display()), e))?;
+    fs::remove_dir_all(&journal).map_err(|e| CalibrateError::io("remove", &journal, e))?;
     Ok(Recovered::Restored(restored))
 }
 

@@ -7,15 +7,10 @@
 //! expected on its stdout.
 //!
 //! ```
-//! use revcal_calibrate::findings::parse_findings;
-//! use revcal_calibrate::judge::{CommandJudge, Judge, JudgeRequest, PlantedDefect};
+//! use revcal_calibrate::{CommandJudge, Judge, JudgeRequest, Plant, parse_findings};
 //!
-//! let plant = PlantedDefect {
-//!     file: "src/lib.rs".into(), line: 3, category: "off-by-one".into(),
-//!     operator: "relational-boundary".into(),
-//!     defect: "`<` became `<=`: the loop reads one element past the end".into(),
-//!     original: "    while i < n {".into(), mutated: "    while i <= n {".into(),
-//! };
+//! let plant = Plant::new("src/lib.rs", 3, "off-by-one", "relational-boundary", "    while i < n {", "    while i <= n {")
+//!     .with_defect("`<` became `<=`: the loop reads one element past the end");
 //! let finding = &parse_findings(r#"[{"file": "src/lib.rs", "line": 3, "message": "reads past the end"}]"#).findings[0];
 //! let request = JudgeRequest::new(plant, finding);
 //! // A judge that matches when the finding mentions "past the end".
@@ -30,6 +25,7 @@ pub use command::CommandJudge;
 use serde::{Deserialize, Serialize};
 
 use crate::findings::Finding;
+use crate::plants::Plant;
 
 /// Decides whether a finding describes a planted defect. Implementations are shared across
 /// threads, so they must be `Send + Sync`.
@@ -68,39 +64,23 @@ impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
     }
 }
 
-/// What a judge is asked: the planted defect and the finding that points at it.
+/// What a judge is asked: the plant and the finding that points at it.
+///
+/// As JSON (what `--judge-cmd` reads on stdin), the plant carries its file, line, category,
+/// operator, defect, original and mutated line, never its id or witness.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JudgeRequest {
-    /// The defect that was planted.
-    pub plant: PlantedDefect,
+    /// The planted bug.
+    pub plant: Plant,
     /// The reviewer's finding.
     pub finding: JudgedFinding,
 }
 
 impl JudgeRequest {
     /// A request about `finding` and `plant`.
-    pub fn new(plant: PlantedDefect, finding: &Finding) -> Self {
+    pub fn new(plant: Plant, finding: &Finding) -> Self {
         JudgeRequest { plant, finding: JudgedFinding::from(finding) }
     }
-}
-
-/// A planted defect, as the judge sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlantedDefect {
-    /// The file, relative to the repository root.
-    pub file: String,
-    /// The 1-based line of the change.
-    pub line: u32,
-    /// The bug category (`off-by-one`, `null-handling`, ...).
-    pub category: String,
-    /// The mutation operator.
-    pub operator: String,
-    /// One sentence: what is now wrong and its likely effect.
-    pub defect: String,
-    /// The whole source line before the change.
-    pub original: String,
-    /// The whole source line after the change.
-    pub mutated: String,
 }
 
 /// A finding, as the judge sees it.
@@ -132,10 +112,10 @@ impl From<&Finding> for JudgedFinding {
 #[non_exhaustive]
 pub enum JudgeError {
     /// The request could not be serialised.
-    #[error("could not encode the judge request: {0}")]
+    #[error("could not encode the judge request")]
     Request(#[source] serde_json::Error),
     /// The judge command could not be started.
-    #[error("could not start the judge command `{command}`: {source}")]
+    #[error("could not start the judge command `{command}`")]
     Spawn {
         /// The command line.
         command: String,
@@ -144,7 +124,7 @@ pub enum JudgeError {
         source: std::io::Error,
     },
     /// Talking to the judge command failed.
-    #[error("judge command `{command}`: {source}")]
+    #[error("could not talk to the judge command `{command}`")]
     Io {
         /// The command line.
         command: String,
@@ -180,7 +160,7 @@ pub enum JudgeError {
     },
     /// The answer is not JSON.
     #[error(
-        "judge command `{command}` answered {output:?}, which is not JSON ({source}); expected {{\"match\": true|false}}"
+        "judge command `{command}` answered {output:?}, which is not JSON; expected {{\"match\": true|false}}"
     )]
     NotJson {
         /// The command line.

@@ -7,10 +7,29 @@
 //! restored on every way out (errors, panics, SIGINT/SIGTERM/SIGHUP); [`recover`] handles the
 //! rest (SIGKILL, power loss).
 //!
-//! Modules, in the order of the flow: [`targets`] (gix: the commit's changed files),
-//! [`plants`] (plants files, mutants as plants), witness checks in a [`scratch`] copy,
-//! [`controls`], the workspace [`guard`], the [`reviewer`] run (through [`process`] and
-//! [`signals`]), [`findings`] parsers, [`scoring`] with the [`judge`], and the [`report`].
+//! The public API is what a tool embedding the crate needs, all at the crate root:
+//!
+//! - running: [`Calibration`] (a builder; [`Calibration::run`] returns a [`Report`]),
+//!   [`Progress`] events, [`recover`] and what it did ([`Recovered`]), [`ScorerKind`];
+//! - plants: [`Plant`], the one type for a planted bug (chosen by the run, shown to the judge,
+//!   recorded in the report);
+//! - the report: [`Report`] with its records ([`PlantOutcome`], [`PlantStatus`],
+//!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
+//!   renderers ([`render_human`], [`render_junit`], [`render_html`]) and its builder
+//!   ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s);
+//! - judging: the [`Judge`] trait, its [`JudgeRequest`] (a [`Plant`] and a [`JudgedFinding`])
+//!   and [`CommandJudge`], the `--judge-cmd` judge;
+//! - findings: [`parse_findings`] into [`ParsedFindings`] of [`Finding`]s in a
+//!   [`FindingFormat`], and [`locates`], the location half of the matching rule;
+//! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`JudgeError`] and
+//!   [`ReportError`] as its sources.
+//!
+//! Inside, the modules follow the flow (docs/calibration.md#the-flow): `targets` (gix: the
+//! commit's changed files), `plants` and `selection` (plants files, mutants as plants),
+//! witness checks in a `scratch` copy, `controls`, the workspace `guard` (the restore journal),
+//! the `reviewer` run (through `process` and `signals`), `findings` parsers, `scoring` with the
+//! `scorers` and the `judge`, and the `report` (`assemble` turns a run into one); `flow` drives
+//! them all.
 //!
 //! ```
 //! use revcal_calibrate::{Calibration, ScorerKind};
@@ -47,23 +66,31 @@
 //! ```
 
 mod assemble;
-pub mod controls;
-pub mod error;
-pub mod findings;
-pub mod flow;
-pub mod guard;
-mod identify;
-pub mod judge;
-pub mod plants;
-pub mod process;
-pub mod report;
-pub mod reviewer;
-pub mod scoring;
-pub mod scratch;
+mod controls;
+mod error;
+mod findings;
+mod flow;
+mod guard;
+mod judge;
+mod plants;
+mod process;
+mod report;
+mod reviewer;
+mod scorers;
+mod scoring;
+mod scratch;
 mod selection;
-pub mod signals;
-pub mod targets;
+mod signals;
+mod targets;
 
 pub use error::CalibrateError;
+pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
 pub use flow::{Calibration, Progress, recover};
-pub use scoring::ScorerKind;
+pub use guard::Recovered;
+pub use judge::{CommandJudge, Judge, JudgeError, JudgeRequest, JudgedFinding};
+pub use plants::{ApplyError, Plant, PlantError};
+pub use report::{
+    CategoryScore, ControlOutcome, Controls, Gates, Interval, JudgeChecks, PlantOutcome, PlantStatus, Report,
+    ReportBuilder, ReportError, TrialOutcome, TrialRecord, render_html, render_human, render_junit,
+};
+pub use scoring::{FindingOutcome, ScorerKind};

@@ -6,10 +6,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// One planted bug.
+/// One planted bug: one whole source line replaced by another.
+///
+/// The same type is chosen by the flow, asked about by a [`Judge`](crate::Judge) and recorded
+/// by a [`ReportBuilder`](crate::ReportBuilder). Its JSON form is what a judge receives: every
+/// field but `id` and `witness` (the witness would hand the judge the answer), so a plant
+/// read back from JSON has an empty id and no witness.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plant {
     /// Stable id (the mutant's id, or `plants-file#N`).
+    #[serde(skip)]
     pub id: String,
     /// The file, relative to the work tree, `/`-separated.
     pub file: String,
@@ -19,62 +25,119 @@ pub struct Plant {
     pub category: String,
     /// The operator that made it (`plants-file` for hand-written plants).
     pub operator: String,
-    /// One sentence: what is now wrong.
+    /// One sentence: what is now wrong (empty when nobody said).
     pub defect: String,
     /// The whole source line before.
     pub original: String,
     /// The whole source line after.
     pub mutated: String,
     /// A shell command that passes on the original and fails on the mutant, if known.
+    #[serde(skip)]
     pub witness: Option<String>,
 }
 
 impl Plant {
+    /// A plant that replaces line `line` of `file` (`original`, the whole line) with
+    /// `mutated`: id `file:line`, no witness and no defect sentence (empty: the report then
+    /// has `defect: null`); add one with [`with_defect`](Self::with_defect).
+    pub fn new(
+        file: impl Into<String>,
+        line: u32,
+        category: impl Into<String>,
+        operator: impl Into<String>,
+        original: impl Into<String>,
+        mutated: impl Into<String>,
+    ) -> Self {
+        let file = file.into();
+        Plant {
+            id: format!("{file}:{line}"),
+            file,
+            line,
+            category: category.into(),
+            operator: operator.into(),
+            defect: String::new(),
+            original: original.into(),
+            mutated: mutated.into(),
+            witness: None,
+        }
+    }
+
+    /// The same plant with a defect sentence.
+    pub fn with_defect(mut self, defect: impl Into<String>) -> Self {
+        self.defect = defect.into();
+        self
+    }
+
     /// `file:line`.
     pub fn location(&self) -> String {
         format!("{}:{}", self.file, self.line)
     }
 }
 
+/// The defect sentence of a change nobody described.
+fn changed_defect(original: &str, mutated: &str) -> String {
+    format!("`{}` was changed to `{}`", original.trim(), mutated.trim())
+}
+
+/// Why a plant could not be applied to its file's current content.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The file is shorter than the plant's line.
+    #[error("the file has no line {line}")]
+    NoSuchLine {
+        /// The plant's 1-based line.
+        line: u32,
+    },
+    /// The line no longer reads the plant's `original`.
+    #[error("line {line} changed since the plant was chosen")]
+    LineChanged {
+        /// The plant's 1-based line.
+        line: u32,
+    },
+}
+
 /// A plants-file entry as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlantSpec {
+pub(crate) struct PlantSpec {
     /// File relative to the repository root.
-    pub file: String,
+    pub(crate) file: String,
     /// 1-based line.
-    pub line: u32,
+    pub(crate) line: u32,
     /// The whole line (surrounding whitespace ignored) or a part of it that occurs once.
-    pub original: String,
+    pub(crate) original: String,
     /// What takes its place.
-    pub mutated: String,
+    pub(crate) mutated: String,
     /// Category; `hand-written` when absent.
     #[serde(default)]
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
     /// What is now wrong; derived from the change when absent.
     #[serde(default)]
-    pub defect: Option<String>,
+    pub(crate) defect: Option<String>,
     /// A command that passes on the original and fails on the mutant.
     #[serde(default)]
-    pub witness: Option<String>,
+    pub(crate) witness: Option<String>,
     /// Operator name; `plants-file` when absent.
     #[serde(default)]
-    pub operator: Option<String>,
+    pub(crate) operator: Option<String>,
 }
 
 /// A plants file that cannot be used, with the file and the entry at fault.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlantError {
     /// The file cannot be read.
-    #[error("cannot read plants file {path}: {source}")]
+    #[error("cannot read plants file {}", path.display())]
     Read {
         /// The plants file.
         path: PathBuf,
         /// The I/O error.
+        #[source]
         source: std::io::Error,
     },
     /// The file is not a JSON/YAML list of plants.
-    #[error("{path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Syntax {
         /// The plants file.
         path: PathBuf,
@@ -82,7 +145,7 @@ pub enum PlantError {
         message: String,
     },
     /// One entry cannot be planted.
-    #[error("{path}: plant {index} ({file}:{line}): {message}")]
+    #[error("{}: plant {index} ({file}:{line}): {message}", path.display())]
     Entry {
         /// The plants file.
         path: PathBuf,
@@ -99,7 +162,7 @@ pub enum PlantError {
 
 /// Reads a JSON or YAML plants file (JSON when it ends in `.json`, else YAML, which also
 /// reads JSON).
-pub fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
+pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| PlantError::Read { path: path.to_path_buf(), source })?;
     let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
@@ -114,7 +177,7 @@ pub fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
 /// Checks every entry against the work tree and turns it into a [`Plant`]. An entry whose
 /// `original` no longer matches its line is refused: the code moved on since the plants file
 /// was written, and planting elsewhere would measure something else.
-pub fn resolve_specs(
+pub(crate) fn resolve_specs(
     plants_file: &Path,
     specs: &[PlantSpec],
     work_tree: &Path,
@@ -164,9 +227,7 @@ pub fn resolve_specs(
             line: spec.line,
             category: spec.category.clone().unwrap_or_else(|| "hand-written".into()),
             operator: spec.operator.clone().unwrap_or_else(|| "plants-file".into()),
-            defect: spec.defect.clone().unwrap_or_else(|| {
-                format!("`{}` was changed to `{}`", spec.original.trim(), spec.mutated.trim())
-            }),
+            defect: spec.defect.clone().unwrap_or_else(|| changed_defect(&spec.original, &spec.mutated)),
             original: current.to_owned(),
             mutated,
             witness: spec.witness.clone().filter(|w| !w.trim().is_empty()),
@@ -193,7 +254,7 @@ fn normalise(file: &str) -> Option<String> {
 }
 
 /// Line `line` (1-based) of `text`, without its line break.
-pub fn line_text(text: &str, line: u32) -> Option<&str> {
+fn line_text(text: &str, line: u32) -> Option<&str> {
     let index = usize::try_from(line).ok()?.checked_sub(1)?;
     if index >= line_count(text) {
         return None;
@@ -225,7 +286,7 @@ fn rewrite_line(current: &str, original: &str, mutated: &str) -> Option<String> 
 
 /// Turns a mutant into a plant. Mutants spanning several lines are not plantable as a line
 /// and yield `None`.
-pub fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -> Option<Plant> {
+pub(crate) fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -> Option<Plant> {
     if mutant.line != mutant.end_line || mutant.original_line.contains('\n') {
         return None;
     }
@@ -244,18 +305,18 @@ pub fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -> Optio
 
 /// `content` with each plant's line replaced (line breaks, `\r\n` included, kept). Every
 /// plant must belong to this file and its line must still read `original`.
-pub fn apply_to(content: &[u8], plants: &[&Plant]) -> Result<Vec<u8>, String> {
+pub(crate) fn apply_to(content: &[u8], plants: &[&Plant]) -> Result<Vec<u8>, ApplyError> {
     let mut lines: Vec<&[u8]> = content.split_inclusive(|byte| *byte == b'\n').collect();
     let mut replaced: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
     for plant in plants {
         let index = usize::try_from(plant.line).ok().and_then(|l| l.checked_sub(1)).unwrap_or(usize::MAX);
         let Some(line) = lines.get(index) else {
-            return Err(format!("{}: the file has no line {}", plant.file, plant.line));
+            return Err(ApplyError::NoSuchLine { line: plant.line });
         };
         let ending_len = if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
         let (body, ending) = line.split_at(line.len() - ending_len);
         if body != plant.original.as_bytes() {
-            return Err(format!("{}: line {} changed since the plant was chosen", plant.file, plant.line));
+            return Err(ApplyError::LineChanged { line: plant.line });
         }
         let mut new_line = plant.mutated.as_bytes().to_vec();
         new_line.extend_from_slice(ending);
@@ -346,5 +407,76 @@ mod tests {
             .unwrap();
         let error = read_plants_file(&yaml).unwrap_err().to_string();
         assert!(error.contains("colour") && error.contains("line 5"), "{error}");
+    }
+
+    /// Property tests: plants files and plant application never panic on arbitrary input, and a
+    /// plant applied to a line that reads `original` changes exactly that line.
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn plant(line: u32, original: String, mutated: String) -> Plant {
+            Plant {
+                id: "p".into(),
+                file: "a.rs".into(),
+                line,
+                category: "c".into(),
+                operator: "o".into(),
+                defect: "d".into(),
+                original,
+                mutated,
+                witness: None,
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn arbitrary_plants_files_are_read_or_refused(text in ".{0,400}", json in any::<bool>()) {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join(if json { "p.json" } else { "p.yaml" });
+                std::fs::write(&path, &text).unwrap();
+                if let Ok(specs) = read_plants_file(&path) {
+                    let _ = resolve_specs(&path, &specs, dir.path());
+                }
+            }
+
+            #[test]
+            fn arbitrary_specs_against_arbitrary_files_never_panic(
+                content in ".{0,300}",
+                line in 0u32..20,
+                original in ".{0,20}",
+                mutated in ".{0,20}",
+            ) {
+                let dir = tempfile::tempdir().unwrap();
+                std::fs::write(dir.path().join("a.rs"), &content).unwrap();
+                let spec = PlantSpec {
+                    file: "a.rs".into(), line, original, mutated,
+                    category: None, defect: None, witness: None, operator: None,
+                };
+                if let Ok(plants) = resolve_specs(Path::new("p.yaml"), &[spec], dir.path()) {
+                    // A resolved plant applies cleanly and changes only its line.
+                    let planted = apply_to(content.as_bytes(), &[&plants[0]]).unwrap();
+                    let before: Vec<&str> = content.split('\n').collect();
+                    let planted = String::from_utf8(planted).unwrap();
+                    let after: Vec<&str> = planted.split('\n').collect();
+                    prop_assert_eq!(before.len(), after.len());
+                    for (index, (b, a)) in before.iter().zip(&after).enumerate() {
+                        if index + 1 != line as usize {
+                            prop_assert_eq!(b, a);
+                        }
+                    }
+                }
+            }
+
+            #[test]
+            fn applying_to_arbitrary_bytes_never_panics(
+                content in proptest::collection::vec(any::<u8>(), 0..300),
+                line in 0u32..30,
+                original in ".{0,10}",
+                mutated in ".{0,10}",
+            ) {
+                let _ = apply_to(&content, &[&plant(line, original, mutated)]);
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// It exited with this code.
     Code(i32),
     /// A signal it did not handle ended it.
@@ -28,7 +28,7 @@ pub enum Exit {
 
 impl Exit {
     /// True for exit code 0.
-    pub fn success(self) -> bool {
+    pub(crate) fn success(self) -> bool {
         self == Exit::Code(0)
     }
 }
@@ -46,39 +46,39 @@ impl std::fmt::Display for Exit {
 
 /// What a finished command left behind.
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// How it ended.
-    pub exit: Exit,
+    pub(crate) exit: Exit,
     /// Standard output, at most the cap.
-    pub stdout: Vec<u8>,
+    pub(crate) stdout: Vec<u8>,
     /// True when standard output went past the cap (the rest was read and dropped).
-    pub stdout_truncated: bool,
+    pub(crate) stdout_truncated: bool,
     /// Standard error, at most the cap.
-    pub stderr: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
     /// Wall time.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 /// A shell command to run.
 #[derive(Debug, Clone)]
-pub struct ShellCommand<'a> {
+pub(crate) struct ShellCommand<'a> {
     /// The script given to `sh -c`.
-    pub script: &'a str,
+    pub(crate) script: &'a str,
     /// Working directory.
-    pub dir: &'a Path,
+    pub(crate) dir: &'a Path,
     /// Killed (whole process group) after this.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Bytes of stdout and of stderr kept.
-    pub output_cap: usize,
+    pub(crate) output_cap: usize,
     /// Extra environment variables.
-    pub env: &'a [(&'a str, String)],
+    pub(crate) env: &'a [(&'a str, String)],
     /// Bytes written to the command's stdin (from a thread of their own, so that a command
     /// that never reads its input cannot block the run); `None` gives it `/dev/null`.
-    pub stdin: Option<&'a [u8]>,
+    pub(crate) stdin: Option<&'a [u8]>,
     /// Kill the process group as soon as stdout goes past `output_cap`, instead of draining
     /// the rest: for commands whose oversized output is an error, not a warning. The run then
     /// ends with [`Finished::stdout_truncated`] set and, usually, [`Exit::Signal`].
-    pub kill_past_cap: bool,
+    pub(crate) kill_past_cap: bool,
 }
 
 /// Kills a process group when dropped: nothing a command started outlives its run, on any
@@ -168,7 +168,7 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
 
 /// Runs `command` to completion, timeout, interruption or (with
 /// [`ShellCommand::kill_past_cap`]) too much output.
-pub fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
+pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
     let started = Instant::now();
     let mut builder = Command::new("sh");
     builder

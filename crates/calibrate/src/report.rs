@@ -1,17 +1,18 @@
-//! The calibration report: every number of SPEC 6, computed in one place, and its renderings
-//! (JSON through serde, a human summary, JUnit XML, a self-contained HTML page).
+//! The calibration report: every number described in docs/calibration.md#reading-the-report,
+//! computed in one place, and its renderings (JSON through serde, a human summary, JUnit XML,
+//! a self-contained HTML page).
 //!
 //! The caller records what happened (each plant, and per trial which plants were caught by
-//! which finding and how each finding was classified) and [`ReportBuilder::build`] computes
+//! which finding and what each finding turned out to be) and [`ReportBuilder::build`] computes
 //! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
 //!
 //! ```
-//! use revcal_calibrate::report::{FindingClass, Gates, PlantRecord, Report, TrialRecord, render_junit};
+//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, TrialRecord, render_junit};
 //!
-//! let plant = |line, category: &str| PlantRecord::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
+//! let plant = |line, category: &str| Plant::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
 //! let mut trial = TrialRecord::new(Some(0));
 //! trial.caught_by.insert(0, "off by one at src/lib.rs:3".into());
-//! trial.findings = vec![FindingClass::TruePositive, FindingClass::FalsePositive];
+//! trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::FalsePositive];
 //! let report = Report::builder("abc123", "judge", Gates { min_recall: 0.5, min_precision: None })
 //!     .plant(plant(3, "off-by-one"))
 //!     .plant(plant(9, "arithmetic"))
@@ -31,19 +32,21 @@ mod human;
 mod junit;
 mod wilson;
 
-pub use builder::{FindingClass, Gates, JudgeChecks, PlantRecord, ReportBuilder, ReportError, TrialRecord};
+pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;
 pub use junit::render_junit;
-pub use wilson::{Interval, wilson_interval};
+pub use wilson::Interval;
+pub(crate) use wilson::wilson_interval;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The calibration report. Serialises with exactly the keys of SPEC 6 (camelCase), plus
-/// `recallInterval`, `trials` (only when there was more than one), `trustworthy` and
-/// `controls`; each plant adds `defect`, `diff`, `caughtBy` (and `caughtInTrials` with trials).
+/// The calibration report. Serialises with exactly the keys listed in
+/// docs/calibration.md#reading-the-report (camelCase): the base keys plus `recallInterval`,
+/// `trials` (only when there was more than one), `trustworthy` and `controls`; each plant adds
+/// `defect`, `diff`, `caughtBy` (and `caughtInTrials` with trials).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
@@ -78,12 +81,12 @@ pub struct Report {
     /// Per bug category, over valid plants.
     pub per_category: BTreeMap<String, CategoryScore>,
     /// Every plant, excluded ones included.
-    pub plants: Vec<PlantReport>,
+    pub plants: Vec<PlantOutcome>,
     /// Wilson 95% interval of the recall; `null` when there is nothing to catch.
     pub recall_interval: Option<Interval>,
     /// One entry per trial when the review ran more than once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trials: Vec<TrialReport>,
+    pub trials: Vec<TrialOutcome>,
     /// False when the scorer cannot tell a finding that names the defect from one that only
     /// points at its line (the `string` scorer).
     pub trustworthy: bool,
@@ -125,10 +128,10 @@ impl PlantStatus {
     }
 }
 
-/// One plant in the report.
+/// What became of one plant: its entry in the report's `plants`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PlantReport {
+pub struct PlantOutcome {
     /// The file, relative to the repository root.
     pub file: String,
     /// The 1-based line.
@@ -154,10 +157,10 @@ pub struct PlantReport {
     pub caught_in_trials: Option<usize>,
 }
 
-/// The result of one review run when there were several.
+/// The result of one review run when there were several: an entry of the report's `trials`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TrialReport {
+pub struct TrialOutcome {
     /// 1-based trial number.
     pub trial: usize,
     /// This trial's recall.
@@ -176,7 +179,8 @@ pub struct TrialReport {
     pub review_exit_code: Option<i32>,
 }
 
-/// The control reviewers' results.
+/// The control reviewers' results (the flow checks them before the review runs, and the
+/// report carries them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Controls {
     /// The echo reviewer: names each plant's file:line and quotes the changed line.

@@ -8,37 +8,36 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Bytes of reviewer output kept by default (the rest is read and dropped).
-pub const DEFAULT_OUTPUT_CAP: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_OUTPUT_CAP: usize = 8 * 1024 * 1024;
 
 /// `command` with every `{base}` replaced by `base`.
-pub fn substitute_base(command: &str, base: &str) -> String {
+pub(crate) fn substitute_base(command: &str, base: &str) -> String {
     command.replace("{base}", base)
 }
 
 /// What the reviewer printed and how it ended.
 #[derive(Debug, Clone)]
-pub struct ReviewRun {
+pub(crate) struct ReviewRun {
     /// Its exit code (0 or 2: anything else is a crash and an error).
-    pub exit_code: i32,
+    pub(crate) exit_code: i32,
     /// Its standard output, lossily decoded, at most the cap.
-    pub output: String,
+    pub(crate) output: String,
     /// True when its output went past the cap.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Wall time.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 /// The last lines of a command's stderr, for error messages.
 fn stderr_tail(finished: &Finished) -> String {
     let text = String::from_utf8_lossy(&finished.stderr);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(5)..].join("\n  ");
-    if tail.is_empty() { String::new() } else { format!("; its stderr ends with:\n  {tail}") }
+    lines[lines.len().saturating_sub(5)..].join("\n  ")
 }
 
 /// Runs the reviewer in `work_tree`. A signal, a timeout or an exit code other than 0 and
 /// 2 is an error; the caller restores the tree either way.
-pub fn run_reviewer(
+pub(crate) fn run_reviewer(
     command: &str,
     work_tree: &Path,
     timeout: Duration,
@@ -56,7 +55,7 @@ pub fn run_reviewer(
         kill_past_cap: false,
     };
     let finished = process::run(&shell, signals)
-        .map_err(|e| CalibrateError::Reviewer(format!("cannot start the reviewer `{command}`: {e}")))?;
+        .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;
     match finished.exit {
         Exit::Code(code @ (0 | 2)) => Ok(ReviewRun {
             exit_code: code,
@@ -67,14 +66,12 @@ pub fn run_reviewer(
         Exit::Interrupted(signal) => {
             Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) })
         }
-        Exit::TimedOut => Err(CalibrateError::Reviewer(format!(
-            "the reviewer ran past --review-timeout {}s and its process group was killed{}",
-            timeout.as_secs(),
-            stderr_tail(&finished)
-        ))),
-        other => Err(CalibrateError::Reviewer(format!(
-            "the reviewer crashed ({other}; a reviewer exits 0 or 2){}",
-            stderr_tail(&finished)
-        ))),
+        Exit::TimedOut => Err(CalibrateError::ReviewerTimedOut {
+            seconds: timeout.as_secs(),
+            stderr: stderr_tail(&finished),
+        }),
+        other => {
+            Err(CalibrateError::ReviewerCrashed { status: other.to_string(), stderr: stderr_tail(&finished) })
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Scoring: which plants a reviewer's findings caught. A plant is caught only when one
 //! finding both locates it (same basename, line within 3) and identifies it, where
-//! "identifies" is the scorer's call: a repro command that discriminates, a judge's verdict,
-//! or (string scorer) nothing more than the location.
+//! "identifies" is the [`Scorer`]'s call: a repro command that discriminates, a judge's
+//! verdict, or (the string scorer) nothing more than the location. The scorers themselves are
+//! in `scorers.rs`.
 
 use crate::error::CalibrateError;
 use crate::findings::{Finding, locates};
@@ -36,6 +37,12 @@ impl ScorerKind {
     }
 }
 
+impl std::fmt::Display for ScorerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl std::str::FromStr for ScorerKind {
     type Err = String;
     fn from_str(text: &str) -> Result<ScorerKind, String> {
@@ -48,16 +55,18 @@ impl std::str::FromStr for ScorerKind {
     }
 }
 
-/// Decides whether a finding that locates a plant identifies it.
-pub trait Identify {
+/// Decides whether a finding that locates a plant identifies it: one implementation per
+/// [`ScorerKind`] (`StringScorer`, `ReproScorer`, `JudgeScorer`).
+pub(crate) trait Scorer {
     /// True when `finding` identifies `plant`. Errors fail closed (the run stops).
     fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError>;
 }
 
 /// What one finding turned out to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FindingOutcome {
-    /// It locates and identifies the plant at this index.
+    /// It locates and identifies the plant at this index (in the order the plants were
+    /// scored, or, in a [`TrialRecord`](crate::TrialRecord), added to the report).
     TruePositive(usize),
     /// It locates no plant.
     FalsePositive,
@@ -67,41 +76,26 @@ pub enum FindingOutcome {
 
 /// The outcome of scoring one review.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scored {
+pub(crate) struct Scored {
     /// For each plant, the index of the first finding that caught it.
-    pub caught_by: Vec<Option<usize>>,
+    pub(crate) caught_by: Vec<Option<usize>>,
     /// For each finding, what it was.
-    pub findings: Vec<FindingOutcome>,
+    pub(crate) findings: Vec<FindingOutcome>,
 }
 
 impl Scored {
     /// Plants caught.
-    pub fn caught(&self) -> usize {
+    pub(crate) fn caught(&self) -> usize {
         self.caught_by.iter().filter(|c| c.is_some()).count()
-    }
-
-    /// Findings that locate and identify a plant.
-    pub fn true_positives(&self) -> usize {
-        self.findings.iter().filter(|f| matches!(f, FindingOutcome::TruePositive(_))).count()
-    }
-
-    /// Findings that locate no plant.
-    pub fn false_positives(&self) -> usize {
-        self.findings.iter().filter(|f| **f == FindingOutcome::FalsePositive).count()
-    }
-
-    /// caught / plants, or 0 with no plants.
-    pub fn recall(&self) -> f64 {
-        if self.caught_by.is_empty() { 0.0 } else { self.caught() as f64 / self.caught_by.len() as f64 }
     }
 }
 
 /// Scores `findings` against `plants`. Each finding is checked against the plants it locates,
 /// nearest line first, and counts for the first one it identifies.
-pub fn score(
+pub(crate) fn score(
     plants: &[&Plant],
     findings: &[Finding],
-    identify: &mut dyn Identify,
+    scorer: &mut dyn Scorer,
 ) -> Result<Scored, CalibrateError> {
     let mut caught_by = vec![None; plants.len()];
     let mut outcomes = Vec::with_capacity(findings.len());
@@ -116,7 +110,7 @@ pub fn score(
         located.sort_by_key(|&i| plants[i].line.abs_diff(found_line));
         let mut outcome = FindingOutcome::LocatedOnly;
         for plant_index in located {
-            if identify.identifies(plants[plant_index], finding)? {
+            if scorer.identifies(plants[plant_index], finding)? {
                 outcome = FindingOutcome::TruePositive(plant_index);
                 caught_by[plant_index].get_or_insert(finding_index);
                 break;
@@ -127,20 +121,11 @@ pub fn score(
     Ok(Scored { caught_by, findings: outcomes })
 }
 
-/// The string scorer: a finding that locates a plant identifies it.
-#[derive(Debug, Default)]
-pub struct LocationOnly;
-
-impl Identify for LocationOnly {
-    fn identifies(&mut self, _plant: &Plant, _finding: &Finding) -> Result<bool, CalibrateError> {
-        Ok(true)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::findings::FindingFormat;
+    use crate::scorers::StringScorer;
 
     fn plant(file: &str, line: u32) -> Plant {
         Plant {
@@ -163,8 +148,25 @@ mod tests {
         finding
     }
 
+    impl Scored {
+        /// Findings that locate and identify a plant.
+        fn true_positives(&self) -> usize {
+            self.findings.iter().filter(|f| matches!(f, FindingOutcome::TruePositive(_))).count()
+        }
+
+        /// Findings that locate no plant.
+        fn false_positives(&self) -> usize {
+            self.findings.iter().filter(|f| **f == FindingOutcome::FalsePositive).count()
+        }
+
+        /// caught / plants, or 0 with no plants.
+        fn recall(&self) -> f64 {
+            if self.caught_by.is_empty() { 0.0 } else { self.caught() as f64 / self.caught_by.len() as f64 }
+        }
+    }
+
     struct Says(&'static str);
-    impl Identify for Says {
+    impl Scorer for Says {
         fn identifies(&mut self, _plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError> {
             Ok(finding.text.contains(self.0))
         }
@@ -186,7 +188,7 @@ mod tests {
         );
         assert_eq!((scored.true_positives(), scored.false_positives()), (1, 1));
         assert!((scored.recall() - 0.5).abs() < 1e-9);
-        let scored = score(&[&a, &b], &findings, &mut LocationOnly).unwrap();
+        let scored = score(&[&a, &b], &findings, &mut StringScorer).unwrap();
         assert_eq!(scored.caught(), 2);
     }
 }

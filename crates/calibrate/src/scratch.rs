@@ -13,17 +13,17 @@ use std::time::Duration;
 
 /// What a command did on the original and on one mutant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Discrimination {
+pub(crate) struct Discrimination {
     /// Exit on the original tree.
-    pub original: Exit,
+    pub(crate) original: Exit,
     /// Exit with the plant applied.
-    pub mutant: Exit,
+    pub(crate) mutant: Exit,
 }
 
 impl Discrimination {
     /// Passes on the original and fails on the mutant (a timeout on the mutant counts as a
     /// failure: a planted infinite loop is caught by a test that hangs).
-    pub fn discriminates(&self) -> bool {
+    pub(crate) fn discriminates(&self) -> bool {
         self.original.success()
             && match self.mutant {
                 Exit::Code(code) => code != 0,
@@ -36,7 +36,7 @@ impl Discrimination {
 /// A temporary copy of the tree, made on first use: a run whose witness and repro commands
 /// never run copies nothing.
 #[derive(Debug)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     dir: Option<tempfile::TempDir>,
     tracked: Vec<String>,
     source: PathBuf,
@@ -49,7 +49,7 @@ pub struct Scratch {
 impl Scratch {
     /// A scratch copy of the `tracked` files (relative paths) of `work_tree`, made when a
     /// command first runs in it. Each command is killed after `timeout`.
-    pub fn deferred(work_tree: &Path, tracked: Vec<String>, timeout: Duration) -> Scratch {
+    pub(crate) fn deferred(work_tree: &Path, tracked: Vec<String>, timeout: Duration) -> Scratch {
         Scratch {
             dir: None,
             tracked,
@@ -61,17 +61,6 @@ impl Scratch {
         }
     }
 
-    /// Copies `tracked` files of `work_tree` into a new temporary directory right away.
-    pub fn create(
-        work_tree: &Path,
-        tracked: &[String],
-        timeout: Duration,
-    ) -> Result<Scratch, CalibrateError> {
-        let mut scratch = Scratch::deferred(work_tree, tracked.to_vec(), timeout);
-        scratch.materialise()?;
-        Ok(scratch)
-    }
-
     /// The copy's root, making the copy when it does not exist yet.
     fn materialise(&mut self) -> Result<PathBuf, CalibrateError> {
         if let Some(dir) = &self.dir {
@@ -80,7 +69,7 @@ impl Scratch {
         let dir = tempfile::Builder::new()
             .prefix("revcal-scratch-")
             .tempdir()
-            .map_err(|e| CalibrateError::io("cannot create a scratch directory", e))?;
+            .map_err(|e| CalibrateError::io("create a scratch directory in", std::env::temp_dir(), e))?;
         // Directories already made: a 10,000-file tree has far fewer directories than files.
         let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
         for relative in &self.tracked {
@@ -88,8 +77,7 @@ impl Scratch {
             let to = dir.path().join(relative);
             let Ok(meta) = fs::symlink_metadata(&from) else { continue };
             if let Some(parent) = to.parent().filter(|parent| !made.contains(*parent)) {
-                fs::create_dir_all(parent)
-                    .map_err(|e| CalibrateError::io(format!("cannot create {}", parent.display()), e))?;
+                fs::create_dir_all(parent).map_err(|e| CalibrateError::io("create", parent, e))?;
                 made.insert(parent.to_path_buf());
             }
             let copied = if meta.file_type().is_symlink() {
@@ -97,9 +85,7 @@ impl Scratch {
             } else {
                 fs::copy(&from, &to).map(|_| ())
             };
-            copied.map_err(|e| {
-                CalibrateError::io(format!("cannot copy {} to a scratch tree", from.display()), e)
-            })?;
+            copied.map_err(|e| CalibrateError::io("copy into a scratch tree:", &from, e))?;
         }
         tracing::debug!(files = self.tracked.len(), dir = %dir.path().display(), "scratch copy made");
         let root = dir.path().to_path_buf();
@@ -107,17 +93,12 @@ impl Scratch {
         Ok(root)
     }
 
-    /// The copy's root directory, once it exists.
-    pub fn root(&self) -> Option<&Path> {
-        self.dir.as_ref().map(|dir| dir.path())
-    }
-
     /// Puts the planted file (if any) back to its original bytes.
     fn unplant(&mut self) -> Result<(), CalibrateError> {
         if let Some(file) = self.planted.take() {
             let root = self.materialise()?;
-            let original = fs::read(self.source.join(&file))
-                .map_err(|e| CalibrateError::io(format!("cannot read {file}"), e))?;
+            let path = self.source.join(&file);
+            let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
             write_keeping_mode(&root.join(&file), &original)?;
         }
         Ok(())
@@ -125,9 +106,10 @@ impl Scratch {
 
     fn plant(&mut self, plant: &Plant) -> Result<(), CalibrateError> {
         self.unplant()?;
-        let original = fs::read(self.source.join(&plant.file))
-            .map_err(|e| CalibrateError::io(format!("cannot read {}", plant.file), e))?;
-        let mutated = apply_to(&original, &[plant]).map_err(CalibrateError::NoTargets)?;
+        let path = self.source.join(&plant.file);
+        let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
+        let mutated = apply_to(&original, &[plant])
+            .map_err(|source| CalibrateError::ApplyPlant { file: plant.file.clone(), source })?;
         let root = self.materialise()?;
         write_keeping_mode(&root.join(&plant.file), &mutated)?;
         self.planted = Some(plant.file.clone());
@@ -135,7 +117,7 @@ impl Scratch {
     }
 
     /// Runs `script` on the original (`plant` None) or with only `plant` applied.
-    pub fn run(
+    pub(crate) fn run(
         &mut self,
         script: &str,
         plant: Option<&Plant>,
@@ -160,7 +142,7 @@ impl Scratch {
             kill_past_cap: false,
         };
         let finished = process::run(&command, signals)
-            .map_err(|e| CalibrateError::io(format!("cannot run `{script}`"), e))?;
+            .map_err(|source| CalibrateError::Command { command: script.to_owned(), source })?;
         if let Exit::Interrupted(signal) = finished.exit {
             return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
         }
@@ -170,7 +152,7 @@ impl Scratch {
     }
 
     /// Runs `script` on the original and with `plant` applied.
-    pub fn discriminate(
+    pub(crate) fn discriminate(
         &mut self,
         script: &str,
         plant: &Plant,
@@ -184,17 +166,13 @@ impl Scratch {
 
 fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
     use std::os::unix::fs::PermissionsExt;
-    let context = || format!("cannot write {}", path.display());
+    let failed = |e| CalibrateError::io("write", path, e);
     if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
         // The copy keeps links as links: writing through one would reach outside the copy.
-        return Err(CalibrateError::io(
-            format!("{} is a symbolic link; calibration plants only in regular files", path.display()),
-            std::io::Error::from(std::io::ErrorKind::InvalidInput),
-        ));
+        return Err(CalibrateError::Symlink { path: path.to_path_buf() });
     }
     let mode = fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
-    fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200))
-        .map_err(|e| CalibrateError::io(context(), e))?;
-    fs::write(path, bytes).map_err(|e| CalibrateError::io(context(), e))?;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| CalibrateError::io(context(), e))
+    fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200)).map_err(failed)?;
+    fs::write(path, bytes).map_err(failed)?;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(failed)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Up to `n` plants from the mutants of `targets` (relative paths in `work_tree`). Files
 /// that cannot be read or parsed are skipped with a warning in the log.
-pub fn select_plants(
+pub(crate) fn select_plants(
     work_tree: &Path,
     targets: &[String],
     n: usize,

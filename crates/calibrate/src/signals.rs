@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The signals that end a calibration early (and are handled so that files are restored).
-pub const HANDLED: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub(crate) const HANDLED: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// A registration of [`HANDLED`] signals for as long as it lives.
 #[derive(Debug)]
-pub struct SignalWatch {
+pub(crate) struct SignalWatch {
     received: Arc<AtomicUsize>,
     ids: Vec<signal_hook::SigId>,
 }
@@ -18,7 +18,7 @@ pub struct SignalWatch {
 impl SignalWatch {
     /// Starts observing the signals. A failure to register is an error: without the
     /// handlers a Ctrl-C would leave planted bugs in the tree.
-    pub fn install() -> std::io::Result<SignalWatch> {
+    pub(crate) fn install() -> std::io::Result<SignalWatch> {
         let received = Arc::new(AtomicUsize::new(0));
         let mut ids = Vec::with_capacity(HANDLED.len());
         for signal in HANDLED {
@@ -29,12 +29,12 @@ impl SignalWatch {
     }
 
     /// A watch that never fires (for runs that must not install handlers).
-    pub fn inert() -> SignalWatch {
+    pub(crate) fn inert() -> SignalWatch {
         SignalWatch { received: Arc::new(AtomicUsize::new(0)), ids: Vec::new() }
     }
 
     /// The first signal received since installation, if any.
-    pub fn received(&self) -> Option<i32> {
+    pub(crate) fn received(&self) -> Option<i32> {
         match self.received.load(Ordering::SeqCst) {
             0 => None,
             value => i32::try_from(value).ok(),
@@ -51,7 +51,7 @@ impl Drop for SignalWatch {
 }
 
 /// The conventional name of a handled signal.
-pub fn name(signal: i32) -> &'static str {
+pub(crate) fn name(signal: i32) -> &'static str {
     match signal {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",

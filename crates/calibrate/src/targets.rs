@@ -1,13 +1,13 @@
 //! The repository side of a calibration: open it with gix, refuse a dirty tree, find the
 //! files a commit changed against its first parent and keep the ones worth planting in.
 
-use crate::error::CalibrateError;
+use crate::error::{BoxedError, CalibrateError};
 use gix::bstr::ByteSlice;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// An opened repository with a work tree.
-pub struct Repository {
+pub(crate) struct Repository {
     repo: gix::Repository,
     work_tree: PathBuf,
 }
@@ -20,25 +20,29 @@ impl std::fmt::Debug for Repository {
 
 /// The commit under calibration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommitInfo {
+pub(crate) struct CommitInfo {
     /// Its full hex id.
-    pub id: String,
+    pub(crate) id: String,
     /// Its first parent's full hex id (what `{base}` becomes), if it has one.
-    pub base: Option<String>,
+    pub(crate) base: Option<String>,
     /// Files it added or modified against its first parent (all of them, before filtering),
     /// relative to the work tree with `/` separators.
-    pub changed: Vec<String>,
+    pub(crate) changed: Vec<String>,
 }
 
-fn git_error(error: impl std::fmt::Display) -> CalibrateError {
-    CalibrateError::Git(error.to_string())
+/// A gix failure while doing `operation`.
+fn git_error<E: std::error::Error + Send + Sync + 'static>(
+    operation: &str,
+) -> impl FnOnce(E) -> CalibrateError {
+    move |error| CalibrateError::git(operation, error)
 }
 
 impl Repository {
     /// Opens the repository that contains `dir`.
-    pub fn discover(dir: &Path) -> Result<Repository, CalibrateError> {
-        let not_a_repo = |reason: String| CalibrateError::NotARepository { path: dir.to_path_buf(), reason };
-        let repo = gix::discover(dir).map_err(|e| not_a_repo(e.to_string()))?;
+    pub(crate) fn discover(dir: &Path) -> Result<Repository, CalibrateError> {
+        let not_a_repo =
+            |source: BoxedError| CalibrateError::NotARepository { path: dir.to_path_buf(), source };
+        let repo = gix::discover(dir).map_err(|e| not_a_repo(Box::new(e)))?;
         let work_tree = repo
             .workdir()
             .ok_or_else(|| not_a_repo("a bare repository has no work tree".into()))?
@@ -48,28 +52,26 @@ impl Repository {
     }
 
     /// The work tree's root.
-    pub fn work_tree(&self) -> &Path {
+    pub(crate) fn work_tree(&self) -> &Path {
         &self.work_tree
     }
 
     /// The git directory (where the restore journal lives).
-    pub fn git_dir(&self) -> &Path {
+    pub(crate) fn git_dir(&self) -> &Path {
         self.repo.git_dir()
     }
 
     /// Tracked files whose content differs from the index or HEAD (at most `limit` names).
     /// Untracked files do not count: calibration never touches them.
-    pub fn dirty_files(&self, limit: usize) -> Result<Vec<String>, CalibrateError> {
+    pub(crate) fn dirty_files(&self, limit: usize) -> Result<Vec<String>, CalibrateError> {
         let output = Command::new("git")
             .args(["status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=dirty"])
             .current_dir(&self.work_tree)
             .output()
-            .map_err(|e| CalibrateError::Git(format!("cannot run `git status`: {e}")))?;
+            .map_err(|e| CalibrateError::git("run `git status`", e))?;
         if !output.status.success() {
-            return Err(CalibrateError::Git(format!(
-                "`git status` failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            )));
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            return Err(CalibrateError::git("list uncommitted changes with `git status`", stderr));
         }
         Ok(output
             .stdout
@@ -81,28 +83,33 @@ impl Repository {
     }
 
     /// Refuses a tree with uncommitted changes to tracked files.
-    pub fn ensure_clean(&self) -> Result<(), CalibrateError> {
+    pub(crate) fn ensure_clean(&self) -> Result<(), CalibrateError> {
         let files = self.dirty_files(5)?;
         if files.is_empty() { Ok(()) } else { Err(CalibrateError::DirtyTree { files }) }
     }
 
     /// Resolves `rev` and lists the files it changed against its first parent.
-    pub fn commit(&self, rev: &str) -> Result<CommitInfo, CalibrateError> {
+    pub(crate) fn commit(&self, rev: &str) -> Result<CommitInfo, CalibrateError> {
         let id = self
             .repo
             .rev_parse_single(rev)
-            .map_err(|e| CalibrateError::Git(format!("cannot resolve `{rev}`: {e}")))?;
+            .map_err(|e| CalibrateError::git(format!("resolve `{rev}`"), e))?;
         let commit = id
             .object()
-            .map_err(git_error)?
+            .map_err(git_error("read the object"))?
             .peel_to_commit()
-            .map_err(|e| CalibrateError::Git(format!("`{rev}` is not a commit: {e}")))?;
-        let tree = commit.tree_id().map_err(git_error)?.detach();
+            .map_err(|e| CalibrateError::git(format!("read `{rev}` as a commit"), e))?;
+        let tree = commit.tree_id().map_err(git_error("read the commit's tree"))?.detach();
         let base = commit.parent_ids().next().map(|parent| parent.detach());
         let base_tree = match base {
-            Some(parent) => {
-                Some(self.repo.find_commit(parent).map_err(git_error)?.tree_id().map_err(git_error)?.detach())
-            }
+            Some(parent) => Some(
+                self.repo
+                    .find_commit(parent)
+                    .map_err(git_error("read the first parent"))?
+                    .tree_id()
+                    .map_err(git_error("read the first parent's tree"))?
+                    .detach(),
+            ),
             None => None,
         };
         let mut changed = Vec::new();
@@ -145,8 +152,8 @@ impl Repository {
         &self,
         id: gix::ObjectId,
     ) -> Result<Vec<(String, gix::object::tree::EntryMode, gix::ObjectId)>, CalibrateError> {
-        let tree = self.repo.find_tree(id).map_err(git_error)?;
-        let decoded = tree.decode().map_err(git_error)?;
+        let tree = self.repo.find_tree(id).map_err(git_error("read a tree"))?;
+        let decoded = tree.decode().map_err(git_error("decode a tree"))?;
         Ok(decoded
             .entries
             .iter()
@@ -155,8 +162,8 @@ impl Repository {
     }
 
     /// Every tracked file (from the index), relative, `/`-separated; gitlinks skipped.
-    pub fn tracked_files(&self) -> Result<Vec<String>, CalibrateError> {
-        let index = self.repo.index_or_empty().map_err(git_error)?;
+    pub(crate) fn tracked_files(&self) -> Result<Vec<String>, CalibrateError> {
+        let index = self.repo.index_or_empty().map_err(git_error("read the index"))?;
         Ok(index
             .entries()
             .iter()
@@ -168,7 +175,7 @@ impl Repository {
 
 /// True for a file calibration may plant in: a language the mutation engine parses, not a
 /// test file, not a build or tool configuration file.
-pub fn is_eligible(path: &str) -> bool {
+pub(crate) fn is_eligible(path: &str) -> bool {
     let path = Path::new(path);
     if revcal_mutate::Language::from_path(path).is_none() || revcal_mutate::is_test_path(path) {
         return false;
@@ -191,7 +198,10 @@ fn is_config_name(name: &str) -> bool {
 
 /// The targets of a calibration: the commit's eligible changed files, else the eligible
 /// `fallback` files. Both empty is an error that says what was looked at.
-pub fn choose_targets(commit: &CommitInfo, fallback: &[String]) -> Result<Vec<String>, CalibrateError> {
+pub(crate) fn choose_targets(
+    commit: &CommitInfo,
+    fallback: &[String],
+) -> Result<Vec<String>, CalibrateError> {
     let from_commit: Vec<String> = commit.changed.iter().filter(|path| is_eligible(path)).cloned().collect();
     if !from_commit.is_empty() {
         return Ok(from_commit);
@@ -200,20 +210,15 @@ pub fn choose_targets(commit: &CommitInfo, fallback: &[String]) -> Result<Vec<St
     if !from_fallback.is_empty() {
         return Ok(from_fallback);
     }
-    Err(CalibrateError::NoTargets(format!(
-        "commit {} changes no eligible source file ({} changed file(s): Rust, JavaScript and Python sources count, tests and configuration do not){}",
-        short(&commit.id),
-        commit.changed.len(),
-        if fallback.is_empty() {
-            "; name fallback targets with --files a,b".to_owned()
-        } else {
-            format!("; none of --files {} is eligible either", fallback.join(","))
-        }
-    )))
+    Err(CalibrateError::NoTargets {
+        commit: commit.id.clone(),
+        changed: commit.changed.len(),
+        fallback: fallback.to_vec(),
+    })
 }
 
 /// The first 12 characters of an id.
-pub fn short(id: &str) -> &str {
+pub(crate) fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
 }
 
@@ -245,7 +250,11 @@ mod tests {
     fn fallback_is_used_only_when_the_commit_has_nothing_eligible() {
         let commit = CommitInfo { id: "a".repeat(40), base: None, changed: vec!["README.md".into()] };
         assert_eq!(choose_targets(&commit, &["src/a.rs".into()]).unwrap(), vec!["src/a.rs"]);
-        let error = choose_targets(&commit, &[]).unwrap_err().to_string();
-        assert!(error.contains("--files"), "{error}");
+        let error = choose_targets(&commit, &[]).unwrap_err();
+        assert!(
+            matches!(&error, CalibrateError::NoTargets { fallback, .. } if fallback.is_empty()),
+            "{error}"
+        );
+        assert!(error.to_string().contains("name fallback target files"), "{error}");
     }
 }

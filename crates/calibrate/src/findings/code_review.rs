@@ -1,4 +1,5 @@
-//! The code-review output and input of `revcal score` (SPEC 4.3): `issues`, or
+//! The code-review output and input of `revcal score` (docs/findings.md, "The code-review
+//! output of `revcal score`"): `issues`, or
 //! `blocking_issues` and `suggestions`, each with `file` + `line` or `location: "file:line"`.
 //! A council (an array of reviews) contributes the issues of every member.
 

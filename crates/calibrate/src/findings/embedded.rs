@@ -109,14 +109,12 @@ fn scan_documents(text: &str, budget: u8) -> (Vec<Document>, Vec<String>) {
             Some(Ok(value)) => {
                 let end = at + stream.byte_offset();
                 let empty_array = value.as_array().is_some_and(Vec::is_empty);
-                if !empty_array {
-                    if let Some(mut document) = recognise_within(&value, budget) {
-                        let line = lines.line_of(at);
-                        for warning in &mut document.warnings {
-                            *warning = format!("JSON at line {line}: {warning}");
-                        }
-                        documents.push(document);
+                if !empty_array && let Some(mut document) = recognise_within(&value, budget) {
+                    let line = lines.line_of(at);
+                    for warning in &mut document.warnings {
+                        *warning = format!("JSON at line {line}: {warning}");
                     }
+                    documents.push(document);
                 }
                 start = end.max(at + 1);
             }

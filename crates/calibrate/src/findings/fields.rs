@@ -31,10 +31,10 @@ pub(crate) fn scalar_text(value: &Value) -> Option<String> {
 pub(crate) fn joined_text(object: &Map<String, Value>, keys: &[&str]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for key in keys {
-        if let Some(text) = object.get(*key).and_then(text_of) {
-            if !parts.contains(&text) {
-                parts.push(text);
-            }
+        if let Some(text) = object.get(*key).and_then(text_of)
+            && !parts.contains(&text)
+        {
+            parts.push(text);
         }
     }
     parts.join("\n")
@@ -88,10 +88,10 @@ pub(crate) fn split_location(location: &str) -> Option<(String, u32)> {
     let (rest, last) = location.rsplit_once(':')?;
     let last_number = last.trim().parse::<u32>().ok();
     // `file:line:column`: the line is the second number from the end.
-    if let Some((file, line)) = rest.rsplit_once(':') {
-        if let (Some(_), Ok(line)) = (last_number, line.trim().parse::<u32>()) {
-            return (!file.is_empty() && line >= 1).then(|| (file.to_string(), line));
-        }
+    if let Some((file, line)) = rest.rsplit_once(':')
+        && let (Some(_), Ok(line)) = (last_number, line.trim().parse::<u32>())
+    {
+        return (!file.is_empty() && line >= 1).then(|| (file.to_string(), line));
     }
     let line = last_number?;
     (!rest.is_empty() && line >= 1).then(|| (rest.to_string(), line))

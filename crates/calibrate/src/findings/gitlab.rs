@@ -55,12 +55,11 @@ fn from_issue(issue: &Map<String, Value>, at: &str, warnings: &mut Vec<String>) 
     let line = fields::dig(issue, &["location", "lines", "begin"])
         .or_else(|| fields::dig(issue, &["location", "positions", "begin", "line"]));
     finding.line = line.and_then(fields::line_number);
-    if finding.line.is_none() {
-        if let Some(bad) = line {
-            warnings.push(format!(
-                "{at}.location: begin line {bad} is not a line number (1 or more); line ignored"
-            ));
-        }
+    if finding.line.is_none()
+        && let Some(bad) = line
+    {
+        warnings
+            .push(format!("{at}.location: begin line {bad} is not a line number (1 or more); line ignored"));
     }
     finding.severity = fields::string(issue, SEVERITY_KEYS);
     finding

@@ -48,10 +48,10 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
 /// `open` (a passed or not-applicable check), a result that is suppressed (a suppression whose
 /// status is absent, meaning accepted, or `accepted`), or one absent from the current run.
 fn not_a_finding(result: &Map<String, Value>) -> Option<String> {
-    if let Some(kind) = result.get("kind").and_then(Value::as_str) {
-        if matches!(kind, "pass" | "notApplicable" | "informational") {
-            return Some(format!("kind \"{kind}\" reports no problem"));
-        }
+    if let Some(kind) = result.get("kind").and_then(Value::as_str)
+        && matches!(kind, "pass" | "notApplicable" | "informational")
+    {
+        return Some(format!("kind \"{kind}\" reports no problem"));
     }
     let suppressed = result.get("suppressions").and_then(Value::as_array).is_some_and(|suppressions| {
         suppressions

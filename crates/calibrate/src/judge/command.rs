@@ -19,9 +19,9 @@ const ANSWER_QUOTED: usize = 200;
 ///
 /// Anything else is a [`JudgeError`], never a match: output that is not JSON, a missing or
 /// non-boolean `match`, a non-zero exit, more output than the limit, or no answer within the
-/// timeout (the command's whole process group is then killed). It runs through
-/// [`process::run`](crate::process::run) like the reviewer: in its own process group, which is
-/// killed once the command exits, so nothing it left in the background keeps the judge waiting.
+/// timeout (the command's whole process group is then killed). It runs like the reviewer: in
+/// its own process group, which is killed once the command exits, so nothing it left in the
+/// background keeps the judge waiting.
 #[derive(Debug, Clone)]
 pub struct CommandJudge {
     command: String,

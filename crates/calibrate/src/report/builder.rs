@@ -2,7 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{CategoryScore, Controls, PlantReport, PlantStatus, Report, TrialReport, ratio, wilson_interval};
+use super::{
+    CategoryScore, Controls, PlantOutcome, PlantStatus, Report, TrialOutcome, ratio, wilson_interval,
+};
+use crate::plants::Plant;
+use crate::scoring::FindingOutcome;
 
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
 const GATE_EPSILON: f64 = 1e-9;
@@ -16,101 +20,14 @@ pub struct Gates {
     pub min_precision: Option<f64>,
 }
 
-/// A plant as the caller knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlantRecord {
-    /// The file, relative to the repository root.
-    pub file: String,
-    /// The 1-based line.
-    pub line: u32,
-    /// The bug category.
-    pub category: String,
-    /// The mutation operator.
-    pub operator: String,
-    /// The whole line before the change.
-    pub original: String,
-    /// The whole line after the change.
-    pub mutated: String,
-    /// What is now wrong, in one sentence.
-    pub defect: Option<String>,
-    /// A unified diff of the change; one is made from the two lines when absent.
-    pub diff: Option<String>,
-    /// Excluded as equivalent (its witness did not discriminate).
-    pub excluded: bool,
-}
-
-impl PlantRecord {
-    /// A valid plant with no defect sentence and a diff made from its two lines.
-    pub fn new(
-        file: impl Into<String>,
-        line: u32,
-        category: impl Into<String>,
-        operator: impl Into<String>,
-        original: impl Into<String>,
-        mutated: impl Into<String>,
-    ) -> Self {
-        PlantRecord {
-            file: file.into(),
-            line,
-            category: category.into(),
-            operator: operator.into(),
-            original: original.into(),
-            mutated: mutated.into(),
-            defect: None,
-            diff: None,
-            excluded: false,
-        }
-    }
-
-    /// The same plant with a defect sentence.
-    pub fn with_defect(mut self, defect: impl Into<String>) -> Self {
-        self.defect = Some(defect.into());
-        self
-    }
-
-    /// The same plant with a diff.
-    pub fn with_diff(mut self, diff: impl Into<String>) -> Self {
-        self.diff = Some(diff.into());
-        self
-    }
-
-    /// The same plant, excluded as equivalent.
-    pub fn excluded(mut self) -> Self {
-        self.excluded = true;
-        self
-    }
-
-    /// A one-hunk unified diff of the changed line.
-    fn default_diff(&self) -> String {
-        let (file, line) = (&self.file, self.line);
-        format!(
-            "--- a/{file}\n+++ b/{file}\n@@ -{line} +{line} @@\n-{}\n+{}\n",
-            self.original.trim_end_matches(['\r', '\n']),
-            self.mutated.trim_end_matches(['\r', '\n'])
-        )
-    }
-}
-
-/// How one finding was scored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FindingClass {
-    /// It located and identified a plant.
-    TruePositive,
-    /// It located no plant.
-    FalsePositive,
-    /// It located a plant without identifying it: neither true nor false positive.
-    LocatedOnly,
-}
-
-impl FindingClass {
-    /// Classify a finding from whether it located any plant and identified any plant it located.
-    pub fn classify(located_any: bool, identified_any: bool) -> Self {
-        match (located_any, identified_any) {
-            (true, true) => FindingClass::TruePositive,
-            (true, false) => FindingClass::LocatedOnly,
-            (false, _) => FindingClass::FalsePositive,
-        }
-    }
+/// A one-hunk unified diff of a plant's changed line.
+fn plant_diff(plant: &Plant) -> String {
+    let (file, line) = (&plant.file, plant.line);
+    format!(
+        "--- a/{file}\n+++ b/{file}\n@@ -{line} +{line} @@\n-{}\n+{}\n",
+        plant.original.trim_end_matches(['\r', '\n']),
+        plant.mutated.trim_end_matches(['\r', '\n'])
+    )
 }
 
 /// How often the judge agreed with the repro check, where both ran.
@@ -130,8 +47,8 @@ pub struct TrialRecord {
     /// Index of each caught plant (in the order plants were added) -> text of the finding that
     /// caught it.
     pub caught_by: BTreeMap<usize, String>,
-    /// The classification of every finding of this run.
-    pub findings: Vec<FindingClass>,
+    /// What every finding of this run turned out to be.
+    pub findings: Vec<FindingOutcome>,
     /// Judge agreement with repro-verified findings.
     pub judge_checks: JudgeChecks,
 }
@@ -142,8 +59,12 @@ impl TrialRecord {
         TrialRecord { review_exit_code, ..TrialRecord::default() }
     }
 
-    fn count(&self, class: FindingClass) -> usize {
-        self.findings.iter().filter(|c| **c == class).count()
+    fn true_positives(&self) -> usize {
+        self.findings.iter().filter(|f| matches!(f, FindingOutcome::TruePositive(_))).count()
+    }
+
+    fn false_positives(&self) -> usize {
+        self.findings.iter().filter(|f| **f == FindingOutcome::FalsePositive).count()
     }
 }
 
@@ -205,7 +126,8 @@ pub struct ReportBuilder {
     commit: String,
     scorer: String,
     gates: Gates,
-    plants: Vec<PlantRecord>,
+    /// Every plant, with whether it was excluded as equivalent.
+    plants: Vec<(Plant, bool)>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
     trustworthy: bool,
@@ -228,14 +150,21 @@ impl Report {
 
 impl ReportBuilder {
     /// Add a plant; trials refer to plants by the order they were added (from 0).
-    pub fn plant(mut self, plant: PlantRecord) -> Self {
-        self.plants.push(plant);
+    pub fn plant(mut self, plant: Plant) -> Self {
+        self.plants.push((plant, false));
         self
     }
 
     /// Add several plants.
-    pub fn plants(mut self, plants: impl IntoIterator<Item = PlantRecord>) -> Self {
-        self.plants.extend(plants);
+    pub fn plants(mut self, plants: impl IntoIterator<Item = Plant>) -> Self {
+        self.plants.extend(plants.into_iter().map(|plant| (plant, false)));
+        self
+    }
+
+    /// Add a plant excluded as equivalent (its witness did not discriminate): it is listed,
+    /// never counted, and no trial may catch it.
+    pub fn excluded_plant(mut self, plant: Plant) -> Self {
+        self.plants.push((plant, true));
         self
     }
 
@@ -261,7 +190,7 @@ impl ReportBuilder {
     pub fn build(self) -> Result<Report, ReportError> {
         self.check()?;
         let trial_count = self.trials.len();
-        let valid = self.plants.iter().filter(|p| !p.excluded).count();
+        let valid = self.plants.iter().filter(|(_, excluded)| !excluded).count();
 
         // How many trials caught each plant, and the first finding that did.
         let mut caught_in = vec![0usize; self.plants.len()];
@@ -276,8 +205,8 @@ impl ReportBuilder {
         let caught: usize = caught_in.iter().sum();
         let total = valid * trial_count;
         let recall = ratio(caught, total).unwrap_or(0.0);
-        let true_positives: usize = self.trials.iter().map(|t| t.count(FindingClass::TruePositive)).sum();
-        let false_positives: usize = self.trials.iter().map(|t| t.count(FindingClass::FalsePositive)).sum();
+        let true_positives: usize = self.trials.iter().map(TrialRecord::true_positives).sum();
+        let false_positives: usize = self.trials.iter().map(TrialRecord::false_positives).sum();
         let precision = ratio(true_positives, true_positives + false_positives);
         let verified: usize = self.trials.iter().map(|t| t.judge_checks.repro_verified).sum();
         let agreed: usize = self.trials.iter().map(|t| t.judge_checks.judge_agreed).sum();
@@ -289,7 +218,8 @@ impl ReportBuilder {
         };
 
         let mut per_category: BTreeMap<String, CategoryScore> = BTreeMap::new();
-        for (plant, caught) in self.plants.iter().zip(&caught_in).filter(|(p, _)| !p.excluded) {
+        for ((plant, _), caught) in self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
+        {
             let score = per_category.entry(plant.category.clone()).or_insert(CategoryScore {
                 caught: 0,
                 total: 0,
@@ -306,15 +236,15 @@ impl ReportBuilder {
             .plants
             .iter()
             .enumerate()
-            .map(|(index, plant)| {
-                let status = if plant.excluded {
+            .map(|(index, (plant, excluded))| {
+                let status = if *excluded {
                     PlantStatus::Excluded
                 } else if caught_in[index] > 0 && 2 * caught_in[index] >= trial_count {
                     PlantStatus::Caught
                 } else {
                     PlantStatus::Missed
                 };
-                PlantReport {
+                PlantOutcome {
                     file: plant.file.clone(),
                     line: plant.line,
                     category: plant.category.clone(),
@@ -322,16 +252,16 @@ impl ReportBuilder {
                     status,
                     original: plant.original.clone(),
                     mutated: plant.mutated.clone(),
-                    defect: plant.defect.clone(),
-                    diff: plant.diff.clone().unwrap_or_else(|| plant.default_diff()),
+                    defect: Some(plant.defect.clone()).filter(|defect| !defect.is_empty()),
+                    diff: plant_diff(plant),
                     caught_by: caught_by[index].cloned(),
-                    caught_in_trials: (trial_count > 1 && !plant.excluded).then_some(caught_in[index]),
+                    caught_in_trials: (trial_count > 1 && !excluded).then_some(caught_in[index]),
                 }
             })
             .collect();
 
         let trials = if trial_count > 1 {
-            self.trials.iter().enumerate().map(|(index, trial)| trial_report(index, trial, valid)).collect()
+            self.trials.iter().enumerate().map(|(index, trial)| trial_outcome(index, trial, valid)).collect()
         } else {
             Vec::new()
         };
@@ -369,18 +299,18 @@ impl ReportBuilder {
         if let Some(value) = self.gates.min_precision.filter(|v| !in_unit(*v)) {
             return Err(ReportError::BadGate { gate: "min-precision", value });
         }
-        let valid = self.plants.iter().filter(|p| !p.excluded).count();
+        let valid = self.plants.iter().filter(|(_, excluded)| !excluded).count();
         if valid > 0 && self.trials.is_empty() {
             return Err(ReportError::NoTrials { plants: valid });
         }
         for (number, trial) in (1..).zip(&self.trials) {
             for index in trial.caught_by.keys().copied() {
-                let plant = self.plants.get(index).ok_or(ReportError::UnknownPlant {
+                let (plant, excluded) = self.plants.get(index).ok_or(ReportError::UnknownPlant {
                     trial: number,
                     index,
                     plants: self.plants.len(),
                 })?;
-                if plant.excluded {
+                if *excluded {
                     return Err(ReportError::CaughtExcluded {
                         trial: number,
                         index,
@@ -402,11 +332,11 @@ impl ReportBuilder {
     }
 }
 
-fn trial_report(index: usize, trial: &TrialRecord, valid: usize) -> TrialReport {
+fn trial_outcome(index: usize, trial: &TrialRecord, valid: usize) -> TrialOutcome {
     let caught = trial.caught_by.len();
-    let true_positives = trial.count(FindingClass::TruePositive);
-    let false_positives = trial.count(FindingClass::FalsePositive);
-    TrialReport {
+    let true_positives = trial.true_positives();
+    let false_positives = trial.false_positives();
+    TrialOutcome {
         trial: index + 1,
         recall: ratio(caught, valid).unwrap_or(0.0),
         caught,

@@ -16,7 +16,7 @@ pub struct Interval {
 }
 
 /// The Wilson 95% interval of `successes` out of `trials`; `None` when there are no trials.
-pub fn wilson_interval(successes: usize, trials: usize) -> Option<Interval> {
+pub(crate) fn wilson_interval(successes: usize, trials: usize) -> Option<Interval> {
     if trials == 0 {
         return None;
     }
@@ -27,4 +27,25 @@ pub fn wilson_interval(successes: usize, trials: usize) -> Option<Interval> {
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half_width = Z_95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
     Some(Interval { low: (centre - half_width).max(0.0), high: (centre + half_width).min(1.0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_matches_published_values() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-4;
+        for (k, n, low, high) in [
+            (8, 10, 0.4902, 0.9433),
+            (0, 10, 0.0, 0.2775),
+            (10, 10, 0.7225, 1.0),
+            (1, 8, 0.0224, 0.4709),
+            (5, 10, 0.2366, 0.7634),
+        ] {
+            let interval = wilson_interval(k, n).unwrap();
+            assert!(close(interval.low, low) && close(interval.high, high), "{k}/{n}: {interval:?}");
+        }
+        assert_eq!(wilson_interval(0, 0), None);
+    }
 }

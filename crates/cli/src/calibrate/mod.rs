@@ -9,10 +9,10 @@ use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use revcal_calibrate::guard::Recovered;
-use revcal_calibrate::judge::CommandJudge;
-use revcal_calibrate::report::{Report, render_html, render_human, render_junit};
-use revcal_calibrate::{CalibrateError, Calibration, ScorerKind};
+use revcal_calibrate::{
+    CalibrateError, Calibration, CommandJudge, Recovered, Report, ScorerKind, render_html, render_human,
+    render_junit,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -134,13 +134,41 @@ pub(crate) fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode
         Err(error) if crate::output::is_broken_pipe(&error) => Ok(ExitCode::SUCCESS),
         Err(error) => {
             eprintln!("{}: {error:#}", err_style.error("error"));
-            let signal = error.downcast_ref::<CalibrateError>().and_then(|e| match e {
+            let calibrate_error = error.downcast_ref::<CalibrateError>();
+            if let Some(hint) = calibrate_error.and_then(hint) {
+                eprintln!("{}: {hint}", err_style.bold("hint"));
+            }
+            let signal = calibrate_error.and_then(|e| match e {
                 CalibrateError::Interrupted { signal, .. } => u8::try_from(128 + signal).ok(),
                 _ => None,
             });
             Ok(ExitCode::from(signal.unwrap_or(EXIT_ERROR)))
         }
     }
+}
+
+/// What to do about an error, in this command's flags (the library's messages name none).
+fn hint(error: &CalibrateError) -> Option<String> {
+    const RECOVER: &str =
+        "run `revcal calibrate --recover` (or `review-calibration --recover`) to put the files back";
+    Some(match error {
+        CalibrateError::NoReviewer => "give the reviewer's shell command with --review-cmd CMD".to_owned(),
+        CalibrateError::NoTargets { fallback, .. } if fallback.is_empty() => {
+            "name fallback targets with --files a,b".to_owned()
+        }
+        CalibrateError::NoTargets { fallback, .. } => {
+            format!("none of --files {} is eligible; name source files of the project", fallback.join(","))
+        }
+        CalibrateError::TooFewPlants { min, .. } => format!(
+            "the minimum is --min-plants {min}; give more plants (--plants N, or more entries in --plants-file) rather than lowering it"
+        ),
+        CalibrateError::NoJudge => "pass --judge-cmd CMD (or choose --scorer repro)".to_owned(),
+        CalibrateError::ReviewerTimedOut { seconds, .. } => {
+            format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
+        }
+        CalibrateError::JournalPresent { .. } | CalibrateError::Restore { .. } => RECOVER.to_owned(),
+        _ => return None,
+    })
 }
 
 fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
@@ -161,7 +189,8 @@ fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
             ExitCode::from(EXIT_PASS)
         }
         Err(error) => {
-            eprintln!("{}: {error}", err_style.error("error"));
+            // The whole chain: the library keeps the I/O error or the journal's fault as a source.
+            eprintln!("{}: {:#}", err_style.error("error"), anyhow::Error::from(error));
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -194,7 +223,6 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .review_timeout(Duration::from_secs(args.review_timeout))
         .repro_timeout(Duration::from_secs(args.repro_timeout))
         .trials(usize::try_from(args.trials).unwrap_or(1))
-        .panic_during_review(std::env::var_os("REVCAL_TEST_PANIC_DURING_REVIEW").is_some())
         .on_progress(progress_bar(args.quiet));
     if let Some(file) = &args.plants_file {
         calibration = calibration.plants_file(file);

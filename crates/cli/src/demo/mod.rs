@@ -10,9 +10,9 @@ mod side_by_side;
 
 use crate::output::emit;
 use crate::style::Style;
+use anyhow::Context;
 use clap::{Args, ValueEnum};
-use revcal_calibrate::report::{Report, render_human};
-use revcal_calibrate::{Calibration, ScorerKind};
+use revcal_calibrate::{Calibration, Report, ScorerKind, render_human};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -145,7 +145,7 @@ fn calibrate(
         .min_recall(0.5)
         .on_progress(crate::calibrate::progress_bar(quiet))
         .run()
-        .map_err(|error| anyhow::anyhow!("calibrating the {} failed: {error}", reviewer.title()))?;
+        .with_context(|| format!("calibrating the {} failed", reviewer.title()))?;
     Ok(report)
 }
 

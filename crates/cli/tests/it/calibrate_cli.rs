@@ -423,7 +423,9 @@ fn a_witness_that_does_not_discriminate_excludes_its_plant() {
     let output =
         sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("fewer than --min-plants 3"), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(text.contains("fewer valid plants (2") && text.contains("than the minimum (3)"), "{text}");
+    assert!(text.contains("--min-plants 3"), "the hint names the flag: {text}");
 }
 
 #[test]
@@ -552,7 +554,7 @@ fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was()
             reviewer: "sleep 60",
             extra: &["--review-timeout", "1"],
             exit: 1,
-            message: "ran past --review-timeout 1s",
+            message: "ran past its time limit (1s)",
         },
         Case {
             name: "prints 100 MB",
@@ -586,6 +588,13 @@ fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was()
             case.name,
             stderr(&output)
         );
+        if case.name == "hangs" {
+            assert!(
+                stderr(&output).contains("--review-timeout 1"),
+                "the hint names the flag: {}",
+                stderr(&output)
+            );
+        }
         assert!(started.elapsed() < Duration::from_secs(30), "{}", case.name);
         if case.name == "edits and deletes the planted files" {
             // README.md was not planted: revcal restores what it changed, and git shows the rest.

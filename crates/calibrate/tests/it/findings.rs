@@ -1,11 +1,13 @@
 //! Every findings format, parsed from a fixture modelled on its documentation
 //! (see fixtures/findings/README.md), and the matching rule.
 
-use revcal_calibrate::findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
+use revcal_calibrate::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
+
+use crate::util::fixtures_dir;
 
 fn fixture(name: &str) -> ParsedFindings {
-    let path = format!("{}/tests/fixtures/findings/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let path = fixtures_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     parse_findings(&text)
 }
 
@@ -408,7 +410,7 @@ fn the_examples_in_the_findings_reference_parse_as_documented() {
     let mut judge_requests = 0;
     for block in doc.split("```json\n").skip(1) {
         let block = block.split("\n```").next().unwrap();
-        if let Ok(request) = serde_json::from_str::<revcal_calibrate::judge::JudgeRequest>(block) {
+        if let Ok(request) = serde_json::from_str::<revcal_calibrate::JudgeRequest>(block) {
             assert_eq!(request.plant.category, "off-by-one");
             judge_requests += 1;
             continue;

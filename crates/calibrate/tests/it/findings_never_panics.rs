@@ -1,10 +1,13 @@
-//! The findings parser never panics, whatever the reviewer prints (SPEC 9).
+//! The findings parser never panics, whatever the reviewer prints (docs/findings.md: it never
+//! fails and never panics).
 
 use proptest::prelude::*;
-use revcal_calibrate::findings::{FindingFormat, parse_findings};
+use revcal_calibrate::{FindingFormat, parse_findings};
+
+use crate::util::fixtures_dir;
 
 fn fixtures() -> Vec<String> {
-    let dir = format!("{}/tests/fixtures/findings", env!("CARGO_MANIFEST_DIR"));
+    let dir = fixtures_dir();
     let mut texts: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())

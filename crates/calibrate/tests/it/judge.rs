@@ -4,11 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use revcal_calibrate::findings::{Finding, FindingFormat};
-use revcal_calibrate::judge::{CommandJudge, Judge, JudgeError, JudgeRequest, PlantedDefect};
+use revcal_calibrate::{CommandJudge, Finding, FindingFormat, Judge, JudgeError, JudgeRequest, Plant};
 
-fn plant() -> PlantedDefect {
-    PlantedDefect {
+/// A plant as a judge receives it: a judge never sees a plant's id or witness, so a request
+/// read back from JSON has neither.
+fn plant() -> Plant {
+    Plant {
+        id: String::new(),
         file: "src/window.rs".into(),
         line: 12,
         category: "off-by-one".into(),
@@ -16,6 +18,7 @@ fn plant() -> PlantedDefect {
         defect: "`<` became `<=`: the loop reads one element past the end of the buffer".into(),
         original: "    while i < buf.len() {".into(),
         mutated: "    while i <= buf.len() {".into(),
+        witness: None,
     }
 }
 
@@ -61,6 +64,14 @@ fn the_request_arrives_on_stdin_as_json_and_the_verdict_is_read() {
     assert_eq!(keys, ["file", "line", "category", "operator", "defect", "original", "mutated"]);
     let keys: Vec<&str> = received["finding"].as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["file", "line", "text", "evidence"]);
+}
+
+#[test]
+fn a_request_never_carries_the_plants_id_or_witness() {
+    let plant = Plant { id: "plants-file#1".into(), witness: Some("cargo test".into()), ..plant() };
+    let json = serde_json::to_value(JudgeRequest::new(plant, &finding("x"))).unwrap();
+    assert!(json["plant"].get("id").is_none() && json["plant"].get("witness").is_none(), "{json}");
+    assert_eq!(json["plant"]["file"], "src/window.rs");
 }
 
 #[test]

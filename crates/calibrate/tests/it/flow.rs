@@ -1,22 +1,12 @@
 //! The calibration flow through the library API, on real git repositories in temporary
 //! directories with real reviewer and judge processes.
 
-use revcal_calibrate::judge::CommandJudge;
-use revcal_calibrate::report::PlantStatus;
-use revcal_calibrate::{CalibrateError, Calibration, ScorerKind};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use revcal_calibrate::{
+    CalibrateError, Calibration, CommandJudge, JudgeError, PlantStatus, Recovered, ScorerKind,
+};
+use std::path::PathBuf;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
+use crate::util::git;
 
 const LIB: &str = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {
     if x < lo {
@@ -111,8 +101,9 @@ fn a_commit_without_eligible_files_needs_fallback_files() {
     git(&repo, &["commit", "-qam", "docs only"]);
     let error =
         Calibration::builder().dir(&repo).review_cmd("true").scorer(ScorerKind::String).run().unwrap_err();
-    assert!(matches!(error, CalibrateError::NoTargets(_)), "{error}");
-    assert!(error.to_string().contains("--files"), "{error}");
+    assert!(matches!(&error, CalibrateError::NoTargets { fallback, .. } if fallback.is_empty()), "{error}");
+    assert!(error.to_string().contains("name fallback target files"), "{error}");
+    assert!(!error.to_string().contains("--"), "library messages name no flags: {error}");
     let report = Calibration::builder()
         .dir(&repo)
         .review_cmd("echo '[]'")
@@ -187,7 +178,9 @@ fn a_judge_that_answers_garbage_stops_the_run_and_never_matches() {
         .judge(Box::new(CommandJudge::new("cat >/dev/null; echo maybe")))
         .run()
         .unwrap_err();
-    assert!(matches!(error, CalibrateError::Judge(_)), "{error}");
+    assert!(matches!(error, CalibrateError::Judge(JudgeError::NotJson { .. })), "{error:?}");
+    let source = std::error::Error::source(&error).map(ToString::to_string).unwrap_or_default();
+    assert!(source.contains("not JSON"), "the judge's error is the source: {source}");
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
 
@@ -220,10 +213,7 @@ fn trials_report_mean_recall_and_each_trial() {
 #[test]
 fn recover_with_no_journal_is_nothing_to_do() {
     let (_dir, repo, _plants) = python_repo();
-    assert_eq!(
-        revcal_calibrate::recover(&repo).unwrap(),
-        revcal_calibrate::guard::Recovered::NothingToRecover
-    );
+    assert_eq!(revcal_calibrate::recover(&repo).unwrap(), Recovered::NothingToRecover);
     let plain = tempfile::tempdir().unwrap();
     assert!(matches!(
         Calibration::builder().dir(plain.path()).review_cmd("true").run(),

@@ -1,0 +1,9 @@
+//! The integration tests of revcal-calibrate, through its public API only: one test binary,
+//! one module per area.
+
+mod findings;
+mod findings_never_panics;
+mod flow;
+mod judge;
+mod report;
+mod util;
