@@ -1,4 +1,5 @@
-//! The review protocol's messages (RFC-001) as typed values.
+//! The review protocol's messages as typed values; their formats and rules are in
+//! docs/reputation.md, section 2.
 
 use crate::identity::AgentId;
 use serde::{Deserialize, Serialize};

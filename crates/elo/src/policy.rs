@@ -1,4 +1,4 @@
-//! The numbers of the rating rules, with RFC-001's defaults.
+//! The numbers of the rating rules, with the defaults of docs/reputation.md, section 3.
 
 use crate::message::Verdict;
 use serde::{Deserialize, Serialize};
@@ -66,7 +66,8 @@ impl OutcomeClass {
     }
 }
 
-/// The rating rules' numbers. `Policy::default()` is RFC-001's.
+/// The rating rules' numbers. `Policy::default()` holds the defaults of docs/reputation.md,
+/// section 3.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
@@ -209,7 +210,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_rfc_001() {
+    fn defaults_are_the_documented_ones() {
         let policy = Policy::default();
         assert_eq!(policy.applied_delta(OutcomeClass::CaughtBug, 0), 50.0);
         assert_eq!(policy.applied_delta(OutcomeClass::MissedBug, 19), -60.0);
