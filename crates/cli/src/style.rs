@@ -1,4 +1,4 @@
-//! Terminal colour: on only for a terminal, off when NO_COLOR is set (https://no-color.org).
+//! Terminal colour: on only for a terminal, off when NO_COLOR is set (<https://no-color.org>).
 
 use crate::args::ColorChoice;
 use std::io::IsTerminal;

@@ -1,6 +1,5 @@
 //! Bad input of every kind gives a clear diagnostic with a position; nothing panics.
 
-
 use crate::util::*;
 use revcal_rubric_repo::{LintReport, Linter, MAX_FILE_BYTES, RepoError, Repository};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
 //! Property tests: no input makes the loader panic, and every diagnostic it gives points
 //! inside the document.
 
-
 use crate::util::SAMPLE;
 use proptest::prelude::*;
 use revcal_rubric_repo::{LintReport, Linter};

@@ -1,7 +1,6 @@
 //! One broken rubric per rule of the format: each test asserts the rule id, the line and
 //! column of the offending node (not of the document start), and the field.
 
-
 use crate::util::*;
 use revcal_rubric_model::Severity;
 use revcal_rubric_repo::Linter;
