@@ -124,7 +124,7 @@ fn binary(bytes: &[u8], nul: usize) -> FileProblem {
 
 /// 1-based line and column (in characters) of byte `offset`, counting only the valid
 /// UTF-8 before it.
-fn byte_position(bytes: &[u8], offset: usize) -> (usize, usize) {
+pub(crate) fn byte_position(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
     let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;

@@ -67,8 +67,12 @@ pub(crate) fn parse(text: &str, syntax: Syntax) -> Result<Value, SyntaxError> {
         Syntax::Yaml => {
             let deserializer = serde_yaml::Deserializer::from_str(text);
             JsonSeed.deserialize(deserializer).map_err(|error| {
-                let (line, column) =
-                    error.location().map_or((1, 1), |l| (l.line().max(1), l.column().max(1)));
+                // Placed from the byte offset, not libyaml's own line count: libyaml (YAML 1.1)
+                // also breaks lines at U+2028, U+2029 and U+0085, which editors and every
+                // other position revcal reports do not.
+                let (line, column) = error
+                    .location()
+                    .map_or((1, 1), |l| crate::source::byte_position(text.as_bytes(), l.index()));
                 let message = strip_position(&error.to_string());
                 SyntaxError { hint: Some(hint_for(&message, syntax)), message, line, column }
             })
@@ -257,6 +261,15 @@ mod tests {
         assert!(error.message.contains("tags"), "{}", error.message);
         let error = parse("? [a, b]\n: c\n", Syntax::Yaml).unwrap_err();
         assert!(error.message.contains("key"), "{}", error.message);
+    }
+
+    #[test]
+    fn syntax_errors_are_placed_by_newlines_alone() {
+        // U+2028 is a line break to libyaml but not to an editor: the error stays on line 1.
+        let error = parse("0:\u{2028}\"\"x", Syntax::Yaml).unwrap_err();
+        assert_eq!((error.line, error.column), (1, 7));
+        let error = parse("a: b\nééé: c: d\n", Syntax::Yaml).unwrap_err();
+        assert_eq!((error.line, error.column), (2, 7));
     }
 
     #[test]
