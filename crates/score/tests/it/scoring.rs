@@ -31,7 +31,7 @@ fn all(score: f64, confidence: Option<f64>) -> Review {
     }
 }
 
-const SPEC_4_3: &str = r#"{"rubric_scores": {"accuracy": 6.5, "completeness": 7.0, "clarity": 8.5, "conciseness": 8.0, "relevance": 9.0},
+const REFERENCE_FAIL: &str = r#"{"rubric_scores": {"accuracy": 6.5, "completeness": 7.0, "clarity": 8.5, "conciseness": 8.0, "relevance": 9.0},
  "confidence": 0.78,
  "issues": [{"severity": "major", "category": "bug", "file": "src/api.py", "line": 42,
              "message": "Missing null check before accessing user.email",
@@ -40,7 +40,7 @@ const SPEC_4_3: &str = r#"{"rubric_scores": {"accuracy": 6.5, "completeness": 7.
 
 #[test]
 fn the_spec_example_scores_7_475_capped_to_7_and_fails() {
-    let evaluation = score(&code_review(), &single(SPEC_4_3)).unwrap();
+    let evaluation = score(&code_review(), &single(REFERENCE_FAIL)).unwrap();
     assert_eq!(evaluation.weighted_score, 7.475);
     assert_eq!(evaluation.final_score, 7.0);
     assert!(evaluation.ceiling_applied());
