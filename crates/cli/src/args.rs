@@ -127,16 +127,23 @@ pub(crate) enum RubricCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Print one rubric. Exit status 1 when there is no rubric with that id.
-    #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
+    /// Print one rubric, or with --focus the checks and red flags of its focus areas for a
+    /// reviewer's prompt. Exit status 1 when there is no rubric with that id or no such area.
+    #[command(after_help = crate::exit::with_table(
+        "Examples:\n  revcal rubric get code_review_v1\n  revcal rubric get code_review_v1 --focus security\n  revcal rubric get code_review_v1 --focus security,testing --format json",
+        crate::exit::RUBRIC_QUERY_TABLE,
+    ))]
     Get {
         /// The rubric_id, e.g. code_review_v1.
         id: String,
         #[command(flatten)]
         library: LibraryArgs,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = DocumentFormat::Yaml)]
-        format: DocumentFormat,
+        /// Output format [default: yaml; with --focus, prompt text].
+        #[arg(long, value_enum)]
+        format: Option<DocumentFormat>,
+        /// Print only these focus areas (case-insensitive; repeat or separate with commas).
+        #[arg(long, value_name = "AREA", value_delimiter = ',')]
+        focus: Vec<String>,
     },
     /// Find rubrics by artifact type and by words in their id, name or description.
     ///

@@ -52,7 +52,7 @@ pub use rule::{Issue, Related, Rule, Severity};
 pub use schema_parts::{ANCHOR_KEY_PATTERN, EXAMPLE_KEY_PATTERN, json_schema, json_schema_text};
 pub use text_map::TextMap;
 pub use types::{
-    Ceiling, Criterion, DEFAULT_CONFIDENCE_THRESHOLD, NegativeCriterion, Rubric, Scale, Scoring, Weight,
-    compile_pattern,
+    Ceiling, Criterion, DEFAULT_CONFIDENCE_THRESHOLD, FocusArea, NegativeCriterion, RedFlag, Rubric, Scale,
+    Scoring, Weight, compile_pattern,
 };
 pub use validate::validate;

@@ -34,6 +34,9 @@ pub enum Rule {
     Ceiling,
     /// PATTERN: `fail_patterns` compile, and a bare `.` is probably a mistake.
     Pattern,
+    /// FOCUS: focus-area names are unique regardless of case, and red-flag ids are unique
+    /// across the rubric (a review raises a flag by its id alone).
+    Focus,
     /// YAML: syntax errors and duplicate keys.
     Yaml,
     /// FILE: the file cannot be read or is not a text document (binary, not UTF-8, too large, empty).
@@ -42,7 +45,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order the documentation lists them.
-    pub const ALL: [Rule; 15] = [
+    pub const ALL: [Rule; 16] = [
         Rule::DuplicateId,
         Rule::Anchors,
         Rule::Examples,
@@ -56,6 +59,7 @@ impl Rule {
         Rule::Share,
         Rule::Ceiling,
         Rule::Pattern,
+        Rule::Focus,
         Rule::Yaml,
         Rule::File,
     ];
@@ -76,6 +80,7 @@ impl Rule {
             Rule::Share => "SHARE",
             Rule::Ceiling => "CEILING",
             Rule::Pattern => "PATTERN",
+            Rule::Focus => "FOCUS",
             Rule::Yaml => "YAML",
             Rule::File => "FILE",
         }
@@ -97,6 +102,7 @@ impl Rule {
             Rule::Share => "shares are all-or-none, each in (0, 1], summing to 1.0",
             Rule::Ceiling => "ceilings name an existing criterion and stay inside the scale",
             Rule::Pattern => "fail_patterns compile as regular expressions",
+            Rule::Focus => "focus-area names and red-flag ids are unique within the rubric",
             Rule::Yaml => "the file is well-formed YAML or JSON without duplicate keys",
             Rule::File => "the file is a readable UTF-8 text document",
         }

@@ -43,6 +43,11 @@ pub struct Rubric {
     /// Caps on the overall score when one criterion scores low.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ceilings: Vec<Ceiling>,
+    /// Domain-specific areas a review may focus on (security, performance, ...), each with
+    /// the checks it adds and the red flags that fail a review focused on it
+    /// (docs/rubric-format.md, "focus_areas").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub focus_areas: Vec<FocusArea>,
     /// Verdict thresholds.
     pub scoring: Scoring,
     /// Human-labelled examples for checking a judge against people (RFC 3986 URI reference,
@@ -61,6 +66,21 @@ impl Rubric {
     /// The criterion called `name`.
     pub fn criterion(&self, name: &str) -> Option<&Criterion> {
         self.criteria.iter().find(|c| c.name == name)
+    }
+
+    /// The focus area called `name`, compared case-insensitively (`security` finds
+    /// `Security`), as reviews name their focus.
+    pub fn focus_area(&self, name: &str) -> Option<&FocusArea> {
+        let name = name.trim();
+        self.focus_areas.iter().find(|area| area.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The red flag with id `id` and the focus area that defines it. Red-flag ids are
+    /// unique across a valid rubric; with duplicates the first definition wins.
+    pub fn red_flag(&self, id: &str) -> Option<(&FocusArea, &RedFlag)> {
+        self.focus_areas
+            .iter()
+            .find_map(|area| area.red_flags.iter().find(|flag| flag.id == id).map(|flag| (area, flag)))
     }
 
     /// True when the criteria carry shares (all of them do, once the rubric validates).
@@ -176,6 +196,39 @@ pub struct Ceiling {
     pub below: f64,
     /// The highest overall score allowed while the cap applies.
     pub cap: f64,
+}
+
+/// A domain a review may focus on: the checks a focused reviewer adds, and the red flags
+/// that fail a review focused on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FocusArea {
+    /// Name, unique within the rubric regardless of case (`Security`); reviews name it
+    /// case-insensitively in `rubric_focus`.
+    #[schemars(regex(pattern = r"^[A-Za-z][A-Za-z0-9_-]*$"))]
+    pub name: String,
+    /// What the area covers.
+    #[schemars(length(min = 1))]
+    pub description: String,
+    /// What a reviewer focused on this area checks, one instruction per item.
+    #[schemars(length(min = 1))]
+    pub checks: Vec<String>,
+    /// Findings that fail a review focused on this area.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_flags: Vec<RedFlag>,
+}
+
+/// A finding that fails a review focused on its area, whatever the scores.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedFlag {
+    /// Id, lower snake_case and unique across the rubric, e.g. `sql_injection`; reviews
+    /// raise the flag by this id.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]*$"))]
+    pub id: String,
+    /// What the red flag is, in words a reviewer can recognise.
+    #[schemars(length(min = 1))]
+    pub description: String,
 }
 
 /// Thresholds that turn scores into a verdict.

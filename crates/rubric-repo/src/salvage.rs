@@ -7,7 +7,7 @@
 //! the checks that need the whole list (shares summing to 1, ceilings naming criteria).
 
 use revcal_rubric_model::{
-    Ceiling, Criterion, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer, suggest,
+    Ceiling, Criterion, FocusArea, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer, suggest,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -53,6 +53,7 @@ pub(crate) fn salvage(document: &Value) -> Option<Salvaged> {
     keep_parsable::<Criterion>(&mut document, "criteria", &mut reduced);
     keep_parsable::<NegativeCriterion>(&mut document, "negative_criteria", &mut reduced);
     keep_parsable::<Ceiling>(&mut document, "ceilings", &mut reduced);
+    keep_parsable::<FocusArea>(&mut document, "focus_areas", &mut reduced);
     let rubric = serde_json::from_value(document).ok()?;
     // The criteria that did not parse are the ones whose positions were not kept.
     let kept_criteria = reduced.iter().find(|(list, _)| *list == "criteria").map(|(_, kept)| kept);

@@ -1,5 +1,6 @@
-//! `revcal rubric ...`: lint, list, get, search, schema, rules.
+//! `revcal rubric ...`: lint, list, get (with `--focus`), search, schema, rules.
 
+mod focus;
 mod lint;
 mod render;
 
@@ -23,7 +24,7 @@ pub(crate) fn run(command: RubricCommand, style: &Style) -> Result<ExitCode> {
             print_rubrics(&repo, &repo.list(), json, style, &source.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
-        RubricCommand::Get { id, library, format } => get(&id, &library, format),
+        RubricCommand::Get { id, library, format, focus } => get(&id, &library, format, &focus),
         RubricCommand::Search { text, artifact_type, library, json } => {
             let (repo, source) = library::load(&library)?;
             let query = Query { artifact_type, text: (!text.is_empty()).then(|| text.join(" ")) };
@@ -54,7 +55,12 @@ pub(crate) fn run(command: RubricCommand, style: &Style) -> Result<ExitCode> {
     }
 }
 
-fn get(id: &str, library: &LibraryArgs, format: DocumentFormat) -> Result<ExitCode> {
+fn get(
+    id: &str,
+    library: &LibraryArgs,
+    format: Option<DocumentFormat>,
+    focus: &[String],
+) -> Result<ExitCode> {
     let (repo, source) = library::load(library)?;
     let Some(rubric) = repo.get(id) else {
         let ids: Vec<String> = repo.list().iter().map(|r| r.rubric_id.clone()).collect();
@@ -65,7 +71,18 @@ fn get(id: &str, library: &LibraryArgs, format: DocumentFormat) -> Result<ExitCo
         eprintln!("error: no rubric `{id}` in {source}; {hint}");
         return Ok(ExitCode::FAILURE);
     };
-    let text = match format {
+    if !focus.is_empty() {
+        let areas = match focus::select(&rubric, focus) {
+            Ok(areas) => areas,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        emit(&focus::render(&rubric, &areas, format)?).context("cannot write the focus areas")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = match format.unwrap_or(DocumentFormat::Yaml) {
         DocumentFormat::Json => serde_json::to_string_pretty(&*rubric)? + "\n",
         DocumentFormat::Yaml => revcal_rubric_repo::to_yaml_string(&*rubric)
             .map_err(anyhow::Error::msg)

@@ -6,6 +6,7 @@
 
 mod criteria;
 mod document;
+mod focus;
 mod patterns;
 mod uri;
 
@@ -54,6 +55,7 @@ pub fn validate(rubric: &Rubric) -> Vec<Issue> {
     } else {
         document::check_ceiling_criteria(rubric, &mut issues);
     }
+    focus::check(rubric, &mut issues);
     document::check_calibration_dataset(rubric, &mut issues);
     issues
 }
