@@ -15,7 +15,8 @@ const SAME_ISSUE_LINES: u64 = 3;
 #[derive(Debug, Clone, PartialEq)]
 pub struct CouncilEvaluation {
     /// The evaluation of the combined review: per-criterion median scores, merged issues,
-    /// confidence = mean member confidence x agreement.
+    /// confidence = mean member confidence x agreement, the union of the members' focus
+    /// areas, and each red flag once with the number of members that raised it.
     pub combined: Evaluation,
     /// 1 - mean pairwise |final_i - final_j| / (scale max - scale min); 1 for one member.
     pub agreement: f64,
@@ -63,8 +64,15 @@ impl Scorer<'_> {
             confidence: mean_confidence.map(|mean| round(mean * agreement)),
             issues: merge_issues(reviews),
             rationale: join_rationales(reviews),
+            rubric_focus: union(reviews.iter().flat_map(|r| &r.rubric_focus)),
+            red_flags: union(members.iter().flat_map(|m| m.red_flags.iter().map(|f| &f.id))),
         };
-        let combined = self.evaluate(&combined_review, matches);
+        let mut combined = self.evaluate(&combined_review, matches);
+        // Red flags merge like issues: one entry per flag, counting the members that raised it.
+        for flag in &mut combined.red_flags {
+            let count = members.iter().filter(|m| m.red_flags.iter().any(|f| f.id == flag.id)).count();
+            flag.raised_by = Some(count);
+        }
         tracing::debug!(members = members.len(), agreement, verdict = %combined.verdict(), "council scored");
         Ok(CouncilEvaluation { combined, agreement, mean_confidence, members })
     }
@@ -119,6 +127,9 @@ struct Cluster {
     first: Issue,
     best: Issue,
     members: Vec<usize>,
+    /// The first red flag any member's issue of the cluster carries, kept even when the
+    /// issue with the highest severity carries none.
+    red_flag: Option<String>,
 }
 
 fn same_issue(a: &Issue, b: &Issue) -> bool {
@@ -146,6 +157,9 @@ fn merge_issues(reviews: &[Review]) -> Vec<Issue> {
             match found {
                 Some(cluster) => {
                     cluster.members.push(member);
+                    if cluster.red_flag.is_none() {
+                        cluster.red_flag.clone_from(&issue.red_flag);
+                    }
                     if issue.severity.rank() > cluster.best.severity.rank() {
                         cluster.best = issue.clone();
                     }
@@ -154,14 +168,30 @@ fn merge_issues(reviews: &[Review]) -> Vec<Issue> {
                     first: issue.clone(),
                     best: issue.clone(),
                     members: vec![member],
+                    red_flag: issue.red_flag.clone(),
                 }),
             }
         }
     }
     clusters
         .into_iter()
-        .map(|cluster| Issue { raised_by: Some(cluster.members.len()), ..cluster.best })
+        .map(|cluster| Issue {
+            raised_by: Some(cluster.members.len()),
+            red_flag: cluster.best.red_flag.clone().or(cluster.red_flag),
+            ..cluster.best
+        })
         .collect()
+}
+
+/// Each text once, in the order first seen (regardless of case: focus names are).
+fn union<'a>(texts: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for text in texts {
+        if !out.iter().any(|seen| seen.eq_ignore_ascii_case(text)) {
+            out.push(text.clone());
+        }
+    }
+    out
 }
 
 fn join_rationales(reviews: &[Review]) -> Option<String> {

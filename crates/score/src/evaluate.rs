@@ -5,7 +5,7 @@ use crate::negative::{NegativePatterns, PatternMatch};
 use crate::number::{format_score, round};
 use crate::reason::Reason;
 use crate::review::{Issue, Review};
-use revcal_rubric_model::{Ceiling, Rubric, Weight, suggest};
+use revcal_rubric_model::{Ceiling, FocusArea, Rubric, Weight, suggest};
 use serde::Serialize;
 use std::fmt;
 
@@ -57,6 +57,23 @@ pub struct CriterionResult {
     pub below_threshold: bool,
 }
 
+/// A red flag a review raised, as the report lists it: which area defines it, and
+/// whether that area was in the review's focus (then the flag fails the review).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaisedFlag {
+    /// The red flag's id in the rubric.
+    pub id: String,
+    /// The focus area that defines it.
+    pub area: String,
+    /// The rubric's description of the flag.
+    pub description: String,
+    /// True when its area is in the review's focus: the flag is then a FAIL reason.
+    pub in_focus: bool,
+    /// In a council's combined result: how many members raised it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raised_by: Option<usize>,
+}
+
 /// A scored review: every number, the issues sorted into blocking and suggestions, and
 /// every reason behind the verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +105,11 @@ pub struct Evaluation {
     pub unclear_reasons: Vec<Reason>,
     /// The reviewer's rationale.
     pub rationale: Option<String>,
+    /// The focus areas the review covered, as the rubric names them, each once.
+    pub focus: Vec<String>,
+    /// Every red flag raised (by `red_flags` or by an issue's `red_flag`), each once, in
+    /// the order first raised; those of focused areas are also fail reasons.
+    pub red_flags: Vec<RaisedFlag>,
 }
 
 impl Evaluation {
@@ -203,6 +225,21 @@ impl<'r> Scorer<'r> {
         if let Some(confidence) = review.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
             push(field("confidence"), format!("confidence {confidence} is outside the range 0..1"));
         }
+        for (index, name) in review.rubric_focus.iter().enumerate() {
+            if rubric.focus_area(name).is_none() {
+                push(field(&format!("rubric_focus[{index}]")), unknown_focus(rubric, name));
+            }
+        }
+        let raised =
+            review.red_flags.iter().enumerate().map(|(index, id)| (format!("red_flags[{index}]"), id));
+        let carried = review.issues.iter().enumerate().filter_map(|(index, issue)| {
+            Some((format!("issues[{index}].red_flag"), issue.red_flag.as_ref()?))
+        });
+        for (at, id) in raised.chain(carried) {
+            if find_flag(rubric, id).is_none() {
+                push(field(&at), unknown_flag(rubric, id));
+            }
+        }
         problems
     }
 
@@ -263,6 +300,12 @@ impl<'r> Scorer<'r> {
                 message: issue.message.clone(),
             })
             .collect();
+        let (focus, red_flags) = raised_flags(rubric, review);
+        fail_reasons.extend(red_flags.iter().filter(|flag| flag.in_focus).map(|flag| Reason::RedFlag {
+            id: flag.id.clone(),
+            area: flag.area.clone(),
+            description: flag.description.clone(),
+        }));
         let artifact_checked = matches.is_some();
         let negative_matches = matches.unwrap_or_default();
         fail_reasons.extend(negative_matches.iter().map(|m| Reason::NegativePattern {
@@ -317,6 +360,8 @@ impl<'r> Scorer<'r> {
             fail_reasons,
             unclear_reasons,
             rationale: review.rationale.clone(),
+            focus,
+            red_flags,
         };
         tracing::debug!(
             rubric = %evaluation.rubric,
@@ -327,6 +372,74 @@ impl<'r> Scorer<'r> {
         );
         evaluation
     }
+}
+
+/// The rubric's red flag `id` and its area. Ids are lower snake_case, so a raised id is
+/// read regardless of case and surrounding space.
+fn find_flag<'r>(rubric: &'r Rubric, id: &str) -> Option<(&'r FocusArea, &'r revcal_rubric_model::RedFlag)> {
+    rubric.red_flag(&id.trim().to_ascii_lowercase())
+}
+
+/// The focused areas (rubric names, each once) and every raised flag (each once, in the
+/// order first raised: `red_flags` first, then issues). Names that match nothing were
+/// refused by `check_review`; here they are skipped.
+fn raised_flags(rubric: &Rubric, review: &Review) -> (Vec<String>, Vec<RaisedFlag>) {
+    let mut focus: Vec<String> = Vec::new();
+    for area in review.rubric_focus.iter().filter_map(|name| rubric.focus_area(name)) {
+        if !focus.contains(&area.name) {
+            focus.push(area.name.clone());
+        }
+    }
+    let carried = review.issues.iter().filter_map(|issue| issue.red_flag.as_ref());
+    let mut flags: Vec<RaisedFlag> = Vec::new();
+    for id in review.red_flags.iter().chain(carried) {
+        let Some((area, flag)) = find_flag(rubric, id) else {
+            tracing::warn!(red_flag = %id, "red flag the rubric does not define");
+            continue;
+        };
+        if flags.iter().any(|raised| raised.id == flag.id) {
+            continue;
+        }
+        flags.push(RaisedFlag {
+            id: flag.id.clone(),
+            area: area.name.clone(),
+            description: flag.description.trim().to_owned(),
+            in_focus: focus.contains(&area.name),
+            raised_by: None,
+        });
+    }
+    (focus, flags)
+}
+
+fn unknown_focus(rubric: &Rubric, name: &str) -> String {
+    let names: Vec<&str> = rubric.focus_areas.iter().map(|a| a.name.as_str()).collect();
+    if names.is_empty() {
+        return format!("unknown focus area `{name}`: rubric `{}` has no focus areas", rubric.key());
+    }
+    // Areas are named regardless of case: suggest among the lower-cased names, then
+    // show the rubric's spelling.
+    let lowered: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let hint = match suggest::closest(&name.trim().to_lowercase(), lowered.iter().map(String::as_str)) {
+        Some(near) => {
+            let spelled = names.iter().find(|n| n.eq_ignore_ascii_case(near)).copied().unwrap_or(near);
+            format!("did you mean `{spelled}`?")
+        }
+        None => format!("its focus areas are {}", names.join(", ")),
+    };
+    format!("unknown focus area `{name}`: rubric `{}` has no such area; {hint}", rubric.key())
+}
+
+fn unknown_flag(rubric: &Rubric, id: &str) -> String {
+    let ids: Vec<&str> =
+        rubric.focus_areas.iter().flat_map(|a| a.red_flags.iter().map(|f| f.id.as_str())).collect();
+    if ids.is_empty() {
+        return format!("unknown red flag `{id}`: rubric `{}` defines no red flags", rubric.key());
+    }
+    let hint = match suggest::closest(&id.trim().to_ascii_lowercase(), ids.iter().copied()) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!("its red flags are {}", ids.join(", ")),
+    };
+    format!("unknown red flag `{id}`: rubric `{}` defines no such red flag; {hint}", rubric.key())
 }
 
 /// Scores one review against `rubric` without an artifact (negative criteria unchecked).

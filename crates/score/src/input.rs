@@ -8,8 +8,16 @@ use revcal_rubric_model::suggest;
 use std::collections::HashMap;
 
 /// Top-level fields a review may have.
-const REVIEW_FIELDS: [&str; 6] =
-    ["rubric_scores", "confidence", "issues", "blocking_issues", "suggestions", "rationale"];
+const REVIEW_FIELDS: [&str; 8] = [
+    "rubric_scores",
+    "confidence",
+    "issues",
+    "blocking_issues",
+    "suggestions",
+    "rationale",
+    "rubric_focus",
+    "red_flags",
+];
 
 /// Fields of the output of `revcal score`, accepted silently so that a report can be fed back.
 const REPORT_FIELDS: [&str; 12] = [
@@ -50,6 +58,9 @@ pub struct ReviewDocument {
     /// Fields that were ignored (unknown top-level fields), with a "did you mean" where one fits.
     pub warnings: Vec<Problem>,
     positions: HashMap<String, Position>,
+    /// Field paths as the scorer names them (`issues[3]`, `rubric_focus[0]`) mapped to the
+    /// paths written in the document (`blocking_issues[1]`, `rubric_focus`), where they differ.
+    aliases: HashMap<String, String>,
 }
 
 impl ReviewDocument {
@@ -69,14 +80,33 @@ impl ReviewDocument {
         }
     }
 
-    /// Fills in the position of every problem of `error` that lacks one.
+    /// Fills in the position of every problem of `error` that lacks one, and names each
+    /// field as the document writes it: the scorer counts issues in one list
+    /// (`issues[3]`), which the document may have written as `blocking_issues[1]`.
     pub fn place(&self, mut error: ScoreError) -> ScoreError {
         if let ScoreError::Invalid { problems } = &mut error {
             for problem in problems.iter_mut().filter(|p| p.position.is_none()) {
+                problem.field = self.as_written(&problem.field);
                 problem.position = self.locate(&problem.field);
             }
         }
         error
+    }
+
+    /// `field` with its longest aliased prefix replaced by the path the document uses.
+    fn as_written(&self, field: &str) -> String {
+        let mut best: Option<(&str, &str)> = None;
+        for (canonical, written) in &self.aliases {
+            let rest = field.strip_prefix(canonical.as_str());
+            let whole = rest.is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
+            if whole && best.is_none_or(|(longest, _)| canonical.len() > longest.len()) {
+                best = Some((canonical, written));
+            }
+        }
+        match best {
+            Some((canonical, written)) => format!("{written}{}", &field[canonical.len()..]),
+            None => field.to_owned(),
+        }
     }
 }
 
@@ -111,7 +141,13 @@ pub fn parse_document(text: &str, format: Option<Format>) -> Result<ReviewDocume
         return Err(ScoreError::Invalid { problems: reader.problems });
     }
     tracing::debug!(%format, council = matches!(reviews, Reviews::Council(_)), "review document read");
-    Ok(ReviewDocument { format, reviews, warnings: reader.warnings, positions: reader.positions })
+    Ok(ReviewDocument {
+        format,
+        reviews,
+        warnings: reader.warnings,
+        positions: reader.positions,
+        aliases: reader.aliases,
+    })
 }
 
 #[derive(Default)]
@@ -119,6 +155,7 @@ struct Reader {
     problems: Vec<Problem>,
     warnings: Vec<Problem>,
     positions: HashMap<String, Position>,
+    aliases: HashMap<String, String>,
     member: Option<usize>,
 }
 
@@ -168,7 +205,13 @@ impl Reader {
                 },
                 "issues" | "blocking_issues" | "suggestions" => {
                     let default = if key == "suggestions" { Severity::Minor } else { Severity::Missing };
-                    self.issues(value, &field, &default, &mut review.issues);
+                    self.issues(value, &field, base, &default, &mut review.issues);
+                }
+                "rubric_focus" => {
+                    review.rubric_focus = self.names(value, &field, "a focus area name, or a list of them")
+                }
+                "red_flags" => {
+                    review.red_flags = self.names(value, &field, "a red-flag id, or a list of them")
                 }
                 "rationale" => match &value.value {
                     Value::String(text) => review.rationale = Some(text.clone()),
@@ -214,7 +257,51 @@ impl Reader {
         }
     }
 
-    fn issues(&mut self, node: &Node, field: &str, default: &Severity, out: &mut Vec<Issue>) {
+    /// `rubric_focus` or `red_flags`: one name, or a list of names. A list item may also be
+    /// a mapping with an `id` (the report's `red_flags` entries), so that a report can be
+    /// fed back. A single name is recorded as item 0, written at the field itself.
+    fn names(&mut self, node: &Node, field: &str, what: &str) -> Vec<String> {
+        match &node.value {
+            Value::Null => Vec::new(),
+            Value::String(text) => {
+                let item = format!("{field}[0]");
+                self.aliases.insert(item, field.to_owned());
+                vec![text.clone()]
+            }
+            Value::Seq(items) => {
+                let mut names = Vec::new();
+                for (index, item) in items.iter().enumerate() {
+                    let item_field = format!("{field}[{index}]");
+                    self.positions.insert(item_field.clone(), item.position);
+                    let id = match &item.value {
+                        Value::String(text) => Some(text.clone()),
+                        Value::Map(entries) => {
+                            entries.iter().find(|(key, _, _)| key == "id").and_then(|(_, _, value)| {
+                                match &value.value {
+                                    Value::String(text) => Some(text.clone()),
+                                    _ => None,
+                                }
+                            })
+                        }
+                        _ => None,
+                    };
+                    match id {
+                        Some(id) => names.push(id),
+                        None => self.expected(&item_field, item, "a name (a string)"),
+                    }
+                }
+                names
+            }
+            _ => {
+                self.expected(field, node, what);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Reads an issue list into `out`. The scorer numbers the issues of a review in one
+    /// list (`issues[n]`), so each is aliased to the path it is written at.
+    fn issues(&mut self, node: &Node, field: &str, base: &str, default: &Severity, out: &mut Vec<Issue>) {
         let items = match &node.value {
             Value::Seq(items) => items,
             Value::Null => return,
@@ -224,6 +311,10 @@ impl Reader {
             let item_field = format!("{field}[{index}]");
             self.positions.insert(item_field.clone(), item.position);
             if let Some(issue) = self.issue(item, &item_field, default) {
+                let canonical = format!("{}[{}]", join(base, "issues"), out.len());
+                if canonical != item_field {
+                    self.aliases.insert(canonical, item_field);
+                }
                 out.push(issue);
             }
         }
@@ -252,6 +343,11 @@ impl Reader {
                     Value::String(text) => location = Some((text.clone(), value)),
                     Value::Null => {}
                     _ => self.expected(&sub, value, "a location such as \"src/api.py:42\""),
+                },
+                "red_flag" => match &value.value {
+                    Value::String(text) => issue.red_flag = Some(text.clone()),
+                    Value::Null => {}
+                    _ => self.expected(&sub, value, "a red-flag id such as \"sql_injection\""),
                 },
                 "category" | "file" | "suggestion" => {
                     let text = match &value.value {

@@ -86,7 +86,7 @@ mod review;
 pub use council::{CouncilEvaluation, score_council};
 pub use document::Format;
 pub use error::{ParseError, Position, Problem, ScoreError};
-pub use evaluate::{CriterionResult, Evaluation, Scorer, Verdict, score};
+pub use evaluate::{CriterionResult, Evaluation, RaisedFlag, Scorer, Verdict, score};
 pub use input::{ReviewDocument, Reviews, parse_document};
 pub use negative::PatternMatch;
 pub use number::format_score;

@@ -16,6 +16,15 @@ pub enum Reason {
         /// Its message.
         message: String,
     },
+    /// FAIL: the review raised a red flag of an area in its focus.
+    RedFlag {
+        /// The red flag's id.
+        id: String,
+        /// The focus area that defines it.
+        area: String,
+        /// The rubric's description of the flag.
+        description: String,
+    },
     /// FAIL: a negative criterion's pattern appears in the artifact.
     NegativePattern {
         /// The negative criterion.
@@ -72,6 +81,7 @@ impl Reason {
         matches!(
             self,
             Reason::BlockingIssue { .. }
+                | Reason::RedFlag { .. }
                 | Reason::NegativePattern { .. }
                 | Reason::EssentialBelowMinimum { .. }
         )
@@ -93,6 +103,9 @@ impl fmt::Display for Reason {
                     }
                     known => write!(out, "blocking issue{at} ({known}): {message}"),
                 }
+            }
+            Reason::RedFlag { id, area, description } => {
+                write!(out, "red flag `{id}` of focus area {area} (in the review's focus): {description}")
             }
             Reason::NegativePattern { criterion, pattern, line, matched } => write!(
                 out,

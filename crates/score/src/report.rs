@@ -23,7 +23,8 @@ impl Serialize for CouncilEvaluation {
     }
 }
 
-/// The documented report keys exactly, then `fail_reasons`, `criteria` and `negative_matches`.
+/// The documented report keys exactly, then `fail_reasons`, `criteria`, `negative_matches`,
+/// `artifact_checked`, `rubric_focus` and `red_flags`.
 /// `unclear_reasons` holds the reasons of an UNCLEAR verdict, as the documented FAIL example
 /// (`"unclear_reasons": []`) shows; a FAIL's own reasons are in `fail_reasons`.
 fn write_fields<M: SerializeMap>(evaluation: &Evaluation, map: &mut M) -> Result<(), M::Error> {
@@ -49,5 +50,7 @@ fn write_fields<M: SerializeMap>(evaluation: &Evaluation, map: &mut M) -> Result
     map.serialize_entry("criteria", &evaluation.criteria)?;
     map.serialize_entry("negative_matches", &evaluation.negative_matches)?;
     map.serialize_entry("artifact_checked", &evaluation.artifact_checked)?;
+    map.serialize_entry("rubric_focus", &evaluation.focus)?;
+    map.serialize_entry("red_flags", &evaluation.red_flags)?;
     Ok(())
 }

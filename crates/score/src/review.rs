@@ -17,6 +17,13 @@ pub struct Review {
     pub issues: Vec<Issue>,
     /// The reviewer's explanation.
     pub rationale: Option<String>,
+    /// The rubric's focus areas this review was asked to cover (`rubric_focus`), as
+    /// written; matched to the rubric's areas regardless of case. A red flag of a focused
+    /// area fails the review.
+    pub rubric_focus: Vec<String>,
+    /// Red flags raised by id (`red_flags`), besides those that issues carry in their
+    /// `red_flag`.
+    pub red_flags: Vec<String>,
 }
 
 /// One issue a reviewer raised.
@@ -41,6 +48,9 @@ pub struct Issue {
     /// In a council's merged issues: how many members raised it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raised_by: Option<usize>,
+    /// The id of a rubric red flag this issue is an instance of (`sql_injection`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub red_flag: Option<String>,
 }
 
 impl Issue {
@@ -54,7 +64,14 @@ impl Issue {
             message: message.into(),
             suggestion: None,
             raised_by: None,
+            red_flag: None,
         }
+    }
+
+    /// Marks the issue as an instance of the rubric red flag `id`.
+    pub fn red_flag(mut self, id: impl Into<String>) -> Issue {
+        self.red_flag = Some(id.into());
+        self
     }
 
     /// Sets the file and line.

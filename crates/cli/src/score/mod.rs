@@ -25,8 +25,11 @@ The review (JSON or YAML):
   issues          [{severity, category, file, line, message, suggestion}]; or
                   blocking_issues + suggestions; `location: \"file:line\"` for file + line
   rationale       free text
+  rubric_focus    focus areas of the rubric (a name or a list; case-insensitive), e.g. Security
+  red_flags       ids of the rubric's red flags the review raises; or `red_flag: ID` on an issue
 Critical and major issues block (FAIL); minor ones are suggestions; an unknown or missing
-severity blocks. An array of reviews is a council: per-criterion medians, merged issues,
+severity blocks. A red flag of a focused area fails; one of another area is only listed
+(`revcal rubric get ID --focus AREA` prints an area's checks and red flags). An array of reviews is a council: per-criterion medians, merged issues,
 confidence = mean member confidence x agreement. Every weight, cap and threshold comes
 from the rubric file.
 

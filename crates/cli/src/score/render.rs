@@ -26,6 +26,7 @@ pub(crate) fn single(evaluation: &Evaluation, context: &Context, style: &Style) 
     table(&mut out, evaluation, context.rubric, style, "SCORE");
     scores(&mut out, evaluation, context.rubric);
     issues(&mut out, evaluation, style, None);
+    red_flags(&mut out, evaluation, style, None);
     negative(&mut out, evaluation, context);
     verdict(&mut out, evaluation, style);
     out
@@ -61,6 +62,7 @@ pub(crate) fn council(council: &CouncilEvaluation, context: &Context, style: &St
     table(&mut out, &council.combined, context.rubric, style, "MEDIAN");
     scores(&mut out, &council.combined, context.rubric);
     issues(&mut out, &council.combined, style, Some(count));
+    red_flags(&mut out, &council.combined, style, Some(count));
     negative(&mut out, &council.combined, context);
     verdict(&mut out, &council.combined, style);
     out
@@ -159,10 +161,36 @@ fn issue_lines(out: &mut String, issue: &Issue, council: Option<usize>) {
         (Some(count), Some(members)) => format!(" (raised by {count} of {members})"),
         _ => String::new(),
     };
-    outln!(out, "  {location}: {}{category}{raised}: {}", issue.severity, issue.message);
+    let flag = issue.red_flag.as_ref().map(|id| format!(" [red flag {id}]")).unwrap_or_default();
+    outln!(out, "  {location}: {}{category}{flag}{raised}: {}", issue.severity, issue.message);
     if let Some(suggestion) = &issue.suggestion {
         outln!(out, "      suggestion: {suggestion}");
     }
+}
+
+/// The review's focus and the red flags it raised; nothing when it has neither, so that
+/// reviews without focus areas read as before.
+fn red_flags(out: &mut String, evaluation: &Evaluation, style: &Style, council: Option<usize>) {
+    if evaluation.focus.is_empty() && evaluation.red_flags.is_empty() {
+        return;
+    }
+    let focus = if evaluation.focus.is_empty() { "none".to_owned() } else { evaluation.focus.join(", ") };
+    outln!(out, "focus:        {focus} (a red flag of a focused area fails the review)");
+    let list = &evaluation.red_flags;
+    outln!(out, "{} ({}){}", style.bold("red flags"), list.len(), if list.is_empty() { "" } else { ":" });
+    for flag in list {
+        let effect = if flag.in_focus {
+            style.error("in focus, fails")
+        } else {
+            "not in focus, reported only".to_owned()
+        };
+        let raised = match (flag.raised_by, council) {
+            (Some(count), Some(members)) => format!(" (raised by {count} of {members})"),
+            _ => String::new(),
+        };
+        outln!(out, "  {} [{}: {effect}]{raised}: {}", flag.id, flag.area, flag.description);
+    }
+    outln!(out);
 }
 
 fn negative(out: &mut String, evaluation: &Evaluation, context: &Context) {
