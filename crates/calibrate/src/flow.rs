@@ -355,6 +355,7 @@ impl Calibration {
             excluded,
             trials,
             controls,
+            judge_usage: self.judge.as_ref().and_then(|judge| judge.usage()),
         })
     }
 
@@ -483,6 +484,8 @@ pub(crate) struct Measurement {
     pub(crate) trials: Vec<Trial>,
     /// The controls' scores.
     pub(crate) controls: Controls,
+    /// What the judge spent, when it keeps count.
+    pub(crate) judge_usage: Option<crate::judge::JudgeUsage>,
 }
 
 /// Restores the files recorded in the restore journal of the repository containing `dir`

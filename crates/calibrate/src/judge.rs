@@ -18,9 +18,19 @@
 //! assert!(judge.judge(&request).unwrap());
 //! ```
 
+mod cache;
+mod client;
 mod command;
+mod llm;
+mod prompt;
+mod provider;
+mod wire;
 
+pub use cache::VerdictCache;
 pub use command::CommandJudge;
+pub use llm::{JudgeUsage, LlmJudge, Verdict};
+pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
+pub use wire::AnswerProblem;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +45,11 @@ pub trait Judge: Send + Sync {
     /// `Ok(true)` when the finding identifies the defect, `Ok(false)` when it does not, and an
     /// error when no verdict could be obtained (which callers must never count as a match).
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError>;
+    /// What the judge spent so far (calls, cache hits, tokens), when it keeps count; the
+    /// calibration report carries it.
+    fn usage(&self) -> Option<JudgeUsage> {
+        None
+    }
 }
 
 impl<J: Judge + ?Sized> Judge for &J {
@@ -43,6 +58,9 @@ impl<J: Judge + ?Sized> Judge for &J {
     }
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
         (**self).judge(request)
+    }
+    fn usage(&self) -> Option<JudgeUsage> {
+        (**self).usage()
     }
 }
 
@@ -53,6 +71,9 @@ impl<J: Judge + ?Sized> Judge for Box<J> {
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
         (**self).judge(request)
     }
+    fn usage(&self) -> Option<JudgeUsage> {
+        (**self).usage()
+    }
 }
 
 impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
@@ -61,6 +82,9 @@ impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
     }
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
         (**self).judge(request)
+    }
+    fn usage(&self) -> Option<JudgeUsage> {
+        (**self).usage()
     }
 }
 
@@ -180,6 +204,96 @@ pub enum JudgeError {
         command: String,
         /// The start of the answer.
         output: String,
+    },
+    /// `--judge-provider` or `REVCAL_JUDGE_PROVIDER` names no known provider.
+    #[error("unknown judge provider `{name}`: expected anthropic, openai or gemini")]
+    UnknownProvider {
+        /// The name given.
+        name: String,
+    },
+    /// The chosen provider has no API key in the environment.
+    #[error("the {provider} judge needs an API key: set {variables}")]
+    MissingKey {
+        /// The provider.
+        provider: &'static str,
+        /// The variables that can hold the key.
+        variables: String,
+    },
+    /// The operating system's random source failed (the prompt's fence nonce).
+    #[error("the operating system's random source failed: {message}")]
+    Random {
+        /// What it said.
+        message: String,
+    },
+    /// The provider refused the key (401 or 403): retrying cannot help.
+    #[error("judge {judge}: the provider refused the API key (HTTP {status}: {message}); check {variable}")]
+    Unauthorized {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// 401 or 403.
+        status: u16,
+        /// The provider's message.
+        message: String,
+        /// The environment variable that holds the key.
+        variable: &'static str,
+    },
+    /// The account's quota is exhausted (not a rate limit: waiting will not help today).
+    #[error("judge {judge}: quota exhausted (HTTP {status}: {message}); not retried")]
+    Quota {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// The provider answered with an error status.
+    #[error("judge {judge}: HTTP {status}: {message}")]
+    Status {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message (or the start of the body).
+        message: String,
+    },
+    /// The request did not get through or the answer did not arrive whole (connection
+    /// refused or dropped, timeout, TLS).
+    #[error("judge {judge}: no answer from {url}")]
+    Transport {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// The URL.
+        url: String,
+        /// What the HTTP client said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Every attempt failed with a retryable error; the last one is the source.
+    #[error("judge {judge}: gave up after {attempts} attempts")]
+    GaveUp {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's error.
+        #[source]
+        source: Box<JudgeError>,
+    },
+    /// The answer is not the JSON asked for: truncated, empty, refused, not JSON, or off the
+    /// schema.
+    #[error("judge {judge}: {problem}")]
+    BadAnswer {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// What is wrong with it.
+        problem: AnswerProblem,
+    },
+    /// The budget of calls is spent; no further request was sent.
+    #[error("the judge's budget of {max} calls is spent; no further request was sent")]
+    Budget {
+        /// The budget.
+        max: u64,
     },
     /// A judge backend (an HTTP provider, for instance) failed.
     #[error("judge {judge}: {message}")]

@@ -87,7 +87,10 @@ pub use error::CalibrateError;
 pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
 pub use flow::{Calibration, Progress, recover};
 pub use guard::Recovered;
-pub use judge::{CommandJudge, Judge, JudgeError, JudgeRequest, JudgedFinding};
+pub use judge::{
+    AnswerProblem, CommandJudge, Judge, JudgeConfig, JudgeError, JudgeRequest, JudgeUsage, JudgedFinding,
+    LlmJudge, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider, Verdict, VerdictCache,
+};
 pub use plants::{ApplyError, Plant, PlantError};
 pub use report::{
     CategoryScore, ControlOutcome, Controls, Gates, Interval, JudgeChecks, PlantOutcome, PlantStatus, Report,

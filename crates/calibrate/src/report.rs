@@ -92,6 +92,10 @@ pub struct Report {
     pub trustworthy: bool,
     /// The echo and oracle controls, when they ran.
     pub controls: Option<Controls>,
+    /// What the judge spent (provider, model, calls, cache hits, tokens), when the judge keeps
+    /// count (the built-in LLM judge does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::judge::JudgeUsage>,
 }
 
 /// Recall of one bug category.

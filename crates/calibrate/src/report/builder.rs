@@ -130,6 +130,7 @@ pub struct ReportBuilder {
     plants: Vec<(Plant, bool)>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
+    judge: Option<crate::judge::JudgeUsage>,
     trustworthy: bool,
 }
 
@@ -143,6 +144,7 @@ impl Report {
             plants: Vec::new(),
             trials: Vec::new(),
             controls: None,
+            judge: None,
             trustworthy: true,
         }
     }
@@ -171,6 +173,12 @@ impl ReportBuilder {
     /// Add the outcome of one review run.
     pub fn trial(mut self, trial: TrialRecord) -> Self {
         self.trials.push(trial);
+        self
+    }
+
+    /// Record what the judge spent.
+    pub fn judge_usage(mut self, usage: Option<crate::judge::JudgeUsage>) -> Self {
+        self.judge = usage;
         self
     }
 
@@ -287,6 +295,7 @@ impl ReportBuilder {
             trials,
             trustworthy: self.trustworthy,
             controls: self.controls,
+            judge: self.judge,
         })
     }
 

@@ -99,6 +99,20 @@ pub fn render_human(report: &Report, color: bool) -> String {
             describe("oracle", &controls.oracle)
         );
     }
+    if let Some(judge) = &report.judge {
+        let _ = writeln!(
+            out,
+            "  judge      {} {} · {} call{} · {} cache hit{} · {} input / {} output tokens",
+            judge.provider,
+            judge.model,
+            judge.calls,
+            if judge.calls == 1 { "" } else { "s" },
+            judge.cache_hits,
+            if judge.cache_hits == 1 { "" } else { "s" },
+            judge.input_tokens,
+            judge.output_tokens
+        );
+    }
     for trial in &report.trials {
         let _ = writeln!(
             out,

@@ -4,6 +4,8 @@
 mod findings;
 mod findings_never_panics;
 mod flow;
+mod http_server;
 mod judge;
+mod judge_http;
 mod report;
 mod util;
