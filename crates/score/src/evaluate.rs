@@ -435,7 +435,12 @@ fn unknown_flag(rubric: &Rubric, id: &str) -> String {
     if ids.is_empty() {
         return format!("unknown red flag `{id}`: rubric `{}` defines no red flags", rubric.key());
     }
-    let hint = match suggest::closest(&id.trim().to_ascii_lowercase(), ids.iter().copied()) {
+    let wanted = id.trim().to_ascii_lowercase();
+    // A shortened id (`n_plus_one`) is too far from its flag for an edit distance, but
+    // names it all the same.
+    let near = suggest::closest(&wanted, ids.iter().copied())
+        .or_else(|| (wanted.len() >= 3).then(|| ids.iter().copied().find(|i| i.contains(&wanted))).flatten());
+    let hint = match near {
         Some(near) => format!("did you mean `{near}`?"),
         None => format!("its red flags are {}", ids.join(", ")),
     };

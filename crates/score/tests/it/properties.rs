@@ -159,13 +159,42 @@ proptest! {
     }
 
     #[test]
+    fn a_red_flag_fails_exactly_when_its_area_is_in_focus(
+        case in case(),
+        area in 0usize..3,
+        other in 0usize..3,
+        flag in any::<prop::sample::Index>(),
+    ) {
+        let scorer = Scorer::new(&case.rubric).unwrap();
+        let plain = scorer.score(&case.review, None).unwrap();
+        let focused = &case.rubric.focus_areas[area];
+        let raised = &case.rubric.focus_areas[other];
+        let mut review = case.review.clone();
+        // Focus names are case-insensitive.
+        review.rubric_focus = vec![focused.name.to_uppercase()];
+        review.red_flags = vec![flag.get(&raised.red_flags).id.clone()];
+        let evaluation = scorer.score(&review, None).unwrap();
+        // Red flags change no number, and are always listed.
+        prop_assert_eq!(evaluation.final_score, plain.final_score);
+        prop_assert_eq!(&evaluation.unclear_reasons, &plain.unclear_reasons);
+        prop_assert_eq!(evaluation.red_flags.len(), 1);
+        if area == other {
+            prop_assert_eq!(evaluation.verdict(), Verdict::Fail);
+            prop_assert_eq!(evaluation.fail_reasons.len(), plain.fail_reasons.len() + 1);
+        } else {
+            prop_assert_eq!(evaluation.verdict(), plain.verdict());
+            prop_assert_eq!(&evaluation.fail_reasons, &plain.fail_reasons);
+        }
+    }
+
+    #[test]
     fn the_parser_never_panics_on_arbitrary_text(text in ".{0,200}") {
         let _ = parse_document(&text, None);
     }
 
     #[test]
     fn the_parser_never_panics_on_review_shaped_noise(
-        keys in prop::collection::vec("rubric_scores|confidence|issues|suggestions|severity|line|location|message|[a-z]{1,5}", 0..8),
+        keys in prop::collection::vec("rubric_scores|confidence|issues|suggestions|severity|line|location|message|rubric_focus|red_flags|red_flag|id|[a-z]{1,5}", 0..8),
         values in prop::collection::vec(r#"-?[0-9]{1,3}(\.[0-9])?|"[a-z:0-9.]{0,8}"|null|true|\[\]|\{\}|\[\{"line": ?-?[0-9]\}\]"#, 0..8),
     ) {
         let body: Vec<String> = keys.iter().zip(&values).map(|(k, v)| format!("\"{k}\": {v}")).collect();
