@@ -85,6 +85,59 @@ fn warnings_are_not_errors() {
     assert_eq!((issues[0].rule, issues[0].severity), (Rule::Pattern, Severity::Warning));
 }
 
+const FOCUS: &str = "focus_areas:
+  - name: Security
+    description: Leaks and injections.
+    checks: [Queries use parameters.]
+    red_flags:
+      - {id: sql_injection, description: SQL built from input.}
+      - {id: sql_injection, description: The same id again.}
+  - name: security
+    description: The same area again.
+    checks: ['  ']
+    red_flags:
+      - {id: sql_injection, description: In another area.}
+      - {id: Bad-Id, description: Not snake case.}
+scoring:";
+
+#[test]
+fn focus_areas_round_trip_are_found_regardless_of_case_and_are_validated() {
+    let text = RUBRIC.replace("scoring:", FOCUS);
+    let rubric: Rubric = serde_yaml::from_str(&text).unwrap();
+    let json = serde_json::to_string(&rubric).unwrap();
+    assert_eq!(serde_json::from_str::<Rubric>(&json).unwrap(), rubric);
+    assert_eq!(
+        rubric.focus_area(" SECURITY ").map(|a| a.description.as_str()),
+        Some("Leaks and injections.")
+    );
+    assert_eq!(rubric.red_flag("sql_injection").map(|(area, _)| area.name.as_str()), Some("Security"));
+    assert!(rubric.red_flag("xss").is_none());
+
+    let found: Vec<(Rule, String)> = validate(&rubric).into_iter().map(|i| (i.rule, i.pointer)).collect();
+    assert_eq!(
+        found,
+        [
+            (Rule::Focus, "/focus_areas/0/red_flags/1/id".to_owned()),
+            (Rule::Focus, "/focus_areas/1/name".to_owned()),
+            (Rule::Schema, "/focus_areas/1/checks/0".to_owned()),
+            (Rule::Focus, "/focus_areas/1/red_flags/0/id".to_owned()),
+            (Rule::Schema, "/focus_areas/1/red_flags/1/id".to_owned()),
+        ]
+    );
+    // A rubric without focus areas writes none.
+    let plain: Rubric = serde_yaml::from_str(RUBRIC).unwrap();
+    assert!(!serde_json::to_string(&plain).unwrap().contains("focus_areas"));
+}
+
+#[test]
+fn the_schema_describes_focus_areas() {
+    let schema = json_schema();
+    let text = serde_json::to_string(&schema).unwrap();
+    for needle in ["focus_areas", "red_flags", "^[A-Za-z][A-Za-z0-9_-]*$"] {
+        assert!(text.contains(needle), "schema lacks {needle}");
+    }
+}
+
 #[test]
 fn rule_ids_are_stable_and_unique() {
     let ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
@@ -95,6 +148,7 @@ fn rule_ids_are_stable_and_unique() {
     assert_eq!(Rule::from_id("rl-05"), Some(Rule::Threshold));
     assert_eq!(Rule::from_id("RL-08"), Some(Rule::DuplicateId));
     assert_eq!(Rule::from_id("RL-99"), None);
+    assert_eq!(Rule::from_id("focus"), Some(Rule::Focus));
 }
 
 proptest! {

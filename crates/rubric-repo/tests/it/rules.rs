@@ -419,3 +419,104 @@ fn a_ceiling_hint_considers_criteria_that_did_not_parse() {
     let d = diagnostics.iter().find(|d| d.rule.id() == "CEILING").expect("ceiling reported");
     assert_eq!(d.hint.as_deref(), Some("did you mean `clarity`?"));
 }
+
+/// `SAMPLE` with two focus areas (docs/rubric-format.md, "focus_areas").
+const FOCUS: &str = "focus_areas:
+  - name: Security
+    description: Leaks and injections.
+    checks: [Queries use parameters.]
+    red_flags:
+      - {id: sql_injection, description: SQL built from input.}
+      - {id: hardcoded_secret, description: A key in the code.}
+  - name: Testing
+    description: Tests that catch regressions.
+    checks: [New code has tests.]
+    red_flags:
+      - {id: hardcoded_sleep, description: A fixed sleep in a test.}
+scoring:";
+
+/// `SAMPLE` with `FOCUS`, then the first `from` replaced by `to`.
+fn focused(from: &str, to: &str) -> String {
+    let text = broken("scoring:", FOCUS);
+    assert!(text.contains(from), "fixture has no `{from}`");
+    text.replacen(from, to, 1)
+}
+
+#[test]
+fn focus_areas_lint_clean() {
+    let text = focused("", "");
+    assert!(lint(&text).is_empty(), "{:#?}", lint(&text));
+}
+
+#[test]
+fn focus_a_duplicate_red_flag_id_in_one_area_points_at_both() {
+    let text = focused("{id: hardcoded_secret", "{id: sql_injection");
+    let d = single(lint(&text));
+    let second = "{id: sql_injection, description: A key";
+    assert_at(&d, "FOCUS", position_in(&text, second, "sql_injection"), "/focus_areas/0/red_flags/1/id");
+    assert!(d.message.contains("red flag `sql_injection` is already defined in this area"), "{}", d.message);
+    assert_eq!((d.related[0].line, d.related[0].column), position_of(&text, "sql_injection"));
+    assert!(d.is_error());
+}
+
+#[test]
+fn focus_red_flag_ids_are_unique_across_areas() {
+    let text = focused("{id: hardcoded_sleep", "{id: hardcoded_secret");
+    let d = single(lint(&text));
+    let second = "{id: hardcoded_secret, description: A fixed";
+    assert_at(&d, "FOCUS", position_in(&text, second, "hardcoded_secret"), "/focus_areas/1/red_flags/0/id");
+    assert!(d.message.contains("in focus area `Security`"), "{}", d.message);
+}
+
+#[test]
+fn focus_area_names_are_unique_regardless_of_case() {
+    let text = focused("name: Testing", "name: SECURITY");
+    let d = single(lint(&text));
+    assert_at(&d, "FOCUS", position_in(&text, "name: SECURITY", "SECURITY"), "/focus_areas/1/name");
+    assert_eq!((d.related[0].line, d.related[0].column), position_in(&text, "name: Security", "Security"));
+}
+
+#[test]
+fn focus_ids_and_names_follow_their_syntax_once_each() {
+    let text = focused("{id: hardcoded_sleep", "{id: Hardcoded-Sleep");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_of(&text, "Hardcoded-Sleep"), "/focus_areas/1/red_flags/0/id");
+    assert!(d.hint.as_deref().is_some_and(|h| h.contains("`hardcoded_sleep`")), "{d:#?}");
+
+    let text = focused("name: Testing", "name: 2 Testing");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_of(&text, "2 Testing"), "/focus_areas/1/name");
+}
+
+#[test]
+fn focus_every_problem_is_reported_when_one_area_does_not_parse() {
+    // The Testing area's flag lacks its description, so that area cannot be read; the
+    // Security area's duplicate id is still found.
+    let text = focused("{id: hardcoded_secret", "{id: sql_injection").replacen(
+        "{id: hardcoded_sleep, description: A fixed sleep in a test.}",
+        "{id: hardcoded_sleep}",
+        1,
+    );
+    let diagnostics = lint(&text);
+    let rules: Vec<(&str, &str)> = diagnostics.iter().map(|d| (d.rule.id(), d.pointer.as_str())).collect();
+    assert_eq!(
+        rules,
+        [("FOCUS", "/focus_areas/0/red_flags/1/id"), ("SCHEMA", "/focus_areas/1/red_flags/0/description")],
+        "{diagnostics:#?}"
+    );
+    assert!(diagnostics[1].message.contains("description"), "{}", diagnostics[1].message);
+}
+
+#[test]
+fn focus_unknown_and_empty_fields_are_schema_errors() {
+    let text = focused("checks: [New code has tests.]", "check: [New code has tests.]");
+    let diagnostics = lint(&text);
+    let d = diagnostics.iter().find(|d| d.pointer == "/focus_areas/1/check").expect("unknown field");
+    assert_at(d, "SCHEMA", position_of(&text, "check: [New"), "/focus_areas/1/check");
+    assert_eq!(d.hint.as_deref(), Some("did you mean `checks`?"));
+
+    let text = focused("checks: [New code has tests.]", "checks: []");
+    let d = single(lint(&text));
+    assert_at(&d, "SCHEMA", position_of(&text, "checks: []"), "/focus_areas/1/checks");
+    assert!(d.message.contains("focus area `Testing` has no checks"), "{}", d.message);
+}
