@@ -71,6 +71,8 @@ pub(crate) enum Command {
     Demo(crate::demo::DemoArgs),
     /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.
     Elo(crate::elo::EloArgs),
+    /// The built-in LLM judge: check the configured provider, measure it on labelled cases.
+    Judge(crate::judge::JudgeArgs),
 }
 
 impl Command {
@@ -83,6 +85,7 @@ impl Command {
             Command::Calibrate(_) => "calibrate",
             Command::Demo(_) => "demo",
             Command::Elo(_) => "elo",
+            Command::Judge(_) => "judge",
         }
     }
 }

@@ -23,6 +23,7 @@ mod calibrate;
 mod demo;
 mod elo;
 mod exit;
+mod judge;
 mod library;
 mod mutate;
 mod output;
@@ -57,6 +58,7 @@ where
         Command::Calibrate(args) => calibrate::run(args, &style),
         Command::Demo(args) => demo::run(args, &style),
         Command::Elo(args) => elo::run(args, &style),
+        Command::Judge(args) => judge::run(args, &style),
     };
     finish(outcome, cli.color, error_code)
 }

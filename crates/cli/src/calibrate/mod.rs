@@ -10,8 +10,8 @@ use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use revcal_calibrate::{
-    CalibrateError, Calibration, CommandJudge, Recovered, Report, ScorerKind, render_html, render_human,
-    render_junit,
+    CalibrateError, Calibration, CommandJudge, JudgeError, Provider, Recovered, Report, ScorerKind,
+    render_html, render_human, render_junit,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,9 +90,19 @@ pub(crate) struct CalibrateArgs {
     /// How a finding is judged to identify the plant it points at.
     #[arg(long, value_enum, default_value_t = ScorerArg::Judge)]
     pub(crate) scorer: ScorerArg,
-    /// External judge: one JSON request on stdin, `{"match": true|false}` on stdout.
-    #[arg(long, value_name = "CMD")]
+    /// External judge: one JSON request on stdin, `{"match": true|false}` on stdout
+    /// (instead of the built-in LLM judge).
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["judge_provider", "judge_model"])]
     pub(crate) judge_cmd: Option<String>,
+    #[command(flatten)]
+    pub(crate) judge: crate::judge::JudgeFlags,
+    /// The provider the reviewer itself uses: a judge of the same provider is refused (a
+    /// model family judging its own findings inflates recall) unless --allow-same-provider.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub(crate) review_provider: Option<crate::judge::ProviderArg>,
+    /// Let a judge of the reviewer's own provider judge it.
+    #[arg(long)]
+    pub(crate) allow_same_provider: bool,
     /// Seconds before the reviewer's whole process group is killed.
     #[arg(long, value_name = "SECS", default_value_t = 1800)]
     pub(crate) review_timeout: u64,
@@ -162,7 +172,14 @@ fn hint(error: &CalibrateError) -> Option<String> {
         CalibrateError::TooFewPlants { min, .. } => format!(
             "the minimum is --min-plants {min}; give more plants (--plants N, or more entries in --plants-file) rather than lowering it"
         ),
-        CalibrateError::NoJudge => "pass --judge-cmd CMD (or choose --scorer repro)".to_owned(),
+        CalibrateError::NoJudge => format!("{} (or choose --scorer repro)", crate::judge::SETUP_HINT),
+        CalibrateError::Judge(JudgeError::Budget { max }) => {
+            format!("the budget is --max-judge-calls {max}; raise it, or rerun: cached verdicts cost no call")
+        }
+        CalibrateError::Judge(JudgeError::GaveUp { .. } | JudgeError::Transport { .. }) => {
+            "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
+                .to_owned()
+        }
         CalibrateError::ReviewerTimedOut { seconds, .. } => {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }
@@ -229,6 +246,22 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
     }
     if let Some(command) = &args.judge_cmd {
         calibration = calibration.judge(Box::new(CommandJudge::new(command.clone())));
+    } else if scorer == ScorerKind::Judge || args.judge.judge_provider.is_some() {
+        // The built-in judge is looked for only when it will judge (or was asked for): a
+        // key in the environment must not make a repro run spend money.
+        if let Some(config) = args.judge.config()? {
+            if let Some(review) = args.review_provider.map(Provider::from)
+                && review == config.provider()
+                && !args.allow_same_provider
+            {
+                anyhow::bail!(
+                    "the judge ({}) is of the reviewer's own provider (--review-provider {review}): a model family judging its own findings inflates recall; choose another --judge-provider, or pass --allow-same-provider",
+                    config.provider()
+                );
+            }
+            eprintln!("judge: {} {} at {}", config.provider(), config.model(), config.base_url());
+            calibration = calibration.judge(Box::new(args.judge.judge(config)));
+        }
     }
     let report = calibration.run()?;
     write_reports(args, &report)?;

@@ -36,6 +36,21 @@ const PLANTS: &str = r#"- file: src/calc.py
   witness: "grep -q 'items\\[0\\]' src/calc.py"
 "#;
 
+/// Every variable that configures the built-in judge.
+const JUDGE_VARIABLES: [&str; 11] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_BASE_URL",
+    "REVCAL_JUDGE_PROVIDER",
+    "REVCAL_JUDGE_MODEL",
+    "HTTPS_PROXY",
+    "https_proxy",
+];
+
 /// A calibration sandbox: `root/repo` is a git repository with one commit; plants file and
 /// reviewer scripts live in `root`, outside the work tree.
 struct Sandbox {
@@ -83,7 +98,13 @@ impl Sandbox {
             .args(args)
             .current_dir(self.repo())
             .env_remove("NO_COLOR")
-            .env_remove("RUST_LOG");
+            .env_remove("RUST_LOG")
+            // Verdicts cached in the sandbox, never in the user's cache directory.
+            .env("XDG_CACHE_HOME", self.path("cache"));
+        // No judge from the environment the tests run in: each test configures its own.
+        for variable in JUDGE_VARIABLES {
+            command.env_remove(variable);
+        }
         command
     }
 
@@ -372,6 +393,11 @@ fn judge_scorer_without_a_judge_fails_closed_before_touching_anything() {
     let output = sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants()]);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("--judge-cmd"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("ANTHROPIC_API_KEY"),
+        "the hint names the judge setup: {}",
+        stderr(&output)
+    );
     assert!(!marker.exists(), "the reviewer never ran");
     assert_untouched(&sandbox, &before);
 }
@@ -674,4 +700,264 @@ fn junit_and_html_reports_are_written() {
     assert!(xml.contains("<testsuite") && xml.contains("failures=\"2\""), "{xml}");
     let page = std::fs::read_to_string(html).unwrap();
     assert!(page.contains("<svg") && page.contains("return a - b"), "self-contained page with the plants");
+}
+
+// The built-in LLM judge, end to end, against a local server speaking each provider's wire
+// format (no network, no key).
+
+#[path = "../../../calibrate/tests/it/http_server.rs"]
+mod http_server;
+
+use http_server::{Recorded, Reply, TestServer, defect_sentence_verdict, prompt_of};
+
+/// A provider's answer carrying `matched`, in the format its request (recognised by its
+/// path) expects.
+fn provider_reply(request: &Recorded, matched: bool) -> Reply {
+    let body = if request.path.ends_with("/v1/messages") {
+        http_server::anthropic_tool_answer(&format!(r#"{{"match": {matched}, "reason": "r"}}"#))
+    } else if request.path.ends_with("/chat/completions") {
+        http_server::openai_answer(&http_server::verdict_text(matched), "stop")
+    } else {
+        http_server::gemini_answer(&http_server::verdict_text(matched), "STOP")
+    };
+    Reply::new(200, body)
+}
+
+/// A test server that judges like a careful judge: a match when the finding states the
+/// planted defect.
+fn reading_judge_server() -> TestServer {
+    TestServer::start(|_, request| provider_reply(request, defect_sentence_verdict(&prompt_of(request))))
+}
+
+/// The environment that points `provider`'s client at `server`.
+fn provider_env(provider: &str, server: &TestServer) -> Vec<(&'static str, String)> {
+    match provider {
+        "anthropic" => vec![("ANTHROPIC_API_KEY", "test-key".into()), ("ANTHROPIC_BASE_URL", server.url())],
+        "openai" => {
+            vec![("OPENAI_API_KEY", "test-key".into()), ("OPENAI_BASE_URL", format!("{}/v1", server.url()))]
+        }
+        _ => vec![("GEMINI_API_KEY", "test-key".into()), ("GEMINI_BASE_URL", server.url())],
+    }
+}
+
+impl Sandbox {
+    /// A reviewer that states the first plant's defect, only quotes the second's line and
+    /// says nothing of the third.
+    fn llm_like_reviewer(&self) -> String {
+        self.script(
+            "llm-reviewer.sh",
+            r#"cat <<'JSON'
+{"findings": [
+  {"file": "src/calc.py", "line": 2, "title": "add subtracts: every sum is wrong"},
+  {"file": "src/calc.py", "line": 6, "title": "This line changed: `return age > 18`"}
+]}
+JSON"#,
+        )
+    }
+
+    fn run_with_env(&self, args: &[&str], env: &[(&str, String)]) -> Output {
+        let mut command = self.command(args);
+        command.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+        command.output().unwrap()
+    }
+}
+
+#[test]
+fn each_provider_judges_controls_and_review_end_to_end() {
+    for provider in ["anthropic", "openai", "gemini"] {
+        let sandbox = Sandbox::new();
+        let before = snapshot(&sandbox.repo());
+        let server = reading_judge_server();
+        let reviewer = sandbox.llm_like_reviewer();
+        let output = sandbox.run_with_env(
+            &["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--min-recall", "0.3", "--json"],
+            &provider_env(provider, &server),
+        );
+        assert_eq!(output.status.code(), Some(0), "{provider}: {}", stderr(&output));
+        let report = json(&output);
+        assert_eq!(report["scorer"], "judge");
+        assert_eq!(report["controls"]["echo"]["recall"], 0.0, "{provider}: {}", report["controls"]);
+        assert_eq!(report["controls"]["oracle"]["recall"], 1.0, "{provider}: {}", report["controls"]);
+        assert_eq!((report["caught"].as_u64(), report["total"].as_u64()), (Some(1), Some(3)), "{provider}");
+        let judge = &report["judge"];
+        assert_eq!(judge["provider"], provider);
+        // 3 echo + 3 oracle + 2 located review findings; the review's second finding is the
+        // echo control's question again, answered from the cache.
+        assert_eq!(judge["calls"], 7, "{provider}: {judge}");
+        assert_eq!(server.requests().len(), 7);
+        assert_eq!(judge["cacheHits"], 1);
+        assert!(judge["inputTokens"].as_u64().unwrap() > 0, "{judge}");
+        assert!(stderr(&output).contains(&format!("judge      {provider}")), "{}", stderr(&output));
+        assert_untouched(&sandbox, &before);
+    }
+}
+
+#[test]
+fn a_rerun_takes_its_verdicts_from_the_cache_and_no_judge_cache_asks_again() {
+    let sandbox = Sandbox::new();
+    let server = reading_judge_server();
+    let reviewer = sandbox.llm_like_reviewer();
+    let cache = sandbox.path("verdicts");
+    let env = provider_env("openai", &server);
+    let args = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "--review-cmd".to_owned(),
+            reviewer.clone(),
+            "--plants-file".to_owned(),
+            sandbox.plants(),
+            "--min-recall".to_owned(),
+            "0".to_owned(),
+            "--json".to_owned(),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        args
+    };
+    let run = |args: Vec<String>| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        json(&sandbox.run_with_env(&refs, &env))
+    };
+    let mut first_args = args(&[]);
+    first_args.extend(["--judge-cache".to_owned(), cache.display().to_string()]);
+    let first = run(first_args.clone());
+    assert_eq!((first["judge"]["calls"].as_u64(), first["judge"]["cacheHits"].as_u64()), (Some(7), Some(1)));
+    let second = run(first_args);
+    assert_eq!(
+        (second["judge"]["calls"].as_u64(), second["judge"]["cacheHits"].as_u64()),
+        (Some(0), Some(8))
+    );
+    assert_eq!(second["caught"], first["caught"], "a rerun repeats exactly");
+    assert_eq!(server.requests().len(), 7);
+    let uncached = run(args(&["--no-judge-cache"]));
+    assert_eq!(
+        (uncached["judge"]["calls"].as_u64(), uncached["judge"]["cacheHits"].as_u64()),
+        (Some(8), Some(0))
+    );
+    // The default cache is the user's cache directory (XDG_CACHE_HOME here).
+    let default = run(args(&[]));
+    assert_eq!(default["judge"]["calls"], 7);
+    assert!(sandbox.path("cache/revcal/judge").is_dir());
+    assert_eq!(run(args(&[]))["judge"]["cacheHits"], 8);
+}
+
+#[test]
+fn a_judge_that_keeps_failing_exits_1_with_the_tree_untouched() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let server = TestServer::start(|_, _| Reply::new(500, r#"{"error": {"message": "internal"}}"#));
+    let output = sandbox.run_with_env(
+        &["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--judge-retries", "1", "--json"],
+        &provider_env("anthropic", &server),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("gave up after 2 attempts") && stderr(&output).contains("500"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(output.stdout.is_empty(), "no report is printed for a run the judge could not score");
+    assert_eq!(server.requests().len(), 2);
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_rejected_key_exits_1_naming_the_variable() {
+    let sandbox = Sandbox::new();
+    let server =
+        TestServer::start(|_, _| Reply::new(401, r#"{"error": {"message": "Incorrect API key provided"}}"#));
+    let output = sandbox.run_with_env(
+        &["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants()],
+        &provider_env("openai", &server),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("OPENAI_API_KEY"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_judge_that_always_says_match_fails_the_echo_control() {
+    let sandbox = Sandbox::new();
+    let server = TestServer::start(|_, request| provider_reply(request, true));
+    let output = sandbox.run_with_env(
+        &["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants()],
+        &provider_env("gemini", &server),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("echo control"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_call_budget_stops_the_run_with_exit_1() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let server = reading_judge_server();
+    let output = sandbox.run_with_env(
+        &[
+            "--review-cmd",
+            "echo LGTM",
+            "--plants-file",
+            &sandbox.plants(),
+            "--max-judge-calls",
+            "2",
+            "--no-judge-cache",
+        ],
+        &provider_env("anthropic", &server),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--max-judge-calls 2"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 2, "no request past the budget");
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_judge_of_the_reviewers_own_provider_is_refused_unless_allowed() {
+    let sandbox = Sandbox::new();
+    let server = reading_judge_server();
+    let reviewer = sandbox.llm_like_reviewer();
+    let env = provider_env("anthropic", &server);
+    let base = ["--review-cmd", reviewer.as_str(), "--plants-file", &sandbox.plants(), "--min-recall", "0"];
+    let mut args = base.to_vec();
+    args.extend(["--review-provider", "anthropic"]);
+    let output = sandbox.run_with_env(&args, &env);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--allow-same-provider"), "{}", stderr(&output));
+    assert!(server.requests().is_empty(), "refused before any call");
+    args.push("--allow-same-provider");
+    assert_eq!(sandbox.run_with_env(&args, &env).status.code(), Some(0));
+    let mut other = base.to_vec();
+    other.extend(["--review-provider", "openai"]);
+    assert_eq!(sandbox.run_with_env(&other, &env).status.code(), Some(0));
+}
+
+#[test]
+fn a_chosen_provider_without_its_key_exits_1_before_the_reviewer_runs() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let marker = sandbox.path("reviewed");
+    let reviewer = format!("touch {}", marker.display());
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--judge-provider",
+        "gemini",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("GEMINI_API_KEY"), "{}", stderr(&output));
+    assert!(!marker.exists());
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_repro_run_never_calls_a_judge_found_in_the_environment() {
+    let sandbox = Sandbox::new();
+    let server = reading_judge_server();
+    let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
+    let output = sandbox.run_with_env(
+        &["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro", "--json"],
+        &provider_env("anthropic", &server),
+    );
+    assert!(output.status.code().is_some_and(|c| c == 0 || c == 2), "{}", stderr(&output));
+    assert!(server.requests().is_empty());
+    assert!(json(&output).get("judge").is_none());
 }
