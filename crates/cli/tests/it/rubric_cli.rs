@@ -313,3 +313,110 @@ fn output_failures_are_errors_not_panics() {
     assert!(!message.contains("panicked"), "{message}");
     assert_eq!(output.status.code(), Some(1), "{message}");
 }
+
+/// `BROKEN` made valid, with one focus area whose red-flag id is repeated.
+const DUPLICATE_FLAG: &str = "rubric_id: focus_v1
+name: Focus
+version: 1.0.0
+artifact_type: notes
+criteria:
+  - name: clarity
+    description: Can a reader act on it?
+    weight: essential
+    threshold: 3
+    anchors: {1: a, 2: b, 3: c, 4: d, 5: e}
+    examples: {score_1: x, score_5: y}
+focus_areas:
+  - name: Security
+    description: Leaks and injections.
+    checks: [Queries use parameters.]
+    red_flags:
+      - id: sql_injection
+        description: SQL built from input.
+      - id: sql_injection
+        description: The same id again.
+scoring: {pass_threshold: 3.5}
+";
+
+#[test]
+fn lint_catches_a_focus_area_with_a_duplicate_red_flag_id() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("focus.yaml"), DUPLICATE_FLAG).unwrap();
+    let output = revcal_in(dir.path(), &["rubric", "lint", "focus.yaml", "--color", "never"]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "focus.yaml:19:13: error[FOCUS]: red flag `sql_injection` is already defined in this area"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("= field: focus_areas[0].red_flags[1].id"), "{text}");
+
+    let output = revcal_in(dir.path(), &["rubric", "lint", "focus.yaml", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let diagnostic = &report["diagnostics"][0];
+    assert_eq!(diagnostic["rule"], "FOCUS");
+    assert_eq!(diagnostic["pointer"], "/focus_areas/0/red_flags/1/id");
+    assert_eq!((diagnostic["line"].as_u64(), diagnostic["column"].as_u64()), (Some(19), Some(13)));
+}
+
+#[test]
+fn get_with_focus_prints_the_areas_checks_and_red_flags_for_a_prompt() {
+    let output = revcal(&["rubric", "get", "code_review_v1", "--focus", "security"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("Focus of this review: Security (code_review_v1@1.0.0)\n"), "{text}");
+    assert!(text.contains("Check that:\n- Every query, shell command and template"), "{text}");
+    for id in ["hardcoded_secret", "sql_injection", "xss", "insecure_deserialization", "csrf_csp_disabled"] {
+        assert!(text.contains(&format!("\n- {id}: ")), "{id} missing from {text}");
+    }
+    assert!(!text.contains("n_plus_one_queries"), "only the asked area: {text}");
+    assert!(text.contains("`rubric_focus: [Security]`"), "{text}");
+
+    let output =
+        revcal(&["rubric", "get", "code_review_v1", "--focus", "Testing,PERFORMANCE", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let areas: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = areas.as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Testing", "Performance"]);
+    assert_eq!(areas[0]["red_flags"][2]["id"], "hardcoded_sleep");
+}
+
+#[test]
+fn get_with_an_unknown_focus_exits_1_and_suggests_one() {
+    let output = revcal(&["rubric", "get", "code_review_v1", "--focus", "secrity"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).is_empty());
+    assert!(stderr(&output).contains("no focus area `secrity`"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("did you mean `security`?"), "{}", stderr(&output));
+    let output = revcal(&["rubric", "get", "user_story_quality_v1", "--focus", "security"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("has no focus areas"), "{}", stderr(&output));
+}
+
+/// Every `$ revcal rubric ...` session in docs/rubric-format.md is a real run.
+#[test]
+fn the_rubric_sessions_in_the_docs_are_real_runs() {
+    let doc = std::fs::read_to_string(root().join("docs/rubric-format.md")).unwrap();
+    let mut checked = 0;
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let Some(command) = line.strip_prefix("$ revcal ") else { continue };
+        let mut expected = Vec::new();
+        for line in lines.by_ref() {
+            if line == "$ echo $?" {
+                break;
+            }
+            expected.push(line);
+        }
+        let code: i32 = lines.next().unwrap().parse().unwrap();
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let output = revcal(&args);
+        let actual = format!("{}{}", stdout(&output), stderr(&output));
+        assert_eq!(actual.trim_end(), expected.join("\n"), "docs/rubric-format.md: revcal {command}");
+        assert_eq!(output.status.code(), Some(code), "docs/rubric-format.md: revcal {command}");
+        checked += 1;
+    }
+    assert!(checked >= 1, "the focus-area sessions are in the docs ({checked} found)");
+}

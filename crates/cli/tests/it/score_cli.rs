@@ -408,3 +408,125 @@ fn binary_and_non_utf8_files_exit_3_naming_the_file() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_security_focused_review_raising_sql_injection_fails_with_that_reason() {
+    let output = revcal(&["score", "examples/reviews/focus_security.yaml"]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("final score:  9.0"), "{text}");
+    assert!(text.contains("focus:        Security"), "{text}");
+    assert!(text.contains("  - red flag `sql_injection` of focus area Security"), "{text}");
+
+    let report = report(&revcal(&["score", "examples/reviews/focus_security.yaml", "--json"]));
+    assert_eq!(report["verdict"], "fail");
+    assert_eq!(report["final_score"], 9.0);
+    assert_eq!(report["rubric_focus"], json!(["Security"]));
+    assert_eq!(report["red_flags"][0]["id"], "sql_injection");
+    assert_eq!(report["red_flags"][0]["in_focus"], true);
+    assert_eq!(report["suggestions"][0]["red_flag"], "sql_injection");
+    let reasons = report["fail_reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 1);
+    assert!(reasons[0].as_str().unwrap().contains("sql_injection"), "{reasons:?}");
+}
+
+#[test]
+fn the_same_review_without_focus_passes_and_lists_the_flag() {
+    let output = revcal(&["score", "examples/reviews/unfocused.yaml"]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        stdout(&output).contains("sql_injection [Security: not in focus, reported only]"),
+        "{}",
+        stdout(&output)
+    );
+    let report = report(&revcal(&["score", "examples/reviews/unfocused.yaml", "--json"]));
+    assert_eq!(report["verdict"], "pass");
+    assert_eq!(report["red_flags"][0]["id"], "sql_injection");
+    assert_eq!(report["red_flags"][0]["in_focus"], false);
+    assert_eq!(report["fail_reasons"], json!([]));
+}
+
+#[test]
+fn the_report_only_adds_keys_for_focus_areas() {
+    let focused = report(&revcal(&["score", "examples/reviews/focus_performance.json", "--json"]));
+    let plain = report(&revcal(&["score", "examples/reviews/pass.yaml", "--json"]));
+    let keys = |value: &Value| value.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&focused), keys(&plain), "one shape, focused or not");
+    let documented = [
+        "verdict",
+        "confidence",
+        "rubric",
+        "rubric_scores",
+        "weighted_score",
+        "accuracy_ceiling_applied",
+        "ceilings_applied",
+        "final_score",
+        "blocking_issues",
+        "suggestions",
+        "unclear_reasons",
+        "rationale",
+    ];
+    assert_eq!(keys(&plain)[..documented.len()], documented);
+    assert_eq!(plain["rubric_focus"], json!([]));
+    assert_eq!(plain["red_flags"], json!([]));
+    let flags: Vec<(&str, bool)> = focused["red_flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap(), f["in_focus"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(flags, [("n_plus_one_queries", true), ("xss", false)]);
+}
+
+#[test]
+fn an_unknown_red_flag_or_focus_is_invalid_input_naming_the_field() {
+    let output = revcal(&["score", "examples/reviews/unknown_red_flag.yaml"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        stderr(&output).contains(
+            "error: examples/reviews/unknown_red_flag.yaml:5:13: field `red_flags[0]`: unknown red flag `sql_injections`"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("did you mean `sql_injection`?"), "{}", stderr(&output));
+
+    let text =
+        review(9.0, None, Some(0.9), json!([{"severity": "minor", "message": "m", "red_flag": "xss"}]));
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    value["rubric_focus"] = json!(["Security", "Speed"]);
+    let output = revcal_stdin(&["score", "-", "--json"], &value.to_string());
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let report = report(&output);
+    let problem = &report["problems"][0];
+    assert_eq!(problem["field"], "rubric_focus[1]");
+    assert_eq!(problem["line"], 1);
+    assert!(problem["column"].as_u64().is_some(), "{problem}");
+    assert!(problem["message"].as_str().unwrap().contains("unknown focus area `Speed`"), "{problem}");
+}
+
+#[test]
+fn a_council_merges_red_flags_and_counts_the_members() {
+    let member = |extra: Value| {
+        let mut value: Value = serde_json::from_str(&review(9.0, None, Some(0.9), json!([]))).unwrap();
+        for (key, field) in extra.as_object().unwrap() {
+            value[key] = field.clone();
+        }
+        value
+    };
+    let council = json!([
+        member(json!({"rubric_focus": "security", "red_flags": ["xss"]})),
+        member(json!({"issues": [{"severity": "minor", "message": "innerHTML", "red_flag": "xss"}]})),
+    ]);
+    let output = revcal_stdin(&["score", "-"], &council.to_string());
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        stdout(&output).contains("xss [Security: in focus, fails] (raised by 2 of 2)"),
+        "{}",
+        stdout(&output)
+    );
+    let output = revcal_stdin(&["score", "-", "--json"], &council.to_string());
+    let report = report(&output);
+    assert_eq!(report["red_flags"][0]["raised_by"], 2);
+    assert_eq!(report["members"][1]["verdict"], "pass", "the second member has no focus");
+}
