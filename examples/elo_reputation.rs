@@ -37,9 +37,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         let request = send(
             &author,
             Content::Request(RequestContent {
-                repo: "github.com/acme/payments".into(),
-                change: change.into(),
-                extra: Default::default(),
+                repo: Some("github.com/acme/payments".into()),
+                change: Some(change.into()),
+                ..Default::default()
             }),
         )?;
         let careful_verdict = if breaks { Verdict::RequestChanges } else { Verdict::Approve };
@@ -81,9 +81,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     let again = send(
         &author,
         Content::Request(RequestContent {
-            repo: "github.com/acme/payments".into(),
-            change: "PR #101".into(),
-            extra: Default::default(),
+            repo: Some("github.com/acme/payments".into()),
+            change: Some("PR #101".into()),
+            ..Default::default()
         }),
     )?;
     if let Err(rejection) = ledger.ingest(&again)? {
@@ -98,8 +98,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     for entry in ledger.leaderboard(None)? {
         let accuracy = entry.accuracy.map_or("-".to_owned(), |a| format!("{:.0}%", a * 100.0));
         println!(
-            "  {}. {}  rating {}  reviews {}  accuracy {accuracy}",
-            entry.rank, entry.agent, entry.rating, entry.reviews
+            "  {}. {}  elo {}  reviews {}  accuracy {accuracy}",
+            entry.rank, entry.agent, entry.elo, entry.reviews
         );
     }
 
@@ -110,6 +110,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     )?;
     if let Response::Reply(reply) = ledger.handle(query.canonical())? {
         println!("\nhandle(REVIEW_LEADERBOARD) -> {}", reply.canonical());
+    }
+    // Anyone may ask without signing: the query as the protocol's own example writes it.
+    if let Response::Reply(reply) = ledger.handle(r#"{"type": "REVIEW_LEADERBOARD"}"#)? {
+        println!("\nhandle(unsigned REVIEW_LEADERBOARD) -> {}", reply.canonical());
     }
 
     // Receipts: portable, verifiable with the ledger's public key alone.

@@ -51,9 +51,9 @@ fn signed_stream(messages: usize) -> Vec<String> {
             to: "#review".into(),
             ts,
             content: Content::Request(RequestContent {
-                repo: "github.com/acme/api".into(),
-                change: format!("PR #{story}"),
-                extra: Default::default(),
+                repo: Some("github.com/acme/api".into()),
+                change: Some(format!("PR #{story}")),
+                ..Default::default()
             }),
         };
         let request = SignedMessage::sign(&request, author).expect("sign");

@@ -77,6 +77,25 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An optional string that, when present, is not blank.
+    fn optional_nonblank(&mut self, name: &'static str) -> Result<Option<String>, FieldError> {
+        match self.optional_text(name)? {
+            Some(text) if text.trim().is_empty() => fail(self.path(name), "must not be empty when present"),
+            other => Ok(other),
+        }
+    }
+
+    /// An optional integer from 0 to 2^53-1.
+    fn optional_count(&mut self, name: &'static str) -> Result<Option<u64>, FieldError> {
+        match self.optional(name) {
+            None => Ok(None),
+            Some(value) => match value.as_u64() {
+                Some(n) if n <= MAX_SAFE_INTEGER => Ok(Some(n)),
+                _ => fail(self.path(name), format!("must be an integer >= 0, found {value}")),
+            },
+        }
+    }
+
     fn as_text(&self, name: &str, value: &'a Value) -> Result<&'a str, FieldError> {
         value
             .as_str()
@@ -174,46 +193,135 @@ pub(crate) fn decode(value: &Value) -> Result<Envelope, FieldError> {
         || fail("from", format!("must be an agent id (@ and 16 lowercase hex digits), found {from_text:?}")),
         Ok,
     )?;
-    let to = fields.text("to")?;
+    // The protocol's own examples of a query and its result name no addressee: the query
+    // goes to whichever ledger the sender is connected to, the result back to the asker.
+    let leaderboard =
+        matches!(message_type, MessageType::ReviewLeaderboard | MessageType::ReviewLeaderboardResult);
+    let to =
+        if leaderboard && fields.optional("to").is_none() { String::new() } else { fields.text("to")? };
     if matches!(message_type, MessageType::ReviewRequest | MessageType::Review) && to != REVIEW_CHANNEL {
         return fail("to", format!("a {message_type} must be sent to {REVIEW_CHANNEL:?}, found {to:?}"));
     }
-    let ts_value = fields.required("ts")?;
-    let ts = match ts_value.as_u64() {
-        Some(ts) if ts <= MAX_SAFE_INTEGER => ts,
-        _ => {
-            return fail(
-                "ts",
-                format!("must be Unix time in whole seconds (an integer >= 0), found {ts_value}"),
-            );
-        }
-    };
+    let ts = decode_ts(fields.required("ts")?)?;
     let pubkey = fields.string("pubkey")?.to_owned();
     let sig = match fields.optional("sig") {
         None => None,
         Some(value) => Some(fields.as_text("sig", value)?.to_owned()),
     };
-    let content_value = fields.required("content")?;
+    let empty = Value::Object(Map::new());
+    let content_value = match fields.optional("content") {
+        None if message_type == MessageType::ReviewLeaderboard => &empty,
+        _ => fields.required("content")?,
+    };
     fields.deny_unknown()?;
     let content = decode_content(message_type, content_value)?;
     if let Content::LeaderboardResult(_) = &content
         && AgentId::parse(&to).is_none()
+        && !to.is_empty()
+        && to != REVIEW_CHANNEL
     {
         return fail(
             "to",
-            format!("a REVIEW_LEADERBOARD_RESULT is sent to the asking agent's id, found {to:?}"),
+            format!(
+                "a REVIEW_LEADERBOARD_RESULT is sent to the asking agent's id, or to {REVIEW_CHANNEL:?} \
+                 for a query that names none; found {to:?}"
+            ),
         );
     }
     Ok(Envelope { message: Message { from, to, ts, content }, pubkey, sig })
+}
+
+/// `ts`: Unix time in milliseconds, or in seconds (told apart by size, see
+/// [`crate::message::ts_millis`]); stored as written.
+fn decode_ts(value: &Value) -> Result<u64, FieldError> {
+    match value.as_u64() {
+        Some(ts) if ts <= MAX_SAFE_INTEGER => Ok(ts),
+        _ => fail(
+            "ts",
+            format!(
+                "must be Unix time as an integer >= 0 (milliseconds, or seconds below 100000000000), found {value}"
+            ),
+        ),
+    }
+}
+
+/// A `REVIEW_LEADERBOARD` sent without `sig` and `pubkey`: anyone may ask for the
+/// leaderboard, so the query needs no signature. Every field but `type` is optional.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AnonymousQuery {
+    /// The query's content (`{}` when absent).
+    pub(crate) query: LeaderboardQuery,
+    /// The asker as it names itself (unverified; the answer is addressed to it).
+    pub(crate) from: Option<AgentId>,
+}
+
+/// `Some` when `value` is an unsigned `REVIEW_LEADERBOARD` (no `sig`, no `pubkey`): the
+/// query, or what is wrong with it. `None` for anything else, which [`decode`] checks.
+pub(crate) fn anonymous_query(value: &Value) -> Option<Result<AnonymousQuery, FieldError>> {
+    let object = value.as_object()?;
+    if object.get("type").and_then(Value::as_str) != Some(MessageType::ReviewLeaderboard.as_str())
+        || object.contains_key("sig")
+        || object.contains_key("pubkey")
+    {
+        return None;
+    }
+    Some(decode_anonymous_query(value))
+}
+
+fn decode_anonymous_query(value: &Value) -> Result<AnonymousQuery, FieldError> {
+    let mut fields = Fields::new("", value)?;
+    fields.string("type")?;
+    let from = match fields.optional("from") {
+        None => None,
+        Some(value) => {
+            let text = fields.as_text("from", value)?;
+            Some(AgentId::parse(text).map_or_else(
+                || {
+                    fail(
+                        "from",
+                        format!("must be an agent id (@ and 16 lowercase hex digits), found {text:?}"),
+                    )
+                },
+                Ok,
+            )?)
+        }
+    };
+    fields.optional_text("to")?;
+    if let Some(ts) = fields.optional("ts") {
+        decode_ts(ts)?;
+    }
+    let content = fields.optional("content").cloned().unwrap_or_else(|| json!({}));
+    fields.deny_unknown()?;
+    let query = match decode_content(MessageType::ReviewLeaderboard, &content)? {
+        Content::Leaderboard(query) => query,
+        _ => LeaderboardQuery::default(),
+    };
+    Ok(AnonymousQuery { query, from })
 }
 
 fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, FieldError> {
     let mut fields = Fields::new("content", value)?;
     let content = match message_type {
         MessageType::ReviewRequest => {
-            let repo = fields.text("repo")?;
-            let change = fields.text("change")?;
-            return Ok(Content::Request(RequestContent { repo, change, extra: fields.rest() }));
+            let request = RequestContent {
+                title: fields.optional_nonblank("title")?,
+                diff_url: fields.optional_nonblank("diff_url")?,
+                diff_summary: fields.optional_nonblank("diff_summary")?,
+                files_changed: decode_files(fields.optional("files_changed"))?,
+                lines_added: fields.optional_count("lines_added")?,
+                lines_removed: fields.optional_count("lines_removed")?,
+                repo: fields.optional_nonblank("repo")?,
+                change: fields.optional_nonblank("change")?,
+                extra: Map::new(),
+            };
+            if request.subject().is_none() {
+                return fail(
+                    "content.title",
+                    "missing: a request names its change with at least one of `title`, `diff_url`, \
+                     `diff_summary` or `change`",
+                );
+            }
+            return Ok(Content::Request(RequestContent { extra: fields.rest(), ..request }));
         }
         MessageType::Review => {
             let request_id = fields.message_id("request_id")?;
@@ -271,15 +379,89 @@ fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, F
             Content::Leaderboard(LeaderboardQuery { limit })
         }
         MessageType::ReviewLeaderboardResult => {
-            let in_reply_to = fields.message_id("in_reply_to")?;
-            let entries_value = fields.required("entries")?;
-            let entries = serde_json::from_value::<Vec<LeaderboardEntry>>(entries_value.clone())
-                .map_or_else(|error| fail("content.entries", error.to_string()), Ok)?;
-            Content::LeaderboardResult(LeaderboardResult { in_reply_to, entries })
+            let leaderboard = match fields.required("leaderboard")? {
+                Value::Array(rows) => rows
+                    .iter()
+                    .enumerate()
+                    .map(|(index, row)| decode_entry(index, row))
+                    .collect::<Result<_, _>>()?,
+                other => {
+                    return fail("content.leaderboard", format!("must be an array, found {}", kind(other)));
+                }
+            };
+            let in_reply_to = match fields.optional("in_reply_to") {
+                None => None,
+                Some(_) => Some(fields.message_id("in_reply_to")?),
+            };
+            Content::LeaderboardResult(LeaderboardResult { leaderboard, in_reply_to })
         }
     };
     fields.deny_unknown()?;
     Ok(content)
+}
+
+/// `files_changed`: an array of non-empty paths, when present.
+fn decode_files(value: Option<&Value>) -> Result<Option<Vec<String>>, FieldError> {
+    let Some(value) = value else { return Ok(None) };
+    let Value::Array(items) = value else {
+        return fail("content.files_changed", format!("must be an array of paths, found {}", kind(value)));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| match item.as_str() {
+            Some(path) if !path.trim().is_empty() => Ok(path.to_owned()),
+            Some(_) => fail(format!("content.files_changed[{index}]"), "must not be empty"),
+            None => fail(
+                format!("content.files_changed[{index}]"),
+                format!("must be a string, found {}", kind(item)),
+            ),
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+/// One leaderboard row: `agent`, `elo`, `reviews`, `accuracy`, and an optional `rank`
+/// (the row's position when absent).
+fn decode_entry(index: usize, value: &Value) -> Result<LeaderboardEntry, FieldError> {
+    let path = format!("content.leaderboard[{index}]");
+    let mut fields = Fields::new(&path, value)?;
+    let agent_text = fields.string("agent")?;
+    let agent = AgentId::parse(agent_text).map_or_else(
+        || fail(format!("{path}.agent"), format!("must be an agent id, found {agent_text:?}")),
+        Ok,
+    )?;
+    let elo_value = fields.required("elo")?;
+    let elo = elo_value.as_f64().map_or_else(
+        || fail(format!("{path}.elo"), format!("must be a number, found {}", kind(elo_value))),
+        Ok,
+    )?;
+    let reviews = fields
+        .optional_count("reviews")?
+        .map_or_else(|| fail(format!("{path}.reviews"), "missing required field"), Ok)?;
+    let accuracy = match fields.optional("accuracy") {
+        None => None,
+        Some(value) => match value.as_f64() {
+            Some(accuracy) if (0.0..=1.0).contains(&accuracy) => Some(accuracy),
+            _ => {
+                return fail(
+                    format!("{path}.accuracy"),
+                    format!("must be a number from 0 to 1 or null, found {value}"),
+                );
+            }
+        },
+    };
+    let position = u32::try_from(index + 1).unwrap_or(u32::MAX);
+    let rank = match fields.optional("rank") {
+        None => position,
+        Some(value) => {
+            let rank = fields.positive("rank", value)?;
+            u32::try_from(rank)
+                .map_or_else(|_| fail(format!("{path}.rank"), "must be at most 4294967295"), Ok)?
+        }
+    };
+    fields.deny_unknown()?;
+    Ok(LeaderboardEntry { rank, agent, elo, reviews, accuracy })
 }
 
 fn decode_comment(index: usize, value: &Value) -> Result<Comment, FieldError> {
@@ -307,8 +489,28 @@ pub(crate) fn encode(message: &Message) -> Value {
     let content = match &message.content {
         Content::Request(request) => {
             let mut object = request.extra.clone();
-            object.insert("repo".into(), json!(request.repo));
-            object.insert("change".into(), json!(request.change));
+            let texts = [
+                ("title", &request.title),
+                ("diff_url", &request.diff_url),
+                ("diff_summary", &request.diff_summary),
+                ("repo", &request.repo),
+                ("change", &request.change),
+            ];
+            for (name, text) in texts {
+                if let Some(text) = text {
+                    object.insert(name.into(), json!(text));
+                }
+            }
+            if let Some(files) = &request.files_changed {
+                object.insert("files_changed".into(), json!(files));
+            }
+            for (name, count) in
+                [("lines_added", request.lines_added), ("lines_removed", request.lines_removed)]
+            {
+                if let Some(count) = count {
+                    object.insert(name.into(), json!(count));
+                }
+            }
             Value::Object(object)
         }
         Content::Review(review) => {
@@ -335,15 +537,23 @@ pub(crate) fn encode(message: &Message) -> Value {
             Some(limit) => json!({ "limit": limit }),
             None => json!({}),
         },
-        Content::LeaderboardResult(result) => {
-            json!({ "in_reply_to": result.in_reply_to, "entries": result.entries })
-        }
+        Content::LeaderboardResult(result) => match &result.in_reply_to {
+            Some(query) => json!({ "leaderboard": result.leaderboard, "in_reply_to": query }),
+            None => json!({ "leaderboard": result.leaderboard }),
+        },
     };
-    json!({
+    let mut value = json!({
         "type": message.message_type().as_str(),
         "from": message.from,
         "to": message.to,
         "ts": message.ts,
         "content": content,
-    })
+    });
+    // An empty `to` is a query that named no addressee: leave it out, as it came.
+    if message.to.is_empty()
+        && let Value::Object(object) = &mut value
+    {
+        object.remove("to");
+    }
+    value
 }

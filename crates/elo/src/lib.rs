@@ -20,7 +20,7 @@
 //!     SignedMessage::sign(&message, key).unwrap()
 //! };
 //! let request = send(&author, "#review", Content::Request(RequestContent {
-//!     repo: "github.com/acme/api".into(), change: "PR #7".into(), extra: Default::default() }));
+//!     repo: Some("github.com/acme/api".into()), change: Some("PR #7".into()), ..Default::default() }));
 //! let review = send(&reviewer, "#review", Content::Review(ReviewContent {
 //!     request_id: request.id.clone(), verdict: Verdict::RequestChanges, comments: vec![], summary: None }));
 //! let outcome = send(&author, "#review", Content::Outcome(OutcomeContent {
@@ -34,7 +34,7 @@
 //! }
 //! // REQUEST_CHANGES + incident: base +25, K 40 for a new reviewer: +25 x 40 / 20 = +50.
 //! let board = ledger.leaderboard(None).unwrap();
-//! assert_eq!((board[0].rating, board[0].reviews, board[0].accuracy), (1250.0, 1, Some(1.0)));
+//! assert_eq!((board[0].elo, board[0].reviews, board[0].accuracy), (1250.0, 1, Some(1.0)));
 //! assert!(ledger.replay().unwrap().is_consistent());
 //!
 //! // A second copy of a message changes nothing.
@@ -63,9 +63,10 @@ pub use engine::{Engine, Rejection, ScoredReview, rate};
 pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
 pub use ledger::{DEFAULT_LEDGER_FILE, Ledger, LedgerError, LineOutcome, ReplayReport, Response, Stored};
 pub use message::{
-    Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, Message, MessageId, MessageType,
-    OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
+    Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,
+    MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
+    ts_millis,
 };
 pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
-pub use receipt::{Receipt, ReceiptContent, ReceiptError, verify_receipt, verify_receipt_value};
+pub use receipt::{Receipt, ReceiptError, ReceiptReview, verify_receipt, verify_receipt_value};
 pub use signed::{MessageError, SignedMessage, sign_value};

@@ -143,15 +143,39 @@ pub struct Comment {
     pub body: String,
 }
 
-/// `REVIEW_REQUEST` content: what to review. Fields beyond these are kept and signed.
-#[derive(Debug, Clone, PartialEq)]
+/// `REVIEW_REQUEST` content: what to review. Every field is optional, but a request names
+/// its change with at least one of `title`, `diff_url`, `diff_summary` and `change`; fields
+/// beyond these are kept and signed.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RequestContent {
-    /// The repository, e.g. `github.com/acme/api`.
-    pub repo: String,
-    /// The change: a pull request, a commit range, a patch name.
-    pub change: String,
+    /// A one-line title, e.g. `Fix null pointer in auth handler`.
+    pub title: Option<String>,
+    /// Where the diff is, e.g. a pull request's URL.
+    pub diff_url: Option<String>,
+    /// What the change does, in a few words (for reviewers who cannot open the URL).
+    pub diff_summary: Option<String>,
+    /// The paths the change touches.
+    pub files_changed: Option<Vec<String>>,
+    /// Lines added by the change.
+    pub lines_added: Option<u64>,
+    /// Lines removed by the change.
+    pub lines_removed: Option<u64>,
+    /// The repository, e.g. `github.com/acme/api` (a revcal addition).
+    pub repo: Option<String>,
+    /// The change: a pull request, a commit range, a patch name (a revcal addition).
+    pub change: Option<String>,
     /// Any other fields the requester sent.
     pub extra: Map<String, Value>,
+}
+
+impl RequestContent {
+    /// How receipts name the change: `change`, else `title`, else `diff_url`, else
+    /// `diff_summary` (a request has at least one of them).
+    pub fn subject(&self) -> Option<&str> {
+        [&self.change, &self.title, &self.diff_url, &self.diff_summary]
+            .into_iter()
+            .find_map(|field| field.as_deref())
+    }
 }
 
 /// `REVIEW` content.
@@ -187,15 +211,15 @@ pub struct LeaderboardQuery {
     pub limit: Option<u32>,
 }
 
-/// One leaderboard row.
+/// One leaderboard row: `{agent, elo, reviews, accuracy}` and revcal's `rank`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeaderboardEntry {
-    /// 1-based position.
+    /// 1-based position (a revcal addition; a row without it is ranked by its position).
     pub rank: u32,
     /// The reviewer.
     pub agent: AgentId,
     /// Current rating.
-    pub rating: f64,
+    pub elo: f64,
     /// Scored reviews (COMMENT included).
     pub reviews: u64,
     /// Correct decisive verdicts / decisive verdicts; `None` before the first decisive one.
@@ -205,10 +229,11 @@ pub struct LeaderboardEntry {
 /// `REVIEW_LEADERBOARD_RESULT` content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderboardResult {
-    /// The id of the `REVIEW_LEADERBOARD` answered.
-    pub in_reply_to: MessageId,
     /// The rows, best first.
-    pub entries: Vec<LeaderboardEntry>,
+    pub leaderboard: Vec<LeaderboardEntry>,
+    /// The id of the `REVIEW_LEADERBOARD` answered (a revcal addition: the SHA-256 of the
+    /// query's canonical form, signed or not).
+    pub in_reply_to: Option<MessageId>,
 }
 
 /// The typed content of a message.
@@ -244,9 +269,11 @@ impl Content {
 pub struct Message {
     /// The sender: the id of `pubkey`.
     pub from: AgentId,
-    /// The addressee: `#review` for requests and reviews, otherwise a channel or an agent id.
+    /// The addressee: `#review` for requests and reviews, otherwise a channel or an agent id;
+    /// empty for a `REVIEW_LEADERBOARD` or `REVIEW_LEADERBOARD_RESULT` that names none.
     pub to: String,
-    /// Unix time in seconds, as the sender states it.
+    /// Unix time as the sender wrote it: milliseconds, or seconds for a value below
+    /// [`MILLISECONDS_FROM`] ([`Message::ts_millis`] tells them apart).
     pub ts: u64,
     /// The typed content; its variant is the message's `type`.
     pub content: Content,
@@ -257,6 +284,21 @@ impl Message {
     pub fn message_type(&self) -> MessageType {
         self.content.message_type()
     }
+
+    /// `ts` in milliseconds since the Unix epoch, whichever unit the sender wrote.
+    pub fn ts_millis(&self) -> u64 {
+        ts_millis(self.ts)
+    }
+}
+
+/// The smallest `ts` read as milliseconds: 10^11, which as milliseconds is 1973-03-03 and
+/// as seconds the year 5138, so no time a sender means is ambiguous.
+pub const MILLISECONDS_FROM: u64 = 100_000_000_000;
+
+/// A `ts` as written (seconds below [`MILLISECONDS_FROM`], milliseconds from it) in
+/// milliseconds since the Unix epoch.
+pub fn ts_millis(ts: u64) -> u64 {
+    if ts < MILLISECONDS_FROM { ts.saturating_mul(1000) } else { ts }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use crate::canonical::{JsonError, canonical_bytes, canonical_text, parse_strict};
 use crate::engine::ScoredReview;
 use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
-use crate::message::{MessageId, Verdict};
+use crate::message::{MessageId, Verdict, ts_millis};
 use crate::policy::OutcomeClass;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,10 +12,11 @@ use serde_json::Value;
 /// The value of a receipt's `type`.
 pub(crate) const RECEIPT_TYPE: &str = "review";
 
-/// What a receipt certifies about the review.
+/// The review a receipt certifies, by id (a revcal addition beside the protocol's `content`
+/// line, which names the review for people).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReceiptContent {
+pub struct ReceiptReview {
     /// The request reviewed.
     pub request_id: MessageId,
     /// The review scored.
@@ -28,7 +29,8 @@ pub struct ReceiptContent {
     pub incident: bool,
 }
 
-/// A signed receipt: `{type: "review", from, to, content, outcome, elo_delta, ts, issuer, sig}`.
+/// A signed receipt: `{type: "review", from, to, content, outcome, elo_delta, ts, sig}` as
+/// the protocol has it, with revcal's `issuer` and `review` added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
@@ -39,13 +41,17 @@ pub struct Receipt {
     pub from: AgentId,
     /// The requester whose change was reviewed.
     pub to: AgentId,
-    /// The review, request and outcome.
-    pub content: ReceiptContent,
+    /// The review in words: `REVIEW:<verdict> on <the change>`, e.g.
+    /// `REVIEW:REQUEST_CHANGES on PR #412`.
+    pub content: String,
+    /// The review, request and outcome by id, the verdict and the incident flag.
+    pub review: ReceiptReview,
     /// What the verdict turned out to be.
     pub outcome: OutcomeClass,
     /// The rating change applied.
     pub elo_delta: f64,
-    /// The outcome's `ts` (Unix seconds).
+    /// When the review was scored: the outcome's `ts`, in milliseconds since the Unix epoch
+    /// (an outcome dated in seconds is converted).
     pub ts: u64,
     /// The ledger's agent id.
     pub issuer: AgentId,
@@ -89,13 +95,19 @@ pub enum ReceiptError {
 }
 
 impl Receipt {
-    /// Builds and signs the receipt for a scored review.
-    pub fn issue(scored: &ScoredReview, key: &Keypair) -> Receipt {
+    /// Builds and signs the receipt for a scored review of the change named `subject` (see
+    /// [`crate::RequestContent::subject`]; the request's id when `None`).
+    pub fn issue(scored: &ScoredReview, subject: Option<&str>, key: &Keypair) -> Receipt {
+        let content = match subject {
+            Some(subject) => format!("REVIEW:{} on {subject}", scored.verdict.as_str()),
+            None => format!("REVIEW:{} on request {}", scored.verdict.as_str(), scored.request_id),
+        };
         let mut receipt = Receipt {
             kind: RECEIPT_TYPE.to_owned(),
             from: scored.reviewer.clone(),
             to: scored.requester.clone(),
-            content: ReceiptContent {
+            content,
+            review: ReceiptReview {
                 request_id: scored.request_id.clone(),
                 review_id: scored.review_id.clone(),
                 outcome_id: scored.outcome_id.clone(),
@@ -104,7 +116,7 @@ impl Receipt {
             },
             outcome: scored.outcome,
             elo_delta: scored.elo_delta,
-            ts: scored.ts,
+            ts: ts_millis(scored.ts),
             issuer: key.agent_id(),
             sig: String::new(),
         };
@@ -136,7 +148,7 @@ impl Receipt {
         if self.issuer != expected {
             return Err(ReceiptError::WrongIssuer { issuer: self.issuer.clone(), expected });
         }
-        if OutcomeClass::of(self.content.verdict, self.content.incident) != self.outcome {
+        if OutcomeClass::of(self.review.verdict, self.review.incident) != self.outcome {
             return Err(ReceiptError::InconsistentOutcome);
         }
         let signature = SignatureBytes::from_base64(&self.sig, "sig")?;

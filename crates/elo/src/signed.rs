@@ -33,6 +33,10 @@ pub enum MessageError {
     /// A message without `sig`.
     #[error("`sig`: missing; sign the message first")]
     Unsigned,
+    /// A well-formed `REVIEW_LEADERBOARD` without `sig` and `pubkey`: a query anyone may
+    /// send, which `Ledger::handle` answers; it is never stored.
+    #[error("`sig`: an unsigned REVIEW_LEADERBOARD is a query to answer (`handle`), not a message to store")]
+    UnsignedQuery,
     /// `from` is not the id of `pubkey`.
     #[error("`from`: {from} is not the id of `pubkey` (which is {expected})")]
     WrongSender {
@@ -55,7 +59,9 @@ impl MessageError {
             MessageError::Key(KeyError::Base64 { field, .. } | KeyError::Length { field, .. })
             | MessageError::Key(KeyError::BadPublicKey { field }) => Some((*field).to_owned()),
             MessageError::Key(_) => None,
-            MessageError::Unsigned | MessageError::BadSignature => Some("sig".to_owned()),
+            MessageError::Unsigned | MessageError::UnsignedQuery | MessageError::BadSignature => {
+                Some("sig".to_owned())
+            }
             MessageError::WrongSender { .. } => Some("from".to_owned()),
         }
     }
@@ -96,6 +102,10 @@ impl SignedMessage {
     }
 
     fn checked(mut value: Value, check: Check, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
+        if let Some(query) = codec::anonymous_query(&value) {
+            query?;
+            return Err(MessageError::UnsignedQuery);
+        }
         let envelope = codec::decode(&value)?;
         let sig_text = envelope.sig.ok_or(MessageError::Unsigned)?;
         let (pubkey, expected) = keys.decode(&envelope.pubkey)?;

@@ -88,7 +88,10 @@ fn invalid(file: &str, line: usize, error: &MessageError) -> Rejected {
         MessageError::Unsigned => (line, format!("{error} (`revcal elo sign`)")),
         other => (line, other.to_string()),
     };
-    Rejected { file: file.to_owned(), line, code: "invalid".into(), field: error.field(), reason }
+    // A well-formed unsigned query is no fault of the line: like a signed one, it is simply
+    // not something the ledger stores.
+    let code = if matches!(error, MessageError::UnsignedQuery) { "not_stored" } else { "invalid" };
+    Rejected { file: file.to_owned(), line, code: code.into(), field: error.field(), reason }
 }
 
 fn report(

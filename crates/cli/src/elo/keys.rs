@@ -48,8 +48,10 @@ pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
     if let Some(object) = value.as_object_mut()
         && !object.contains_key("ts")
     {
-        let now =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        // Milliseconds, as the protocol's examples write `ts` (docs/reputation.md, section 2).
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         object.insert("ts".into(), now.into());
     }
     match sign_value(value, &keypair) {

@@ -24,7 +24,7 @@ pub(crate) fn leaderboard(ledger: &LedgerPath, limit: u32, json: bool, style: &S
             "{}",
             style.bold(&format!(
                 "{:>4}  {:<17}  {:>7}  {:>7}  {:>8}",
-                "rank", "agent", "rating", "reviews", "accuracy"
+                "rank", "agent", "elo", "reviews", "accuracy"
             ))
         );
         for entry in &entries {
@@ -34,7 +34,7 @@ pub(crate) fn leaderboard(ledger: &LedgerPath, limit: u32, json: bool, style: &S
                 "{:>4}  {:<17}  {:>7}  {:>7}  {:>8}",
                 entry.rank,
                 entry.agent,
-                rating_text(entry.rating),
+                rating_text(entry.elo),
                 entry.reviews,
                 accuracy
             );
@@ -71,10 +71,10 @@ pub(crate) fn receipts(ledger: &LedgerPath, agent: &str, json: bool, style: &Sty
                 out,
                 "{:<17}  {:<16}  {:>7}  {:<16}  {}",
                 receipt.outcome.as_str(),
-                receipt.content.verdict.as_str(),
+                receipt.review.verdict.as_str(),
                 format!("{:+}", receipt.elo_delta),
                 receipt.to,
-                &receipt.content.review_id.as_str()[..16]
+                &receipt.review.review_id.as_str()[..16]
             );
         }
         outln!(
@@ -130,7 +130,7 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
                     "{place}: {} ({} {} {:+} for {})",
                     style.success("valid"),
                     receipt.outcome.as_str(),
-                    receipt.content.verdict.as_str(),
+                    receipt.review.verdict.as_str(),
                     receipt.elo_delta,
                     receipt.from
                 ),

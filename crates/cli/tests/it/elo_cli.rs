@@ -9,6 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod rfc;
+
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
     command
@@ -178,9 +180,9 @@ fn scripted_three_agent_sequence_matches_the_hand_computation() {
     let c_rating = 1200.0 - 60.0 - 10.0 + 0.0 + 10.0; // 1140
     // Accuracy: B 20 correct of 21 decisive (R3 missed); A 1 of 1; C 1 of 3 (R5 only).
     let expected = json!([
-        {"rank": 1, "agent": b.id, "rating": b_rating, "reviews": 22, "accuracy": 20.0 / 21.0},
-        {"rank": 2, "agent": a.id, "rating": a_rating, "reviews": 1, "accuracy": 1.0},
-        {"rank": 3, "agent": c.id, "rating": c_rating, "reviews": 4, "accuracy": 1.0 / 3.0},
+        {"rank": 1, "agent": b.id, "elo": b_rating, "reviews": 22, "accuracy": 20.0 / 21.0},
+        {"rank": 2, "agent": a.id, "elo": a_rating, "reviews": 1, "accuracy": 1.0},
+        {"rank": 3, "agent": c.id, "elo": c_rating, "reviews": 4, "accuracy": 1.0 / 3.0},
     ]);
     let board = revcal(d, &["elo", "leaderboard", "--json"]);
     assert_eq!(board.status.code(), Some(0), "{}", stderr(&board));
@@ -211,9 +213,9 @@ fn story(author: &Keypair, reviewers: &[Keypair], n: usize) -> Vec<SignedMessage
     let request = send(
         author,
         Content::Request(RequestContent {
-            repo: "r".into(),
-            change: format!("change {n}"),
-            extra: Default::default(),
+            repo: Some("r".into()),
+            change: Some(format!("change {n}")),
+            ..Default::default()
         }),
     );
     let mut messages = vec![request.clone()];
@@ -406,7 +408,7 @@ fn forged_altered_and_misattributed_lines_are_reported_with_their_reason() {
     }
     // Nothing invalid changed a rating: B has one pending review and no score.
     let board = json_out(&revcal(d, &["elo", "leaderboard", "--json"]));
-    assert_eq!(board, json!([{"rank": 1, "agent": b.id, "rating": 1200.0, "reviews": 0, "accuracy": null}]));
+    assert_eq!(board, json!([{"rank": 1, "agent": b.id, "elo": 1200.0, "reviews": 0, "accuracy": null}]));
 }
 
 #[test]

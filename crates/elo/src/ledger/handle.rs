@@ -1,8 +1,10 @@
 //! One protocol message in, one response out: what a chat server embedding the ledger calls.
 
 use super::{Ledger, LedgerError, Stored};
+use crate::canonical::{canonical_text, parse_strict, sha256_hex};
+use crate::codec;
 use crate::engine::Rejection;
-use crate::message::{Content, LeaderboardResult, Message, MessageId};
+use crate::message::{Content, LeaderboardResult, Message, MessageId, REVIEW_CHANNEL};
 use crate::signed::{MessageError, SignedMessage};
 use serde_json::{Value, json};
 
@@ -62,9 +64,32 @@ impl Response {
 
 impl Ledger {
     /// Handles one message given as JSON text: stores requests, reviews and outcomes, and
-    /// answers `REVIEW_LEADERBOARD` with a signed `REVIEW_LEADERBOARD_RESULT`.
+    /// answers `REVIEW_LEADERBOARD`, signed or not (`{"type": "REVIEW_LEADERBOARD"}` alone
+    /// is a query), with a signed `REVIEW_LEADERBOARD_RESULT`.
     pub fn handle(&mut self, text: &str) -> Result<Response, LedgerError> {
-        match SignedMessage::parse(text) {
+        let Ok(value) = parse_strict(text) else {
+            // Not JSON: parse again for the error with its position.
+            return Ok(match SignedMessage::parse(text) {
+                Err(error) => Response::invalid(&error),
+                Ok(message) => self.handle_message(&message)?,
+            });
+        };
+        if let Some(query) = codec::anonymous_query(&value) {
+            return match query {
+                Err(error) => Ok(Response::invalid(&MessageError::Field(error))),
+                Ok(query) => {
+                    let entries =
+                        self.leaderboard(Some(query.query.limit.unwrap_or(DEFAULT_LEADERBOARD_LIMIT)))?;
+                    // The asker's own name for itself: unverified, but the leaderboard is public.
+                    let to = query.from.map_or_else(|| REVIEW_CHANNEL.to_owned(), |from| from.to_string());
+                    let id = canonical_text(&value)
+                        .ok()
+                        .map(|canonical| MessageId(sha256_hex(canonical.as_bytes())));
+                    self.reply(to, id, entries)
+                }
+            };
+        }
+        match SignedMessage::from_value(value) {
             Err(error) => Ok(Response::invalid(&error)),
             Ok(message) => self.handle_message(&message),
         }
@@ -75,7 +100,7 @@ impl Ledger {
         match &message.message.content {
             Content::Leaderboard(query) => {
                 let entries = self.leaderboard(Some(query.limit.unwrap_or(DEFAULT_LEADERBOARD_LIMIT)))?;
-                self.reply(message, entries)
+                self.reply(message.message.from.to_string(), Some(message.id.clone()), entries)
             }
             _ => Ok(match self.ingest(message)? {
                 Ok(stored) => Response::Stored(stored),
@@ -84,19 +109,18 @@ impl Ledger {
         }
     }
 
+    /// The signed answer to a query with id `query`, addressed to `to`.
     fn reply(
         &self,
-        query: &SignedMessage,
-        entries: Vec<crate::message::LeaderboardEntry>,
+        to: String,
+        query: Option<MessageId>,
+        leaderboard: Vec<crate::message::LeaderboardEntry>,
     ) -> Result<Response, LedgerError> {
         let answer = Message {
             from: self.key.agent_id(),
-            to: query.message.from.to_string(),
-            ts: unix_now().unwrap_or(query.message.ts),
-            content: Content::LeaderboardResult(LeaderboardResult {
-                in_reply_to: MessageId(query.id.0.clone()),
-                entries,
-            }),
+            to,
+            ts: unix_millis(),
+            content: Content::LeaderboardResult(LeaderboardResult { leaderboard, in_reply_to: query }),
         };
         SignedMessage::sign(&answer, &self.key)
             .map(|reply| Response::Reply(Box::new(reply)))
@@ -104,7 +128,10 @@ impl Ledger {
     }
 }
 
-/// Seconds since the Unix epoch, `None` for a clock set before 1970.
-fn unix_now() -> Option<u64> {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok().map(|elapsed| elapsed.as_secs())
+/// Milliseconds since the Unix epoch, as the protocol's examples write `ts`; 0 for a clock
+/// set before 1970.
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
 }

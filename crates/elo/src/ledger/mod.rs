@@ -12,15 +12,17 @@ pub use replay::ReplayReport;
 use schema::SCHEMA_VERSION;
 pub use store::{LineOutcome, Stored};
 
-use crate::canonical::JsonError;
+use crate::canonical::{JsonError, parse_strict};
+use crate::codec;
 use crate::engine::ScoredReview;
 use crate::identity::{AgentId, KeyError, KeyFile, Keypair};
 use crate::message::LeaderboardEntry;
-use crate::message::{MessageId, Verdict};
+use crate::message::{Content, MessageId, Verdict};
 use crate::policy::{OutcomeClass, Policy, PolicyError, Standing};
 use crate::receipt::Receipt;
 use crate::signed::MessageError;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -268,7 +270,7 @@ impl Ledger {
             entries.push(LeaderboardEntry {
                 rank: u32::try_from(index + 1).unwrap_or(u32::MAX),
                 agent,
-                rating,
+                elo: rating,
                 reviews: standing.reviews,
                 accuracy: standing.accuracy(),
             });
@@ -345,11 +347,34 @@ impl Ledger {
 
     /// Signed receipts for every scored review of `reviewer`, oldest first.
     pub fn receipts(&self, reviewer: &AgentId) -> Result<Vec<Receipt>, LedgerError> {
-        Ok(self
-            .scored_reviews(Some(reviewer))?
-            .iter()
-            .map(|scored| Receipt::issue(scored, &self.key))
-            .collect())
+        let mut subjects: HashMap<MessageId, Option<String>> = HashMap::new();
+        let mut receipts = Vec::new();
+        for scored in self.scored_reviews(Some(reviewer))? {
+            if !subjects.contains_key(&scored.request_id) {
+                let subject = self.request_subject(&scored.request_id)?;
+                subjects.insert(scored.request_id.clone(), subject);
+            }
+            let subject = subjects.get(&scored.request_id).and_then(Option::as_deref);
+            receipts.push(Receipt::issue(&scored, subject, &self.key));
+        }
+        Ok(receipts)
+    }
+
+    /// How a stored request names its change (`None` when it is not stored or names none).
+    fn request_subject(&self, request: &MessageId) -> Result<Option<String>, LedgerError> {
+        let body: Option<String> = self
+            .connection
+            .prepare_cached("SELECT body FROM messages WHERE id = ?1")
+            .and_then(|mut statement| {
+                statement.query_row([request.to_bytes().as_slice()], |row| row.get(0)).optional()
+            })
+            .map_err(|e| self.sql(e))?;
+        let envelope =
+            body.and_then(|body| parse_strict(&body).ok()).and_then(|value| codec::decode(&value).ok());
+        Ok(match envelope.map(|envelope| envelope.message.content) {
+            Some(Content::Request(request)) => request.subject().map(str::to_owned),
+            _ => None,
+        })
     }
 
     /// Runs SQLite's `PRAGMA integrity_check`; an empty list means the file is sound.

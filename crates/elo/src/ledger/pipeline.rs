@@ -225,9 +225,9 @@ mod tests {
                     to: "#review".into(),
                     ts: 1_700_000_000 + n as u64,
                     content: Content::Request(RequestContent {
-                        repo: "github.com/acme/api".into(),
-                        change: format!("pull/{n}"),
-                        extra: Default::default(),
+                        repo: Some("github.com/acme/api".into()),
+                        change: Some(format!("pull/{n}")),
+                        ..Default::default()
                     }),
                 };
                 match SignedMessage::sign(&message, &key) {

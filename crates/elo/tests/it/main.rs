@@ -1,6 +1,7 @@
 //! The integration tests of revcal-elo, one binary: a module per area, shared builders in
 //! `util`. Everything here goes through the public API only.
 
+mod conformance;
 mod migration;
 mod properties;
 mod receipts_and_handle;

@@ -27,6 +27,12 @@ fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change() {
     let classes: Vec<&str> = receipts.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(classes, ["false_positive", "caught_bug", "false_positive"]);
     assert_eq!(receipts.iter().map(|r| r.elo_delta).collect::<Vec<_>>(), [-10.0, 50.0, -10.0]);
+    // The protocol's `content` line names the review; the ids are in revcal's `review`; `ts`
+    // is the outcome's, in milliseconds (the test outcomes are dated in seconds).
+    assert_eq!(receipts[1].content, "REVIEW:REQUEST_CHANGES on PR 1");
+    assert_eq!(receipts[1].review.verdict, Verdict::RequestChanges);
+    assert!(receipts[1].review.incident);
+    assert_eq!(receipts[1].ts, TS * 1000);
 
     let issuer = ledger.issuer_key().public().unwrap();
     let text = receipts[1].to_canonical();
@@ -74,9 +80,9 @@ fn handle_stores_rejects_and_answers_leaderboard_queries() {
     assert_eq!(reparsed.message.from, ledger.issuer());
     assert_eq!(reparsed.message.to, asker.agent_id().to_string());
     let revcal_elo::Content::LeaderboardResult(result) = &reparsed.message.content else { panic!() };
-    assert_eq!(result.in_reply_to, query.id);
-    assert_eq!(result.entries.len(), 1);
-    assert_eq!((result.entries[0].rating, result.entries[0].reviews), (1200.0 - 10.0 + 50.0 - 10.0, 3));
+    assert_eq!(result.in_reply_to.as_ref(), Some(&query.id));
+    assert_eq!(result.leaderboard.len(), 1);
+    assert_eq!((result.leaderboard[0].elo, result.leaderboard[0].reviews), (1200.0 - 10.0 + 50.0 - 10.0, 3));
 
     // Queries are answered, not stored.
     let count = ledger.message_count().unwrap();
@@ -94,4 +100,48 @@ fn handle_stores_rejects_and_answers_leaderboard_queries() {
     let json = ledger.handle("{}").unwrap().to_json();
     assert_eq!(json["status"], "rejected");
     assert_eq!(json["field"], "type");
+}
+
+#[test]
+fn an_unsigned_query_gets_the_leaderboard_in_the_protocols_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = scored_ledger(&dir);
+    let count = ledger.message_count().unwrap();
+    let query = r#"{"type": "REVIEW_LEADERBOARD"}"#;
+    let Response::Reply(reply) = ledger.handle(query).unwrap() else { panic!("no reply") };
+    let value: serde_json::Value = serde_json::from_str(reply.canonical()).unwrap();
+    assert_eq!(value["type"], "REVIEW_LEADERBOARD_RESULT");
+    let rows = value["content"]["leaderboard"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["agent"], agent(2).agent_id().as_str());
+    assert_eq!(rows[0]["elo"], 1230);
+    assert_eq!(rows[0]["reviews"], 3);
+    assert_eq!(rows[0]["accuracy"], 1.0 / 3.0);
+    // Addressed to the review channel (the query names no asker), signed by the ledger,
+    // and in reply to the query's canonical form.
+    assert_eq!((value["to"].as_str(), &reply.message.from), (Some("#review"), &ledger.issuer()));
+    assert_eq!(value["content"]["in_reply_to"].as_str().map(str::len), Some(64));
+    assert!(SignedMessage::parse(reply.canonical()).is_ok());
+    assert_eq!(ledger.message_count().unwrap(), count, "a query is never stored");
+
+    // A name and a limit are honoured; anything else is refused with the field named.
+    let asker = agent(9).agent_id();
+    let named = format!(r#"{{"type": "REVIEW_LEADERBOARD", "from": "{asker}", "content": {{"limit": 1}}}}"#);
+    let Response::Reply(reply) = ledger.handle(&named).unwrap() else { panic!("no reply") };
+    assert_eq!(reply.message.to, asker.to_string());
+    for (bad, field) in [
+        (r#"{"type": "REVIEW_LEADERBOARD", "content": {"limit": 0}}"#, "content.limit"),
+        (r#"{"type": "REVIEW_LEADERBOARD", "from": "me"}"#, "from"),
+        (r#"{"type": "REVIEW_LEADERBOARD", "colour": "red"}"#, "colour"),
+    ] {
+        let json = ledger.handle(bad).unwrap().to_json();
+        assert_eq!(
+            (json["status"].as_str(), json["field"].as_str()),
+            (Some("rejected"), Some(field)),
+            "{bad}"
+        );
+    }
+    // Ingest does not store it, and says so without calling it malformed.
+    let error = SignedMessage::parse(query).unwrap_err();
+    assert!(matches!(error, revcal_elo::MessageError::UnsignedQuery), "{error}");
 }

@@ -70,15 +70,16 @@ fn requests_must_go_to_the_review_channel_and_outcomes_need_details() {
         &agent(1),
     )
     .unwrap_err();
-    assert_eq!(error.field().as_deref(), Some("content.change"));
+    // A repository alone names no change: the request is refused at its first naming field.
+    assert_eq!(error.field().as_deref(), Some("content.title"));
     // Requests keep extension fields.
     let ok = sign_value(
         json!({"type": "REVIEW_REQUEST", "to": "#review", "ts": TS,
-        "content": {"repo": "r", "change": "c", "title": "Fix it"}}),
+        "content": {"repo": "r", "change": "c", "labels": ["payments"]}}),
         &agent(1),
     )
     .unwrap();
-    assert!(ok.canonical().contains(r#""title":"Fix it""#));
+    assert!(ok.canonical().contains(r#""labels":["payments"]"#));
     let id = request(&agent(1), "x").id;
     let error = sign_value(
         json!({"type": "REVIEW_OUTCOME", "to": "#review", "ts": TS,
@@ -292,4 +293,64 @@ fn a_different_policy_is_refused_on_an_existing_ledger() {
     Ledger::open_with_policy(&path, strict.clone()).unwrap();
     assert_eq!(Ledger::open(&path).unwrap().policy(), &strict);
     assert!(Ledger::open_with_policy(&path, revcal_elo::Policy::default()).is_err());
+}
+
+#[test]
+fn request_fields_of_the_protocol_are_checked_and_repo_and_change_are_optional() {
+    let request = |content: serde_json::Value| {
+        sign_value(
+            json!({"type": "REVIEW_REQUEST", "to": "#review", "ts": TS, "content": content}),
+            &agent(1),
+        )
+    };
+    let full = json!({"title": "Fix null pointer in auth handler",
+        "diff_url": "https://github.com/org/repo/pull/123",
+        "diff_summary": "Adds null check before accessing user.session",
+        "files_changed": ["src/auth/handler.js"], "lines_added": 5, "lines_removed": 1});
+    let signed = request(full.clone()).unwrap();
+    let revcal_elo::Content::Request(content) = &signed.message.content else { panic!("not a request") };
+    assert_eq!(content.files_changed.as_deref(), Some(&["src/auth/handler.js".to_owned()][..]));
+    assert_eq!((content.lines_added, content.lines_removed), (Some(5), Some(1)));
+    assert_eq!((content.repo.as_deref(), content.change.as_deref()), (None, None));
+    assert_eq!(content.subject(), Some("Fix null pointer in auth handler"));
+    // Any one naming field is enough.
+    assert!(request(json!({"diff_url": "https://example.com/p/1"})).is_ok());
+    for (field, value, named) in [
+        ("title", json!(""), "content.title"),
+        ("diff_url", json!(7), "content.diff_url"),
+        ("files_changed", json!("src/a.rs"), "content.files_changed"),
+        ("files_changed", json!(["src/a.rs", ""]), "content.files_changed[1]"),
+        ("lines_added", json!(-1), "content.lines_added"),
+        ("lines_removed", json!(1.5), "content.lines_removed"),
+    ] {
+        let mut content = full.clone();
+        content[field] = value;
+        let error = request(content).unwrap_err();
+        assert_eq!(error.field().as_deref(), Some(named), "{field}: {error}");
+    }
+}
+
+#[test]
+fn ts_is_accepted_in_seconds_and_milliseconds() {
+    use revcal_elo::{MILLISECONDS_FROM, ts_millis};
+    let seconds = request(&agent(1), "s");
+    let millis = sign_value(
+        json!({"type": "REVIEW_REQUEST", "to": "#review", "ts": 1_706_889_600_000_u64, "content": {"title": "t"}}),
+        &agent(1),
+    )
+    .unwrap();
+    // Stored as written (the signature covers it); compared in milliseconds.
+    assert_eq!(millis.message.ts, 1_706_889_600_000);
+    assert_eq!(millis.message.ts_millis(), 1_706_889_600_000);
+    assert_eq!(seconds.message.ts_millis(), seconds.message.ts * 1000);
+    assert_eq!(
+        (ts_millis(MILLISECONDS_FROM - 1), ts_millis(MILLISECONDS_FROM)),
+        ((MILLISECONDS_FROM - 1) * 1000, MILLISECONDS_FROM)
+    );
+    let error = sign_value(
+        json!({"type": "REVIEW_REQUEST", "to": "#review", "ts": -1, "content": {"title": "t"}}),
+        &agent(1),
+    )
+    .unwrap_err();
+    assert_eq!(error.field().as_deref(), Some("ts"));
 }

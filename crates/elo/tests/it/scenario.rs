@@ -110,7 +110,7 @@ fn the_ledger_leaderboard_equals_the_hand_computation() {
         }
     }
     let board = ledger.leaderboard(None).unwrap();
-    let found: Vec<_> = board.iter().map(|e| (e.agent.clone(), e.rating, e.reviews, e.accuracy)).collect();
+    let found: Vec<_> = board.iter().map(|e| (e.agent.clone(), e.elo, e.reviews, e.accuracy)).collect();
     assert_eq!(found, expected(&agents));
     assert_eq!(board.iter().map(|e| e.rank).collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(ledger.leaderboard(Some(1)).unwrap().len(), 1);

@@ -18,9 +18,9 @@ pub(crate) fn request(key: &Keypair, change: &str) -> SignedMessage {
     send(
         key,
         Content::Request(RequestContent {
-            repo: "github.com/acme/api".into(),
-            change: change.into(),
-            extra: Default::default(),
+            repo: Some("github.com/acme/api".into()),
+            change: Some(change.into()),
+            ..Default::default()
         }),
     )
 }
