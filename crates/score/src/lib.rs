@@ -8,11 +8,14 @@
 //! 2. final = weighted capped by every ceiling whose criterion scores below its `below`;
 //! 3. critical and major issues block, minor ones are suggestions, and an unrecognised or
 //!    missing severity blocks (fail closed);
-//! 4. FAIL on a blocking issue, a negative pattern in the artifact, or an essential
-//!    criterion below `essential_minimum`; else UNCLEAR on missing or low confidence, a
-//!    final score below `pass_threshold`, or a criterion below its threshold; else PASS.
+//! 4. FAIL on a blocking issue, a negative pattern in the artifact, an essential
+//!    criterion below `essential_minimum`, or a red flag of a focus area the review
+//!    names in `rubric_focus` (red flags of other areas are listed only); else UNCLEAR
+//!    on missing or low confidence, a final score below `pass_threshold`, or a criterion
+//!    below its threshold; else PASS.
 //!
-//! Scores outside the scale and missing or unknown criteria are errors, never clamped.
+//! Scores outside the scale, missing or unknown criteria, and unknown focus areas or
+//! red-flag ids are errors, never clamped or ignored.
 //! A council (several reviews of one artifact) is scored with [`Scorer::score_council`].
 //!
 //! ```
