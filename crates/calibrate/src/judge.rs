@@ -19,6 +19,7 @@
 //! ```
 
 mod cache;
+mod cases;
 mod client;
 mod command;
 mod llm;
@@ -27,6 +28,10 @@ mod provider;
 mod wire;
 
 pub use cache::VerdictCache;
+pub use cases::{
+    CaseOutcome, JudgeCalibration, JudgeCase, KindScore, calibrate_judge, parse_judge_cases,
+    shipped_judge_cases,
+};
 pub use command::CommandJudge;
 pub use llm::{JudgeUsage, LlmJudge, Verdict};
 pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
@@ -295,6 +300,9 @@ pub enum JudgeError {
         /// The budget.
         max: u64,
     },
+    /// A labelled set of judge cases could not be read.
+    #[error("cannot read the judge cases")]
+    Cases(#[source] serde_yaml::Error),
     /// A judge backend (an HTTP provider, for instance) failed.
     #[error("judge {judge}: {message}")]
     Backend {

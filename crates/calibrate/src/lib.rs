@@ -88,8 +88,9 @@ pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findin
 pub use flow::{Calibration, Progress, recover};
 pub use guard::Recovered;
 pub use judge::{
-    AnswerProblem, CommandJudge, Judge, JudgeConfig, JudgeError, JudgeRequest, JudgeUsage, JudgedFinding,
-    LlmJudge, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider, Verdict, VerdictCache,
+    AnswerProblem, CaseOutcome, CommandJudge, Judge, JudgeCalibration, JudgeCase, JudgeConfig, JudgeError,
+    JudgeRequest, JudgeUsage, JudgedFinding, KindScore, LlmJudge, MODEL_VARIABLE, PROVIDER_VARIABLE,
+    Provider, Verdict, VerdictCache, calibrate_judge, parse_judge_cases, shipped_judge_cases,
 };
 pub use plants::{ApplyError, Plant, PlantError};
 pub use report::{

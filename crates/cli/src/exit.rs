@@ -32,7 +32,7 @@ pub(crate) fn verdict(verdict: Verdict) -> u8 {
 /// positional argument of `revcal`, or `calibrate` for `review-calibration`).
 pub(crate) fn for_error_in(command: Option<&str>) -> u8 {
     match command {
-        Some("calibrate") => CALIBRATE_ERROR,
+        Some("calibrate") | Some("judge") => CALIBRATE_ERROR,
         Some("score") => SCORE_INVALID_INPUT,
         _ => USAGE,
     }
@@ -49,8 +49,16 @@ Exit status:
   0        the gate passed
   2        the gate failed (recall or precision below its minimum, or a significant drop)
   1        operational or usage error: unknown flag or bad value, dirty tree, not a
-           repository, reviewer crash or timeout, too few plants, a failed control, no judge
+           repository, reviewer crash or timeout, too few plants, a failed control, no judge,
+           a judge error, --max-judge-calls spent, a judge of the --review-provider
   128+N    signal N stopped the run (the tree is restored first)";
+
+/// `revcal judge calibrate`'s exit-code table, for `--help`.
+pub(crate) const JUDGE_TABLE: &str = "\
+Exit status:
+  0  the judge meets the bar (agreement and false-match rate)
+  2  the judge is below the bar
+  1  operational or usage error: no judge configured, a judge error, an unreadable cases file";
 
 /// `revcal score`'s exit-code table, for `--help`.
 pub(crate) const SCORE_TABLE: &str = "\

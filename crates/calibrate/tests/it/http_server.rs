@@ -212,20 +212,29 @@ pub(crate) fn prompt_of(request: &Recorded) -> String {
     text
 }
 
+/// The content of the fence that follows the line `label` (searching from `from`), read
+/// with the prompt's own nonce, so forged fence lines inside the content stay in it.
+pub(crate) fn fenced_after(prompt: &str, label: &str, from: usize) -> Option<String> {
+    let open = prompt.find("<data-")?;
+    let nonce: String = prompt[open + 6..].chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+    let (open_tag, close_tag) = (format!("<data-{nonce}>\n"), format!("\n</data-{nonce}>"));
+    let at = prompt.get(from..)?.find(label)? + from + label.len();
+    let content = at + prompt[at..].find(&open_tag)? + open_tag.len();
+    let end = content + prompt[content..].find(&close_tag)?;
+    Some(prompt[content..end].to_owned())
+}
+
+/// The defect sentence and the finding's text in a judge prompt.
+pub(crate) fn defect_and_finding(prompt: &str) -> Option<(String, String)> {
+    let finding_start = prompt.find("REVIEW FINDING")?;
+    Some((fenced_after(prompt, "the defect:\n", 0)?, fenced_after(prompt, "text:\n", finding_start)?))
+}
+
 /// Answers like a judge that reads the prompt: a match when the finding's text contains the
 /// planted defect sentence (the oracle states it; the echo only quotes the line).
 pub(crate) fn defect_sentence_verdict(prompt: &str) -> bool {
-    let block = |label: &str, from: usize| -> Option<String> {
-        let start = prompt[from..].find(label)? + from + label.len();
-        let rest = &prompt[start..];
-        let open_end = rest.find('\n')? + 1;
-        let rest = &rest[open_end..];
-        let content_end = rest.find("\n</data-")?;
-        Some(rest[..content_end].to_owned())
-    };
-    let finding_start = prompt.find("REVIEW FINDING").unwrap_or(0);
-    match (block("the defect:\n", 0), block("text:\n", finding_start)) {
-        (Some(defect), Some(text)) => !defect.trim().is_empty() && text.contains(defect.trim()),
-        _ => false,
+    match defect_and_finding(prompt) {
+        Some((defect, text)) => !defect.trim().is_empty() && text.contains(defect.trim()),
+        None => false,
     }
 }

@@ -6,6 +6,7 @@ mod findings_never_panics;
 mod flow;
 mod http_server;
 mod judge;
+mod judge_cases;
 mod judge_http;
 mod report;
 mod util;

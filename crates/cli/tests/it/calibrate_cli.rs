@@ -705,20 +705,17 @@ fn junit_and_html_reports_are_written() {
 // The built-in LLM judge, end to end, against a local server speaking each provider's wire
 // format (no network, no key).
 
-#[path = "../../../calibrate/tests/it/http_server.rs"]
-mod http_server;
-
-use http_server::{Recorded, Reply, TestServer, defect_sentence_verdict, prompt_of};
+use crate::http_server::{Recorded, Reply, TestServer, defect_sentence_verdict, prompt_of};
 
 /// A provider's answer carrying `matched`, in the format its request (recognised by its
 /// path) expects.
 fn provider_reply(request: &Recorded, matched: bool) -> Reply {
     let body = if request.path.ends_with("/v1/messages") {
-        http_server::anthropic_tool_answer(&format!(r#"{{"match": {matched}, "reason": "r"}}"#))
+        crate::http_server::anthropic_tool_answer(&format!(r#"{{"match": {matched}, "reason": "r"}}"#))
     } else if request.path.ends_with("/chat/completions") {
-        http_server::openai_answer(&http_server::verdict_text(matched), "stop")
+        crate::http_server::openai_answer(&crate::http_server::verdict_text(matched), "stop")
     } else {
-        http_server::gemini_answer(&http_server::verdict_text(matched), "STOP")
+        crate::http_server::gemini_answer(&crate::http_server::verdict_text(matched), "STOP")
     };
     Reply::new(200, body)
 }

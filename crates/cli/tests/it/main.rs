@@ -6,6 +6,10 @@ mod calibrate_cli;
 mod demo_cli;
 mod elo_cli;
 mod exit_codes;
+/// The judge tests' HTTP server on 127.0.0.1, shared with revcal-calibrate's tests.
+#[path = "../../../calibrate/tests/it/http_server.rs"]
+mod http_server;
+mod judge_cli;
 mod mutate_cli;
 mod rubric_cli;
 mod score_cli;

@@ -1,0 +1,147 @@
+//! `revcal judge check` and `revcal judge calibrate` against a local server speaking a
+//! provider's wire format (no network, no key).
+
+use std::collections::HashMap;
+use std::process::{Command, Output};
+
+use crate::http_server::{
+    Reply, TestServer, defect_and_finding, gemini_answer, openai_answer, prompt_of, verdict_text,
+};
+
+/// Every variable that configures the built-in judge, cleared so the tests' environment
+/// cannot choose one.
+const JUDGE_VARIABLES: [&str; 9] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_BASE_URL",
+    "REVCAL_JUDGE_PROVIDER",
+    "REVCAL_JUDGE_MODEL",
+];
+
+fn revcal(args: &[&str], env: &[(&str, String)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
+    command.args(args).env_remove("RUST_LOG");
+    for variable in JUDGE_VARIABLES {
+        command.env_remove(variable);
+    }
+    command.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    command.output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn gemini_env(server: &TestServer) -> Vec<(&'static str, String)> {
+    vec![("GEMINI_API_KEY", "test-key".into()), ("GEMINI_BASE_URL", server.url())]
+}
+
+#[test]
+fn judge_calibrate_through_a_judge_that_answers_from_the_labels_agrees_fully() {
+    let labels: HashMap<(String, String), bool> = revcal_calibrate::shipped_judge_cases()
+        .unwrap()
+        .into_iter()
+        .map(|case| ((case.plant.defect, case.finding.text), case.expected))
+        .collect();
+    let count = labels.len();
+    let server = TestServer::start(move |_, request| {
+        let key = defect_and_finding(&prompt_of(request)).expect("both blocks");
+        Reply::new(200, gemini_answer(&verdict_text(labels[&key]), "STOP"))
+    });
+    let output = revcal(&["judge", "calibrate", "--no-judge-cache", "--json"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let measured: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(measured["agreement"], 1.0);
+    assert_eq!(measured["falseMatchRate"], 0.0);
+    assert_eq!(measured["cases"].as_u64(), Some(count as u64));
+    assert!(stderr(&output).contains("agreement    1.00"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("gemini:gemini-2.5-flash-lite"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), count);
+}
+
+#[test]
+fn judge_calibrate_reports_the_false_match_rate_of_a_judge_that_always_says_match() {
+    let server = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let output = revcal(&["judge", "calibrate", "--no-judge-cache"], &env);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("FAIL"), "{text}");
+    assert!(text.contains("false match  1.00"), "{text}");
+    assert!(text.contains("false miss   0.00"), "{text}");
+    assert!(text.contains("wrong") && text.contains("-echo"), "the echo cases are listed: {text}");
+}
+
+#[test]
+fn judge_calibrate_takes_a_judge_command_and_a_cases_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases.yaml");
+    std::fs::write(
+        &cases,
+        "- id: one\n  kind: echo\n  language: rust\n  expected: false\n  plant: {file: a.rs, line: 1, category: arithmetic, operator: o, defect: d, original: a, mutated: b}\n  finding: {file: a.rs, line: 1, text: t, evidence: null}\n",
+    )
+    .unwrap();
+    let cases = cases.display().to_string();
+    let no = revcal(
+        &[
+            "judge",
+            "calibrate",
+            "--cases",
+            &cases,
+            "--judge-cmd",
+            "cat >/dev/null; echo '{\"match\": false}'",
+        ],
+        &[],
+    );
+    assert_eq!(no.status.code(), Some(0), "{}{}", stdout(&no), stderr(&no));
+    let yes = revcal(
+        &["judge", "calibrate", "--cases", &cases, "--judge-cmd", "cat >/dev/null; echo '{\"match\": true}'"],
+        &[],
+    );
+    assert_eq!(yes.status.code(), Some(2));
+    let broken =
+        revcal(&["judge", "calibrate", "--cases", &cases, "--judge-cmd", "cat >/dev/null; echo nope"], &[]);
+    assert_eq!(broken.status.code(), Some(1), "a judge error is an operational error");
+    assert!(stdout(&broken).contains("errors       1"), "{}", stdout(&broken));
+}
+
+#[test]
+fn judge_check_prints_provider_model_and_latency() {
+    let server = TestServer::start(|_, _| Reply::new(200, gemini_answer(&verdict_text(true), "STOP")));
+    let output = revcal(&["judge", "check"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("gemini gemini-2.5-flash-lite"), "{text}");
+    assert!(text.contains("latency") && text.contains(" ms"), "{text}");
+    assert!(text.contains(&server.url()), "{text}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn without_a_judge_check_and_calibrate_exit_1_with_the_setup_hint() {
+    for args in [&["judge", "check"][..], &["judge", "calibrate"]] {
+        let output = revcal(args, &[]);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&output).contains("ANTHROPIC_API_KEY"), "{}", stderr(&output));
+    }
+    let output = revcal(&["judge", "calibrate", "--min-agreement", "2"], &[]);
+    assert_eq!(output.status.code(), Some(1), "a bad value is a usage error, exit 1");
+    let output = revcal(&["judge", "check", "--judge-provider", "mistral"], &[]);
+    assert_eq!(output.status.code(), Some(1), "an unknown provider is a usage error, exit 1");
+}
+
+#[test]
+fn judge_check_reports_a_rejected_key() {
+    let server = TestServer::start(|_, _| Reply::new(403, r#"{"error": {"message": "API key not valid"}}"#));
+    let output = revcal(&["judge", "check"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("GEMINI_API_KEY"), "{}", stderr(&output));
+}
