@@ -170,6 +170,9 @@ pub(crate) enum RubricCommand {
     /// Print the rubric JSON Schema (what rubrics/schema.json holds; point your editor at it).
     #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
     Schema,
+    /// Score the rubric's calibration dataset with the configured LLM provider and print the
+    /// Spearman correlation with the human labels, per criterion and overall (target 0.7).
+    Calibrate(crate::judge::RubricCalibrateArgs),
     /// List every lint rule with its id.
     #[command(after_help = crate::exit::RUBRIC_QUERY_TABLE)]
     Rules {

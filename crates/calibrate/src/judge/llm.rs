@@ -158,19 +158,27 @@ impl LlmJudge {
         Ok(Verdict { matched, reason, cached: false })
     }
 
-    /// Asks a structured question (used by rubric calibration): `schema` is the answer's JSON
-    /// Schema (an object; every property required, no others). The answer is parsed as a JSON
-    /// object and cached like a verdict; checking its fields is the caller's job, and an
-    /// answer the caller rejects should not be cached, so pass `validate`.
+    /// Asks a structured question (rubric calibration uses it) through the same client,
+    /// budget and cache as verdicts.
+    ///
+    /// `render(nonce)` returns the (system, user) prompt with every untrusted text fenced by
+    /// lines `<data-NONCE>` and `</data-NONCE>`: it is called with a fresh random nonce for the
+    /// request, and with a fixed placeholder for the cache key, so the same question is the
+    /// same cache entry across runs. `schema` is the answer's JSON Schema (an object; every
+    /// property required, no others). `validate` checks the answer: one it rejects is an
+    /// error and is not cached (nor is a cached entry it rejects used).
     pub fn ask_json(
         &self,
-        system: &str,
-        user: &str,
         schema_name: &str,
         schema: &Value,
+        render: impl Fn(&str) -> (String, String),
         validate: impl Fn(&Value) -> Result<(), String>,
     ) -> Result<Value, JudgeError> {
-        let key = self.cache_key("json", &[schema_name, &schema.to_string(), system, user]);
+        let (cache_system, cache_user) = render(prompt::NONCE_PLACEHOLDER);
+        let key = self.cache_key(
+            "json",
+            &[prompt::PROMPT_VERSION, schema_name, &schema.to_string(), &cache_system, &cache_user],
+        );
         if let Some(cache) = &self.cache
             && let Some(stored) = cache.get(&key)
             && validate(&stored).is_ok()
@@ -178,7 +186,14 @@ impl LlmJudge {
             self.client.counters.cache_hits.fetch_add(1, Ordering::SeqCst);
             return Ok(stored);
         }
-        let ask = Ask { system, user, schema_name, schema };
+        let nonce = loop {
+            let nonce = prompt::nonce()?;
+            if !cache_system.contains(&nonce) && !cache_user.contains(&nonce) {
+                break nonce;
+            }
+        };
+        let (system, user) = render(&nonce);
+        let ask = Ask { system: &system, user: &user, schema_name, schema };
         let (answer, _) = self.client.ask(&ask)?;
         validate(&answer).map_err(|message| JudgeError::BadAnswer {
             judge: self.name.clone(),

@@ -95,6 +95,8 @@ pub(crate) fn render(request: &JudgeRequest) -> Result<Prompt, JudgeError> {
 /// The prompt with a fixed placeholder for the nonce: what the verdict cache is keyed on, so
 /// that the same question asks the same thing across runs.
 pub(crate) fn cache_text(request: &JudgeRequest) -> String {
-    const PLACEHOLDER: &str = "NONCE";
-    format!("{PROMPT_VERSION}\n{}\n{}", system(PLACEHOLDER), user(request, PLACEHOLDER))
+    format!("{PROMPT_VERSION}\n{}\n{}", system(NONCE_PLACEHOLDER), user(request, NONCE_PLACEHOLDER))
 }
+
+/// What stands for the nonce in the text a cache key is computed from.
+pub(crate) const NONCE_PLACEHOLDER: &str = "NONCE";

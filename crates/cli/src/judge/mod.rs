@@ -1,7 +1,10 @@
 //! `revcal judge check|calibrate`: try the configured LLM judge, and measure it against the
 //! labelled cases shipped with revcal. Also the judge flags `revcal calibrate` shares.
 
+mod rubric;
 mod select;
+
+pub(crate) use rubric::{RubricCalibrateArgs, run as rubric_calibrate};
 
 pub(crate) use select::{JudgeFlags, ProviderArg, SETUP_HINT};
 

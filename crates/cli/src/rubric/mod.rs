@@ -32,6 +32,7 @@ pub(crate) fn run(command: RubricCommand, style: &Style) -> Result<ExitCode> {
             print_rubrics(&repo, &found, json, style, &source.to_string())?;
             Ok(if found.is_empty() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
+        RubricCommand::Calibrate(args) => crate::judge::rubric_calibrate(args, style),
         RubricCommand::Schema => {
             emit(&revcal_rubric_model::json_schema_text()).context("cannot write the schema")?;
             Ok(ExitCode::SUCCESS)

@@ -145,3 +145,107 @@ fn judge_check_reports_a_rejected_key() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("GEMINI_API_KEY"), "{}", stderr(&output));
 }
+
+/// The repository's rubric library (it holds user_story_quality_v1's calibration dataset).
+fn rubrics_dir() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rubrics").display().to_string()
+}
+
+/// The human scores of each artifact of user_story_quality_v1's dataset.
+fn human_scores() -> HashMap<String, serde_json::Value> {
+    let path = std::path::Path::new(&rubrics_dir()).join("calibration/user_story_quality_v1.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let example: serde_json::Value = serde_json::from_str(line).unwrap();
+            (example["artifact"].as_str().unwrap().to_owned(), example["scores"].clone())
+        })
+        .collect()
+}
+
+/// The artifact in a rubric-scoring prompt (the text of its fence).
+fn artifact_of(prompt: &str) -> String {
+    crate::http_server::fenced_after(prompt, "ARTIFACT\n", 0).expect("a fenced artifact")
+}
+
+#[test]
+fn rubric_calibrate_correlates_the_providers_scores_with_the_human_labels() {
+    let humans = human_scores();
+    let count = humans.len();
+    let server = TestServer::start(move |_, request| {
+        let prompt = prompt_of(request);
+        assert!(
+            prompt.contains("CRITERION clarity") && prompt.contains("anchor"),
+            "the rubric is in the prompt"
+        );
+        let scores = humans[&artifact_of(&prompt)].to_string();
+        Reply::new(200, openai_answer(&serde_json::to_string(&scores).unwrap(), "stop"))
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().display().to_string();
+    let args = [
+        "rubric",
+        "calibrate",
+        "user_story_quality_v1",
+        "--rubrics",
+        &rubrics_dir(),
+        "--judge-cache",
+        &cache_dir,
+    ];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("PASS") && text.contains("overall") && text.contains(" 1.00"), "{text}");
+    for criterion in ["clarity", "specificity", "scope", "testability", "independence"] {
+        assert!(text.contains(criterion), "{text}");
+    }
+    assert_eq!(server.requests().len(), count);
+    // Through the same cache: a rerun asks nothing.
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let rerun = revcal(&json_args, &env);
+    let document: serde_json::Value = serde_json::from_str(&stdout(&rerun)).unwrap();
+    assert_eq!(document["overall"], 1.0);
+    assert_eq!(document["judge"]["cacheHits"].as_u64(), Some(count as u64));
+    assert_eq!(server.requests().len(), count);
+}
+
+#[test]
+fn rubric_calibrate_fails_below_the_target_and_errs_on_scores_off_the_scale() {
+    // Scores that disagree with the humans: the reverse of each human score.
+    let humans = human_scores();
+    let server = TestServer::start(move |_, request| {
+        let human = &humans[&artifact_of(&prompt_of(request))];
+        let reversed: serde_json::Map<String, serde_json::Value> = human
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::json!(6.0 - v.as_f64().unwrap())))
+            .collect();
+        let text = serde_json::Value::Object(reversed).to_string();
+        Reply::new(200, openai_answer(&serde_json::to_string(&text).unwrap(), "stop"))
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let args =
+        ["rubric", "calibrate", "user_story_quality_v1", "--rubrics", &rubrics_dir(), "--no-judge-cache"];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        stdout(&output).contains("FAIL") && stdout(&output).contains("below target"),
+        "{}",
+        stdout(&output)
+    );
+
+    let server = TestServer::start(|_, _| {
+        let text = r#"{"clarity": 9, "specificity": 3, "scope": 3, "testability": 3, "independence": 3}"#;
+        Reply::new(200, openai_answer(&serde_json::to_string(text).unwrap(), "stop"))
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("outside the scale"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 1, "stops at the first bad answer");
+}
