@@ -24,7 +24,8 @@ use crate::exit::{
 /// The scorer, as chosen on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ScorerArg {
-    /// A judge decides whether a finding describes the planted defect (needs --judge-cmd).
+    /// A judge decides whether a finding describes the planted defect: the built-in LLM judge
+    /// (an API key in the environment) or --judge-cmd.
     Judge,
     /// A finding's `repro` command must pass on the original and fail on the plant.
     Repro,
@@ -48,6 +49,8 @@ drop equivalent plants (witness check) -> echo and oracle controls -> journal un
 plant -> run the reviewer -> restore -> parse findings -> score -> report.
 
 Examples:
+  ANTHROPIC_API_KEY=... revcal calibrate --review-cmd 'my-reviewer --base {base}'
+  revcal calibrate --review-cmd ./review.sh --review-provider anthropic --judge-provider openai
   revcal calibrate --review-cmd 'my-reviewer --base {base}' --judge-cmd ./judge.sh
   revcal calibrate --review-cmd ./review.sh --scorer repro --plants-file plants.yaml --min-recall 0.6
   revcal calibrate --review-cmd ./review.sh --scorer repro --json --junit calib.xml --html calib.html
