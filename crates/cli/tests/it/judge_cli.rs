@@ -249,3 +249,43 @@ fn rubric_calibrate_fails_below_the_target_and_errs_on_scores_off_the_scale() {
     assert!(stderr(&output).contains("outside the scale"), "{}", stderr(&output));
     assert_eq!(server.requests().len(), 1, "stops at the first bad answer");
 }
+
+#[test]
+fn the_judge_goes_through_the_proxy_the_environment_names() {
+    let server = TestServer::start(|_, request| {
+        if request.method == "CONNECT" {
+            // A tunnel cannot be faked by this server; the recorded request is what counts.
+            return Reply::new(502, "");
+        }
+        Reply::new(200, openai_answer(&verdict_text(true), "stop"))
+    });
+    let env = vec![
+        ("OPENAI_API_KEY", "test-key".to_owned()),
+        ("OPENAI_BASE_URL", "http://judge.example/v1".to_owned()),
+        ("HTTPS_PROXY", server.url()),
+        ("HTTP_PROXY", server.url()),
+        ("ALL_PROXY", server.url()),
+        ("NO_PROXY", String::new()),
+    ];
+    let output = revcal(&["judge", "check", "--judge-retries", "0"], &env);
+    let requests = server.requests();
+    assert!(!requests.is_empty(), "the proxy saw the request: {}", stderr(&output));
+    let target = format!("{} {}", requests[0].method, requests[0].path);
+    assert!(target.contains("judge.example"), "{target}");
+}
+
+#[test]
+fn a_judge_on_this_machine_is_reached_directly_whatever_the_proxy() {
+    let server = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
+    let proxy = TestServer::start(|_, _| Reply::new(502, ""));
+    let env = vec![
+        ("OPENAI_BASE_URL", format!("{}/v1", server.url())),
+        ("HTTPS_PROXY", proxy.url()),
+        ("HTTP_PROXY", proxy.url()),
+        ("ALL_PROXY", proxy.url()),
+    ];
+    let output = revcal(&["judge", "check"], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 1);
+    assert!(proxy.requests().is_empty());
+}
