@@ -4,7 +4,9 @@
 //! defect? The answer is `true`, `false`, or an error; an error is never a match, so a broken
 //! judge can only lower recall, never inflate it. [`CommandJudge`] is the judge behind
 //! `--judge-cmd CMD`: one JSON [`JudgeRequest`] on the command's stdin, `{"match": true|false}`
-//! expected on its stdout.
+//! expected on its stdout. [`LlmJudge`] is the built-in judge: it asks Anthropic, OpenAI (or a
+//! compatible server) or Gemini over HTTPS, with the prompt, retries and cache described in
+//! docs/judge.md.
 //!
 //! ```
 //! use revcal_calibrate::{CommandJudge, Judge, JudgeRequest, Plant, parse_findings};

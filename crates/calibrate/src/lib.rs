@@ -17,8 +17,13 @@
 //!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
 //!   renderers ([`render_human`], [`render_junit`], [`render_html`]) and its builder
 //!   ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s);
-//! - judging: the [`Judge`] trait, its [`JudgeRequest`] (a [`Plant`] and a [`JudgedFinding`])
-//!   and [`CommandJudge`], the `--judge-cmd` judge;
+//! - judging: the [`Judge`] trait, its [`JudgeRequest`] (a [`Plant`] and a [`JudgedFinding`]),
+//!   [`CommandJudge`] (the `--judge-cmd` judge) and [`LlmJudge`], the built-in LLM judge
+//!   (configured by a [`JudgeConfig`] for a [`Provider`], with a [`VerdictCache`]; it reports
+//!   its [`JudgeUsage`] and gives each [`Verdict`] with a reason; a bad answer is an
+//!   [`AnswerProblem`]); judge calibration: the labelled [`JudgeCase`]s
+//!   ([`shipped_judge_cases`], [`parse_judge_cases`]) measured by [`calibrate_judge`] into a
+//!   [`JudgeCalibration`] of [`CaseOutcome`]s and [`KindScore`]s;
 //! - findings: [`parse_findings`] into [`ParsedFindings`] of [`Finding`]s in a
 //!   [`FindingFormat`], and [`locates`], the location half of the matching rule;
 //! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`JudgeError`] and
