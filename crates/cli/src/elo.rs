@@ -40,12 +40,12 @@ enum EloCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Sign a message: fill `from` (and `ts` when absent), add `pubkey` and `sig`, check
-    /// every field, print the signed message as one canonical JSON line.
+    /// Sign a message: fill `from` (and `ts`, now in milliseconds, when absent), add `pubkey`
+    /// and `sig`, check every field, print the signed message as one canonical JSON line.
     ///
     /// Exit status: 0 signed, 1 the message is invalid (the field is named), 2 I/O error.
     #[command(
-        after_help = "Examples:\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  echo '{\"type\":\"REVIEW_LEADERBOARD\",\"to\":\"#review\",\"content\":{}}' | revcal elo sign - --key alice.key"
+        after_help = "Examples:\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  echo '{\"type\":\"REVIEW_LEADERBOARD\"}' | revcal elo sign - --key alice.key"
     )]
     Sign {
         /// The message (JSON); `-` reads standard input.
@@ -124,11 +124,14 @@ enum EloCommand {
     },
     /// Answer one protocol message read from standard input, as a chat server would.
     ///
-    /// REVIEW_LEADERBOARD gets a REVIEW_LEADERBOARD_RESULT signed by the ledger; requests,
-    /// reviews and outcomes are stored and acknowledged with {"status": "stored", ...}.
+    /// REVIEW_LEADERBOARD, signed or not, gets a REVIEW_LEADERBOARD_RESULT signed by the
+    /// ledger; requests, reviews and outcomes are stored and acknowledged with
+    /// {"status": "stored", ...}.
     ///
     /// Exit status: 0 answered or stored, 1 rejected, 2 I/O error.
-    #[command(after_help = "Examples:\n  revcal elo sign query.json --key alice.key | revcal elo handle")]
+    #[command(
+        after_help = "Examples:\n  echo '{\"type\": \"REVIEW_LEADERBOARD\"}' | revcal elo handle\n  revcal elo sign review.json --key bob.key | revcal elo handle"
+    )]
     Handle,
     /// Check the ledger: SQLite integrity, and a replay of every stored message that must
     /// reproduce the stored ratings.
