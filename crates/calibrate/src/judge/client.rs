@@ -68,12 +68,16 @@ impl Client {
         let request = wire::request(&self.config, ask);
         let mut attempt = 0u32;
         loop {
-            if let Some(max) = self.config.max_calls
-                && self.counters.calls.load(Ordering::SeqCst) >= max
+            // Checked and counted in one step, so threads sharing the judge cannot overspend.
+            let max = self.config.max_calls.unwrap_or(u64::MAX);
+            if self
+                .counters
+                .calls
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |calls| (calls < max).then_some(calls + 1))
+                .is_err()
             {
                 return Err(JudgeError::Budget { max });
             }
-            self.counters.calls.fetch_add(1, Ordering::SeqCst);
             match self.attempt(&request) {
                 Attempt::Done(completion) => {
                     self.counters.input_tokens.fetch_add(completion.input_tokens, Ordering::SeqCst);

@@ -469,3 +469,24 @@ fn the_test_server_records_what_it_receives() {
     assert!(judge.judge(&request()).is_err());
     assert_eq!(server.requests()[0].json()["model"], "gpt-4.1-mini");
 }
+
+#[test]
+fn threads_sharing_a_judge_never_overspend_its_budget() {
+    let server =
+        TestServer::start(|_, _| ok_reply(Provider::OpenAi, true).delayed(Duration::from_millis(20)));
+    let mut config = config(Provider::OpenAi, &server);
+    config.max_calls = Some(3);
+    let judge = LlmJudge::new(config);
+    let outcomes: Vec<bool> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let judge = &judge;
+                scope.spawn(move || judge.judge(&request_with(&format!("finding {i}"))).is_ok())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(outcomes.iter().filter(|ok| **ok).count(), 3);
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(judge.spent().calls, 3);
+}
