@@ -42,5 +42,9 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
             JudgeChecks { repro_verified: trial.judge_checks.0, judge_agreed: trial.judge_checks.1 };
         builder = builder.trial(record);
     }
-    builder.controls(measurement.controls.clone()).judge_usage(measurement.judge_usage.clone()).build()
+    builder
+        .controls(measurement.controls.clone())
+        .judge_usage(measurement.judge_usage.clone())
+        .judge_errors(measurement.judge_errors)
+        .build()
 }

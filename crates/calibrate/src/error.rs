@@ -215,6 +215,20 @@ pub enum CalibrateError {
     /// The judge gave no verdict (fail closed: never a match, and the run stops).
     #[error("the judge gave no verdict")]
     Judge(#[source] JudgeError),
+    /// The judge gave no verdict on some questions about the review: they count as not
+    /// identified, and the report (which counts them apart from misses) is attached.
+    #[error(
+        "the judge gave no verdict on {count} question(s) about the review; they are counted as not caught (apart from misses), so the recall is only a lower bound"
+    )]
+    JudgeErrors {
+        /// Questions without a verdict.
+        count: usize,
+        /// The report of the run, with `judge_errors` set.
+        report: Box<crate::report::Report>,
+        /// The first judge error.
+        #[source]
+        source: JudgeError,
+    },
 }
 
 impl CalibrateError {

@@ -7,11 +7,11 @@ use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
 use crate::findings::{ParsedFindings, parse_findings};
 use crate::guard::{self, Guard, Recovered};
-use crate::judge::Judge;
+use crate::judge::{Judge, JudgeError};
 use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs};
 use crate::report::{ControlOutcome, Controls};
 use crate::reviewer::{self, ReviewRun};
-use crate::scorers::{JudgeScorer, ReproScorer, StringScorer};
+use crate::scorers::{JudgeFailures, JudgeScorer, ReproScorer, StringScorer};
 use crate::scoring::{Scored, Scorer, ScorerKind, score};
 use crate::scratch::Scratch;
 use crate::signals::SignalWatch;
@@ -212,11 +212,21 @@ impl Calibration {
     pub fn run(self) -> Result<crate::report::Report, CalibrateError> {
         let outcome = self.measure();
         self.emit(Progress::Done);
-        let measurement = outcome?;
-        crate::assemble::report(&measurement).map_err(CalibrateError::Report)
+        let (measurement, judge_failure) = outcome?;
+        let report = crate::assemble::report(&measurement).map_err(CalibrateError::Report)?;
+        match judge_failure {
+            Some(source) => Err(CalibrateError::JudgeErrors {
+                count: report.judge_errors.unwrap_or(0),
+                report: Box::new(report),
+                source,
+            }),
+            None => Ok(report),
+        }
     }
 
-    fn measure(&self) -> Result<Measurement, CalibrateError> {
+    /// The measurement, and the first judge error met while scoring the review (the
+    /// measurement then counts the questions left without a verdict).
+    fn measure(&self) -> Result<(Measurement, Option<JudgeError>), CalibrateError> {
         if self.review_cmd.trim().is_empty() {
             return Err(CalibrateError::NoReviewer);
         }
@@ -280,7 +290,8 @@ impl Calibration {
         // Controls, through the same scorer and judge as the real review.
         self.stage("scoring controls", None);
         let mut agreement = (0, 0);
-        let echo = self.score_with(&valid, &echo_findings(&valid), &mut scratch, &signals, &mut agreement)?;
+        let echo =
+            self.score_with(&valid, &echo_findings(&valid), &mut scratch, &signals, &mut agreement, None)?;
         let oracle_plants: Vec<&Plant> = match self.scorer {
             ScorerKind::Repro => valid.iter().copied().filter(|p| p.witness.is_some()).collect(),
             _ => valid.clone(),
@@ -294,6 +305,7 @@ impl Calibration {
                 &mut scratch,
                 &signals,
                 &mut agreement,
+                None,
             )?)
         };
         // The echo control is not enforced under the string scorer, which it maxes out.
@@ -328,6 +340,7 @@ impl Calibration {
         // Score every trial.
         self.stage("scoring findings", Some(runs.len()));
         let mut trials = Vec::with_capacity(runs.len());
+        let mut failures = JudgeFailures::default();
         for run in runs {
             tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
             let parsed = parse_findings(&run.output);
@@ -341,12 +354,18 @@ impl Calibration {
                 tracing::warn!("reviewer output: {warning}");
             }
             let mut judge_checks = (0, 0);
-            let scored =
-                self.score_with(&valid, &parsed.findings, &mut scratch, &signals, &mut judge_checks)?;
+            let scored = self.score_with(
+                &valid,
+                &parsed.findings,
+                &mut scratch,
+                &signals,
+                &mut judge_checks,
+                Some(&mut failures),
+            )?;
             trials.push(Trial { run, parsed, scored, judge_checks });
             self.emit(Progress::Step);
         }
-        Ok(Measurement {
+        let measurement = Measurement {
             commit: commit.id,
             scorer: self.scorer,
             min_recall: self.min_recall,
@@ -356,11 +375,14 @@ impl Calibration {
             trials,
             controls,
             judge_usage: self.judge.as_ref().and_then(|judge| judge.usage()),
-        })
+            judge_errors: (self.scorer == ScorerKind::Judge).then_some(failures.count),
+        };
+        Ok((measurement, failures.first))
     }
 
     /// Scores `findings` against `plants` with this run's scorer; `agreement` accumulates
-    /// (repro-verified, judge agreed) when the judge scores.
+    /// (repro-verified, judge agreed) when the judge scores. With `failures`, judge errors are
+    /// recorded there (never a match) instead of stopping the run.
     fn score_with(
         &self,
         plants: &[&Plant],
@@ -368,6 +390,7 @@ impl Calibration {
         scratch: &mut Scratch,
         signals: &SignalWatch,
         agreement: &mut (usize, usize),
+        failures: Option<&mut JudgeFailures>,
     ) -> Result<Scored, CalibrateError> {
         match self.scorer {
             ScorerKind::String => score(plants, findings, &mut StringScorer),
@@ -377,7 +400,7 @@ impl Calibration {
                     return Err(CalibrateError::NoJudge);
                 };
                 let mut scorer =
-                    JudgeScorer { judge, scratch: Some(scratch), signals, verified: 0, agreed: 0 };
+                    JudgeScorer { judge, scratch: Some(scratch), signals, verified: 0, agreed: 0, failures };
                 let scored = score(plants, findings, &mut scorer as &mut dyn Scorer)?;
                 agreement.0 += scorer.verified;
                 agreement.1 += scorer.agreed;
@@ -486,6 +509,8 @@ pub(crate) struct Measurement {
     pub(crate) controls: Controls,
     /// What the judge spent, when it keeps count.
     pub(crate) judge_usage: Option<crate::judge::JudgeUsage>,
+    /// Review questions the judge gave no verdict on (judge scorer only).
+    pub(crate) judge_errors: Option<usize>,
 }
 
 /// Restores the files recorded in the restore journal of the repository containing `dir`

@@ -96,6 +96,10 @@ pub struct Report {
     /// count (the built-in LLM judge does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<crate::judge::JudgeUsage>,
+    /// Under the judge scorer: questions about the review the judge gave no verdict on. Each
+    /// counts as "not identified" (so recall is a lower bound) and the run exits 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_errors: Option<usize>,
 }
 
 /// Recall of one bug category.

@@ -131,6 +131,7 @@ pub struct ReportBuilder {
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
     judge: Option<crate::judge::JudgeUsage>,
+    judge_errors: Option<usize>,
     trustworthy: bool,
 }
 
@@ -145,6 +146,7 @@ impl Report {
             trials: Vec::new(),
             controls: None,
             judge: None,
+            judge_errors: None,
             trustworthy: true,
         }
     }
@@ -179,6 +181,13 @@ impl ReportBuilder {
     /// Record what the judge spent.
     pub fn judge_usage(mut self, usage: Option<crate::judge::JudgeUsage>) -> Self {
         self.judge = usage;
+        self
+    }
+
+    /// Record how many questions the judge gave no verdict on (counted as not identified,
+    /// reported apart from misses).
+    pub fn judge_errors(mut self, errors: Option<usize>) -> Self {
+        self.judge_errors = errors;
         self
     }
 
@@ -296,6 +305,7 @@ impl ReportBuilder {
             trustworthy: self.trustworthy,
             controls: self.controls,
             judge: self.judge,
+            judge_errors: self.judge_errors,
         })
     }
 

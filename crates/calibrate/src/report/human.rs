@@ -113,6 +113,16 @@ pub fn render_human(report: &Report, color: bool) -> String {
             judge.output_tokens
         );
     }
+    if let Some(errors) = report.judge_errors.filter(|e| *e > 0) {
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint.red(&format!(
+                "judge      {errors} question{} without a verdict: counted as not caught, apart from misses; recall is a lower bound",
+                if errors == 1 { "" } else { "s" }
+            ))
+        );
+    }
     for trial in &report.trials {
         let _ = writeln!(
             out,

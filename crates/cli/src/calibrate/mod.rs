@@ -266,12 +266,34 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
             calibration = calibration.judge(Box::new(args.judge.judge(config)));
         }
     }
-    let report = calibration.run()?;
-    write_reports(args, &report)?;
-    let summary = render_human(&report, if args.json { colour(err_style) } else { colour(style) });
+    let report = match calibration.run() {
+        Ok(report) => report,
+        Err(error) => {
+            // The judge failed on some of the review's questions: the report is still written
+            // (it counts them apart from misses), and the run exits 1.
+            if let CalibrateError::JudgeErrors { report, .. } = &error {
+                print_report(args, report, scorer, style, err_style)?;
+            }
+            return Err(error.into());
+        }
+    };
+    print_report(args, &report, scorer, style, err_style)?;
+    Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
+}
+
+/// Writes the JUnit and HTML files and prints the summary and (with --json) the JSON report.
+fn print_report(
+    args: &CalibrateArgs,
+    report: &Report,
+    scorer: ScorerKind,
+    style: &Style,
+    err_style: &Style,
+) -> anyhow::Result<()> {
+    write_reports(args, report)?;
+    let summary = render_human(report, if args.json { colour(err_style) } else { colour(style) });
     if args.json {
         eprint!("{summary}");
-        let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
+        let mut text = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
         text.push('\n');
         emit(&text)?;
     } else {
@@ -285,7 +307,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
             err_style.warning("warning")
         );
     }
-    Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
+    Ok(())
 }
 
 fn write_reports(args: &CalibrateArgs, report: &Report) -> anyhow::Result<()> {

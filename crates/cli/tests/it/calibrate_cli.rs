@@ -783,6 +783,7 @@ fn each_provider_judges_controls_and_review_end_to_end() {
         assert_eq!(judge["calls"], 7, "{provider}: {judge}");
         assert_eq!(server.requests().len(), 7);
         assert_eq!(judge["cacheHits"], 1);
+        assert_eq!(report["judgeErrors"], 0, "{provider}");
         assert!(judge["inputTokens"].as_u64().unwrap() > 0, "{judge}");
         assert!(stderr(&output).contains(&format!("judge      {provider}")), "{}", stderr(&output));
         assert_untouched(&sandbox, &before);
@@ -957,4 +958,77 @@ fn a_repro_run_never_calls_a_judge_found_in_the_environment() {
     assert!(output.status.code().is_some_and(|c| c == 0 || c == 2), "{}", stderr(&output));
     assert!(server.requests().is_empty());
     assert!(json(&output).get("judge").is_none());
+}
+
+/// A server that judges the controls (the first six questions) like a careful judge, then
+/// answers the review's questions with `review`.
+fn controls_then(review: fn(&Recorded) -> Reply) -> TestServer {
+    TestServer::start(move |index, request| {
+        if index < 6 {
+            provider_reply(request, defect_sentence_verdict(&prompt_of(request)))
+        } else {
+            review(request)
+        }
+    })
+}
+
+#[test]
+fn bad_answers_about_the_review_are_counted_apart_in_a_report_and_exit_1() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let server = controls_then(|_| {
+        Reply::new(
+            200,
+            crate::http_server::openai_answer(r#""{\"match\": \"yes\", \"reason\": \"r\"}""#, "stop"),
+        )
+    });
+    let reviewer = sandbox.llm_like_reviewer();
+    let output = sandbox.run_with_env(
+        &[
+            "--review-cmd",
+            &reviewer,
+            "--plants-file",
+            &sandbox.plants(),
+            "--min-recall",
+            "0",
+            "--no-judge-cache",
+            "--json",
+        ],
+        &provider_env("openai", &server),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["judgeErrors"], 2, "both review questions lacked a verdict");
+    assert_eq!(report["caught"], 0, "an error is never a match");
+    assert!(stderr(&output).contains("no verdict on 2 question"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not what was asked for"), "the cause is printed: {}", stderr(&output));
+    assert_eq!(server.requests().len(), 8, "a bad answer does not stop the other questions");
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_provider_that_fails_during_the_review_is_not_asked_again_and_the_report_is_written() {
+    let sandbox = Sandbox::new();
+    let server = controls_then(|_| Reply::new(503, r#"{"error": {"message": "unavailable"}}"#));
+    let reviewer = sandbox.llm_like_reviewer();
+    let junit = sandbox.path("calibration.xml");
+    let output = sandbox.run_with_env(
+        &[
+            "--review-cmd",
+            &reviewer,
+            "--plants-file",
+            &sandbox.plants(),
+            "--no-judge-cache",
+            "--judge-retries",
+            "0",
+            "--junit",
+            &junit.display().to_string(),
+        ],
+        &provider_env("gemini", &server),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 7, "one failed question, then no more calls");
+    assert!(stdout(&output).contains("2 questions without a verdict"), "{}", stdout(&output));
+    assert!(stderr(&output).contains("503"), "{}", stderr(&output));
+    assert!(junit.exists(), "the reports are written");
 }
