@@ -176,13 +176,16 @@ fn hint(error: &CalibrateError) -> Option<String> {
             "the minimum is --min-plants {min}; give more plants (--plants N, or more entries in --plants-file) rather than lowering it"
         ),
         CalibrateError::NoJudge => format!("{} (or choose --scorer repro)", crate::judge::SETUP_HINT),
-        CalibrateError::Judge(JudgeError::Budget { max }) => {
+        CalibrateError::Judge(JudgeError::Budget { max })
+        | CalibrateError::JudgeErrors { source: JudgeError::Budget { max }, .. } => {
             format!("the budget is --max-judge-calls {max}; raise it, or rerun: cached verdicts cost no call")
         }
-        CalibrateError::Judge(JudgeError::GaveUp { .. } | JudgeError::Transport { .. }) => {
-            "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
-                .to_owned()
-        }
+        CalibrateError::Judge(JudgeError::GaveUp { .. } | JudgeError::Transport { .. })
+        | CalibrateError::JudgeErrors {
+            source: JudgeError::GaveUp { .. } | JudgeError::Transport { .. },
+            ..
+        } => "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
+            .to_owned(),
         CalibrateError::ReviewerTimedOut { seconds, .. } => {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }

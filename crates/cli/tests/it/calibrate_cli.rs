@@ -1031,4 +1031,5 @@ fn a_provider_that_fails_during_the_review_is_not_asked_again_and_the_report_is_
     assert!(stdout(&output).contains("2 questions without a verdict"), "{}", stdout(&output));
     assert!(stderr(&output).contains("503"), "{}", stderr(&output));
     assert!(junit.exists(), "the reports are written");
+    assert!(stderr(&output).contains("--judge-retries"), "the hint: {}", stderr(&output));
 }
