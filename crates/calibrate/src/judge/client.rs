@@ -136,13 +136,19 @@ impl Client {
             }
         };
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+        // `retry-after-ms` (OpenAI) is more precise than `retry-after` (seconds); an HTTP-date
+        // `retry-after` is not parsed and falls back to the backoff.
+        let header_number = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|n| n.is_finite() && *n >= 0.0)
+        };
+        let retry_after = header_number("retry-after-ms")
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+            .or_else(|| header_number("retry-after").map(Duration::from_secs_f64));
         let text = match response.body_mut().with_config().limit(BODY_LIMIT).read_to_string() {
             Ok(text) => text,
             Err(error) => {

@@ -490,3 +490,20 @@ fn threads_sharing_a_judge_never_overspend_its_budget() {
     assert_eq!(server.requests().len(), 3);
     assert_eq!(judge.spent().calls, 3);
 }
+
+#[test]
+fn retry_after_ms_is_honoured_too() {
+    let server = TestServer::start(|index, _| {
+        if index == 0 {
+            Reply::new(429, r#"{"error": {"message": "slow down"}}"#).header("retry-after-ms", "600")
+        } else {
+            ok_reply(Provider::OpenAi, true)
+        }
+    });
+    let mut config = config(Provider::OpenAi, &server);
+    config.backoff = Duration::from_millis(1);
+    let started = Instant::now();
+    assert!(LlmJudge::new(config).judge(&request()).unwrap());
+    assert!(started.elapsed() >= Duration::from_millis(550), "{:?}", started.elapsed());
+    assert_eq!(server.requests().len(), 2);
+}

@@ -92,13 +92,18 @@ fn check_scores(rubric: &Rubric, answer: &Value) -> Result<(), String> {
 
 /// Runs `revcal rubric calibrate`.
 pub(crate) fn run(args: RubricCalibrateArgs, style: &Style) -> anyhow::Result<ExitCode> {
-    let (repo, _) = crate::library::load(&args.library)?;
+    let (repo, source) = crate::library::load(&args.library)?;
     let rubric = repo
         .get(&args.rubric_id)
         .with_context(|| format!("no rubric `{}` in the library", args.rubric_id))?;
-    let examples = repo
-        .calibration_dataset(&args.rubric_id)
-        .with_context(|| format!("cannot use the calibration dataset of `{}`", args.rubric_id))?;
+    let examples = repo.calibration_dataset(&args.rubric_id).with_context(|| {
+        let mut message = format!("cannot use the calibration dataset of `{}`", args.rubric_id);
+        if source == crate::library::Source::BuiltIn {
+            // The datasets are files beside the rubrics; the library compiled in has none.
+            message.push_str(" (the built-in library carries no datasets: pass --rubrics DIR)");
+        }
+        message
+    })?;
     let Some(config) = args.judge.config()? else {
         eprintln!("{}: no LLM provider is configured", style.error("error"));
         eprintln!("{}: {}", style.bold("hint"), SETUP_HINT.trim_end_matches("; or pass --judge-cmd CMD"));
