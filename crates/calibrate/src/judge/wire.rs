@@ -153,6 +153,8 @@ pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>) -> WireRequest {
                     "responseSchema": gemini_schema(ask.schema),
                 },
             });
+            // Gemini names models `models/NAME` in its own listings; either form works here.
+            let model = model.strip_prefix("models/").unwrap_or(model);
             WireRequest { url: format!("{base}/v1beta/models/{model}:generateContent"), headers, body }
         }
     }

@@ -187,6 +187,10 @@ fn gemini_request_puts_the_key_in_a_header_never_the_url_and_asks_for_json() {
     assert_eq!(body["generationConfig"]["responseSchema"]["properties"]["match"]["type"], "BOOLEAN");
     assert!(body["generationConfig"]["responseSchema"].get("additionalProperties").is_none());
     assert_fenced(&prompt_of(sent), FINDING_TEXT);
+    // A model named as Gemini lists it (`models/NAME`) reaches the same path.
+    let listed = LlmJudge::new(config(Provider::Gemini, &server).with_model("models/gemini-2.5-flash-lite"));
+    listed.judge(&request()).unwrap();
+    assert_eq!(server.requests()[1].path, "/v1beta/models/gemini-2.5-flash-lite:generateContent");
 }
 
 #[test]
