@@ -107,7 +107,22 @@ fn anthropic_request_has_its_path_headers_forced_tool_and_fenced_finding() {
     assert_eq!(body["tool_choice"]["type"], "tool");
     assert_eq!(body["tools"][0]["input_schema"]["required"], serde_json::json!(["match", "reason"]));
     assert!(body["max_tokens"].as_u64().unwrap() >= 1024);
-    assert_fenced(&prompt_of(sent), FINDING_TEXT);
+    let prompt = prompt_of(sent);
+    assert_fenced(&prompt, FINDING_TEXT);
+    // The user part: the planted defect (location, category, original -> mutated, the defect
+    // sentence) and the finding (location, text, evidence).
+    for part in [
+        "PLANTED DEFECT",
+        "src/window.rs:12",
+        "off-by-one",
+        "while i < buf.len() {\n->\nwhile i <= buf.len() {",
+        "reads one element past the end",
+        "REVIEW FINDING",
+        "src/window.rs:13",
+    ] {
+        assert!(prompt.contains(part), "{part:?} missing from:\n{prompt}");
+    }
+    assert!(body["system"].as_str().unwrap().contains("quotes the changed line"), "the task is defined");
     assert_eq!(judge.spent().calls, 1);
     assert_eq!((judge.spent().input_tokens, judge.spent().output_tokens), (100, 20));
 }
