@@ -54,6 +54,17 @@ pub enum CalibrateError {
         /// The journal directory.
         journal: PathBuf,
     },
+    /// Another calibration runs in this repository: it holds the restore journal.
+    #[error(
+        "another calibration (process {pid}) is running in this repository and holds its restore journal at {}; wait for it to finish",
+        .journal.display()
+    )]
+    Busy {
+        /// The process that holds the journal.
+        pid: u32,
+        /// The journal directory.
+        journal: PathBuf,
+    },
     /// A git operation failed.
     #[error("git: cannot {operation}")]
     Git {

@@ -6,7 +6,7 @@
 use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
 use crate::findings::{ParsedFindings, parse_findings};
-use crate::guard::{self, Guard, Recovered};
+use crate::guard::{self, Guard, Lock, Recovered};
 use crate::judge::{Judge, JudgeError};
 use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs};
 use crate::report::{ControlOutcome, Controls};
@@ -231,10 +231,9 @@ impl Calibration {
             return Err(CalibrateError::NoReviewer);
         }
         let repo = Repository::discover(&self.dir)?;
-        let journal = guard::journal_dir(repo.git_dir());
-        if journal.exists() {
-            return Err(CalibrateError::JournalPresent { journal });
-        }
+        // The lock first, then the tree: a run that read the files before taking it could read
+        // another run's plants as the originals (docs/calibration.md#never-losing-your-work).
+        let lock = Lock::acquire(repo.git_dir())?;
         repo.ensure_clean()?;
         if self.scorer == ScorerKind::Judge && self.judge.is_none() {
             return Err(CalibrateError::NoJudge);
@@ -335,7 +334,7 @@ impl Calibration {
         }
 
         // Plant, review, restore.
-        let runs = self.review(&repo, &commit.base, &valid, &signals)?;
+        let runs = self.review(&repo, &lock, &commit.base, &valid, &signals)?;
 
         // Score every trial.
         self.stage("scoring findings", Some(runs.len()));
@@ -413,6 +412,7 @@ impl Calibration {
     fn review(
         &self,
         repo: &Repository,
+        lock: &Lock,
         base: &Option<String>,
         plants: &[&Plant],
         signals: &SignalWatch,
@@ -437,7 +437,7 @@ impl Calibration {
         let env = [("REVCAL_BASE", base.clone()), ("REVCAL_CALIBRATION", "1".to_owned())];
 
         let panic_during_review = std::env::var_os(PANIC_DURING_REVIEW).is_some();
-        let mut guard = Guard::begin(work_tree, repo.git_dir(), &files)?;
+        let mut guard = Guard::begin(lock, work_tree, &files)?;
         self.stage("running the reviewer", Some(self.trials));
         let reviewed = (|| {
             let mut runs = Vec::with_capacity(self.trials);

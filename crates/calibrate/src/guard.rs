@@ -13,6 +13,99 @@ use std::path::{Path, PathBuf};
 /// The journal's directory name inside the git directory.
 pub(crate) const JOURNAL_DIR: &str = "revcal-calibrate-journal";
 const MANIFEST: &str = "journal.json";
+/// The file naming the process that holds the journal directory (the lock).
+const OWNER: &str = "owner.json";
+
+/// The process that created a journal directory: its pid and its start time (clock ticks
+/// since boot, field 22 of proc_pid_stat(5)), so that a recycled pid is not taken for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Owner {
+    pid: u32,
+    start_time: Option<u64>,
+}
+
+impl Owner {
+    fn current() -> Owner {
+        let pid = std::process::id();
+        Owner { pid, start_time: start_time(pid) }
+    }
+
+    /// True while the process that wrote this record still runs.
+    fn alive(&self) -> bool {
+        match (start_time(self.pid), self.start_time) {
+            (Some(now), Some(then)) => now == then,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// The start time of process `pid` from `/proc/PID/stat` (proc_pid_stat(5): field 22, counted
+/// after the parenthesised command name, which may itself hold spaces and parentheses).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn read_owner(journal: &Path) -> Option<Owner> {
+    serde_json::from_slice(&fs::read(journal.join(OWNER)).ok()?).ok()
+}
+
+/// Why an existing journal directory stops a new run: its owner still runs, or it is left
+/// from a run that was killed.
+fn present(journal: &Path) -> CalibrateError {
+    match read_owner(journal) {
+        Some(owner) if owner.alive() && owner.pid != std::process::id() => {
+            CalibrateError::Busy { pid: owner.pid, journal: journal.to_path_buf() }
+        }
+        _ => CalibrateError::JournalPresent { journal: journal.to_path_buf() },
+    }
+}
+
+/// The lock of a repository: the journal directory, created atomically (`mkdir` fails when it
+/// exists) before the tree is checked or any file is read, and named after its owner. While
+/// it is held no other run plants, and recovery refuses to touch the files. Dropping it
+/// removes the directory unless a manifest is in it (files are planted and not restored).
+#[derive(Debug)]
+pub(crate) struct Lock {
+    journal: PathBuf,
+}
+
+impl Lock {
+    /// Takes the lock of the repository whose git directory is `git_dir`.
+    pub(crate) fn acquire(git_dir: &Path) -> Result<Lock, CalibrateError> {
+        let journal = journal_dir(git_dir);
+        match fs::create_dir(&journal) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => return Err(present(&journal)),
+            Err(error) => return Err(CalibrateError::io("create the restore journal", &journal, error)),
+        }
+        let lock = Lock { journal };
+        let failed = |e| CalibrateError::io("write the restore journal in", &lock.journal, e);
+        let owner = serde_json::to_vec(&Owner::current()).map_err(|e| failed(std::io::Error::other(e)))?;
+        write_synced(&lock.journal.join(OWNER), &owner).map_err(failed)?;
+        fsync_dir(&lock.journal).map_err(failed)?;
+        fsync_dir(git_dir).map_err(failed)?;
+        Ok(lock)
+    }
+
+    /// The journal directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.journal
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        if self.journal.join(MANIFEST).exists() {
+            return;
+        }
+        if let Err(error) = fs::remove_dir_all(&self.journal) {
+            tracing::error!("cannot remove the restore journal {}: {error}", self.journal.display());
+        }
+    }
+}
 
 /// Where the journal of the repository whose git directory is `git_dir` lives.
 pub(crate) fn journal_dir(git_dir: &Path) -> PathBuf {
@@ -93,12 +186,12 @@ impl Guard {
     /// Reads the files' bytes and modes, writes the journal and fsyncs it. Nothing in the
     /// work tree has changed when this returns. Refuses when a journal is already present.
     pub(crate) fn begin(
+        lock: &Lock,
         work_tree: &Path,
-        git_dir: &Path,
         relative_files: &[PathBuf],
     ) -> Result<Guard, CalibrateError> {
-        let journal = journal_dir(git_dir);
-        if journal.exists() {
+        let journal = lock.dir().to_path_buf();
+        if journal.join(MANIFEST).exists() {
             return Err(CalibrateError::JournalPresent { journal });
         }
         let mut files = Vec::with_capacity(relative_files.len());
@@ -115,7 +208,6 @@ impl Guard {
             files.push(Guarded { relative: relative.clone(), original, mode });
         }
         let failed = |e| CalibrateError::io("write the restore journal in", &journal, e);
-        fs::create_dir(&journal).map_err(failed)?;
         let mut entries = Vec::with_capacity(files.len());
         for (index, file) in files.iter().enumerate() {
             let blob = format!("{index}.orig");
@@ -138,7 +230,6 @@ impl Guard {
         write_synced(&staged, &text).map_err(failed)?;
         fs::rename(&staged, journal.join(MANIFEST)).map_err(failed)?;
         fsync_dir(&journal).map_err(failed)?;
-        fsync_dir(git_dir).map_err(failed)?;
         tracing::debug!(files = files.len(), journal = %journal.display(), "restore journal written");
         Ok(Guard { work_tree: work_tree.to_path_buf(), journal, files, restored: false })
     }
@@ -167,9 +258,14 @@ impl Guard {
             put_bytes(&path, &file.original, file.mode)
                 .map_err(|source| CalibrateError::Restore { path, source })?;
         }
-        fs::remove_dir_all(&self.journal).map_err(|e| {
-            CalibrateError::io("remove the restore journal (every file was restored):", &self.journal, e)
+        // The manifest goes first: a journal without one is never restored from.
+        let manifest = self.journal.join(MANIFEST);
+        fs::remove_file(&manifest).and_then(|()| fsync_dir(&self.journal)).map_err(|e| {
+            CalibrateError::io("remove the restore journal (every file was restored):", &manifest, e)
         })?;
+        for index in 0..self.files.len() {
+            let _ = fs::remove_file(self.journal.join(format!("{index}.orig")));
+        }
         self.restored = true;
         tracing::debug!("planted files restored");
         Ok(())
@@ -200,6 +296,9 @@ pub(crate) fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, Cal
     let journal = journal_dir(git_dir);
     if !journal.exists() {
         return Ok(Recovered::NothingToRecover);
+    }
+    if let CalibrateError::Busy { pid, journal } = present(&journal) {
+        return Err(CalibrateError::Busy { pid, journal });
     }
     let manifest_path = journal.join(MANIFEST);
     if !manifest_path.exists() {
@@ -258,12 +357,14 @@ mod tests {
         let (_dir, work, git) = setup();
         let files = vec![PathBuf::from("src/a.rs"), PathBuf::from("b.py")];
         {
-            let guard = Guard::begin(&work, &git, &files).unwrap();
+            let lock = Lock::acquire(&git).unwrap();
+            let guard = Guard::begin(&lock, &work, &files).unwrap();
             assert!(journal_dir(&git).join(MANIFEST).exists());
             guard.write(Path::new("src/a.rs"), b"changed").unwrap();
             guard.write(Path::new("b.py"), b"x = 2\n").unwrap();
             assert_eq!(fs::read(work.join("b.py")).unwrap(), b"x = 2\n");
             fs::remove_file(work.join("src/a.rs")).unwrap();
+            drop(guard);
         }
         assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
         assert_eq!(fs::read(work.join("b.py")).unwrap(), b"x = 1\n");
@@ -275,10 +376,12 @@ mod tests {
     fn a_present_journal_refuses_a_new_run_and_recover_restores_from_it() {
         let (_dir, work, git) = setup();
         let files = vec![PathBuf::from("src/a.rs")];
-        let guard = Guard::begin(&work, &git, &files).unwrap();
+        let lock = Lock::acquire(&git).unwrap();
+        let guard = Guard::begin(&lock, &work, &files).unwrap();
         guard.write(Path::new("src/a.rs"), b"planted").unwrap();
         std::mem::forget(guard); // as if killed
-        assert!(matches!(Guard::begin(&work, &git, &files), Err(CalibrateError::JournalPresent { .. })));
+        drop(lock);
+        assert!(matches!(Lock::acquire(&git), Err(CalibrateError::JournalPresent { .. })));
         assert_eq!(recover(&work, &git).unwrap(), Recovered::Restored(files));
         assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
         assert_eq!(recover(&work, &git).unwrap(), Recovered::NothingToRecover);
@@ -290,24 +393,29 @@ mod tests {
         let outside = dir.path().join("outside.txt");
         fs::write(&outside, b"keep me").unwrap();
         {
-            let guard = Guard::begin(&work, &git, &[PathBuf::from("src/a.rs")]).unwrap();
+            let lock = Lock::acquire(&git).unwrap();
+            let guard = Guard::begin(&lock, &work, &[PathBuf::from("src/a.rs")]).unwrap();
             guard.write(Path::new("src/a.rs"), b"planted").unwrap();
             fs::remove_file(work.join("src/a.rs")).unwrap();
             std::os::unix::fs::symlink(&outside, work.join("src/a.rs")).unwrap();
+            drop(guard);
         }
         assert_eq!(fs::read(&outside).unwrap(), b"keep me");
         assert!(!fs::symlink_metadata(work.join("src/a.rs")).unwrap().file_type().is_symlink());
         assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
         std::os::unix::fs::symlink(&outside, work.join("link.rs")).unwrap();
-        assert!(Guard::begin(&work, &git, &[PathBuf::from("link.rs")]).is_err());
+        let lock = Lock::acquire(&git).unwrap();
+        assert!(Guard::begin(&lock, &work, &[PathBuf::from("link.rs")]).is_err());
     }
 
     #[test]
     fn a_truncated_blob_is_refused_before_anything_is_written() {
         let (_dir, work, git) = setup();
-        let guard = Guard::begin(&work, &git, &[PathBuf::from("src/a.rs")]).unwrap();
+        let lock = Lock::acquire(&git).unwrap();
+        let guard = Guard::begin(&lock, &work, &[PathBuf::from("src/a.rs")]).unwrap();
         guard.write(Path::new("src/a.rs"), b"planted").unwrap();
         std::mem::forget(guard);
+        drop(lock);
         fs::write(journal_dir(&git).join("0.orig"), b"fn").unwrap();
         assert!(matches!(recover(&work, &git), Err(CalibrateError::Journal { .. })));
         assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"planted");

@@ -1033,3 +1033,72 @@ fn a_provider_that_fails_during_the_review_is_not_asked_again_and_the_report_is_
     assert!(junit.exists(), "the reports are written");
     assert!(stderr(&output).contains("--judge-retries"), "the hint: {}", stderr(&output));
 }
+
+// ---- a hostile reviewer, a second run, a broken journal ------------------------------------
+
+/// Waits until `path` exists (a marker a script writes).
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_second_run_and_recover_are_refused_while_a_run_is_in_flight() {
+    // Run A is still checking its witness (nothing planted, no files journalled yet): a
+    // second run must not plant, review and restore inside that gap.
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let checking = sandbox.path("checking");
+    std::fs::write(
+        sandbox.path("slow.yaml"),
+        format!(
+            "- file: src/calc.py\n  line: 2\n  original: \"return a + b\"\n  mutated: \"return a - b\"\n  witness: \"touch {}; sleep 0.6; grep -q 'return a + b' src/calc.py\"\n",
+            checking.display()
+        ),
+    )
+    .unwrap();
+    let slow = sandbox.path("slow.yaml").display().to_string();
+    let first = sandbox
+        .command(&[
+            "--review-cmd",
+            "echo '[]'",
+            "--plants-file",
+            &slow,
+            "--scorer",
+            "repro",
+            "--min-plants",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&checking);
+    let second =
+        sandbox.run(&["--review-cmd", "echo '[]'", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    let pid = first.id().to_string();
+    assert!(
+        stderr(&second).contains("another calibration") && stderr(&second).contains(&pid),
+        "{}",
+        stderr(&second)
+    );
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
+    assert_untouched(&sandbox, &before);
+
+    // --recover while the owner of the journal is alive would pull the originals out from
+    // under it: refused, and the plants stay until the run itself restores them.
+    let (child, _started) = start_hanging_review(&sandbox, &[]);
+    let recover = sandbox.run(&["--recover"]);
+    assert_eq!(recover.status.code(), Some(1), "{}", stderr(&recover));
+    assert!(stderr(&recover).contains(&child.id().to_string()), "{}", stderr(&recover));
+    assert!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap().contains("return a - b"));
+    signal(child.id(), libc::SIGTERM);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{}", stderr(&output));
+    assert_untouched(&sandbox, &before);
+}
