@@ -92,6 +92,16 @@ pub enum CalibrateError {
         /// The fallback target files given (none of them eligible).
         fallback: Vec<String>,
     },
+    /// A file named as a target breaks the rule for files calibration may write to.
+    #[error(
+        "{path} cannot be planted in: {reason} (calibration plants only in files git tracks inside the work tree, reached without a symbolic link)"
+    )]
+    Untargetable {
+        /// The path as it was given.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A plants file could not be read or one of its entries is wrong.
     #[error(transparent)]
     Plants(#[from] PlantError),

@@ -15,8 +15,8 @@ use crate::scorers::{JudgeFailures, JudgeScorer, ReproScorer, StringScorer};
 use crate::scoring::{Scored, Scorer, ScorerKind, score};
 use crate::scratch::Scratch;
 use crate::signals::SignalWatch;
-use crate::targets::{Repository, choose_targets};
-use std::collections::BTreeMap;
+use crate::targets::{Repository, check_target, choose_targets};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -247,15 +247,29 @@ impl Calibration {
         let commit = repo.commit(&self.commit)?;
 
         self.stage("choosing plants", None);
-        let plants = match &self.plants_file {
+        let tracked_files = repo.tracked_files()?;
+        let tracked: HashSet<String> = tracked_files.iter().cloned().collect();
+        // One rule for every target, however it was named (docs/calibration.md#never-losing-your-work).
+        let fallback = self
+            .files
+            .iter()
+            .map(|file| check_target(&work_tree, &tracked, file))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut plants = match &self.plants_file {
             Some(file) => resolve_specs(file, &read_plants_file(file)?, &work_tree)?,
             None => {
-                let targets = choose_targets(&commit, &self.files)?;
+                let targets = choose_targets(&commit, &fallback)?;
+                for target in &targets {
+                    check_target(&work_tree, &tracked, target)?;
+                }
                 crate::selection::select_plants(&work_tree, &targets, self.plants, self.seed)?
             }
         };
+        for plant in &mut plants {
+            plant.file = check_target(&work_tree, &tracked, &plant.file)?;
+        }
         // Witness and repro commands run in a copy of the tracked files, made on first use.
-        let mut scratch = Scratch::deferred(&work_tree, repo.tracked_files()?, self.repro_timeout);
+        let mut scratch = Scratch::deferred(&work_tree, tracked_files, self.repro_timeout);
 
         // Witness check: a witness must pass on the original and fail on the mutant.
         let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();

@@ -173,6 +173,57 @@ impl Repository {
     }
 }
 
+/// The one rule for every file calibration may write to, whichever way it was named (a
+/// commit's changed files, fallback targets, a plants file): a relative path that stays inside
+/// the work tree, reached without a symbolic link in any component, to a regular file git
+/// tracks. Returns the path normalised (`/`-separated, no `.`). Anything else could make a
+/// plant (and its restore) write outside what git can show and put back.
+pub(crate) fn check_target(
+    work_tree: &Path,
+    tracked: &std::collections::HashSet<String>,
+    path: &str,
+) -> Result<String, CalibrateError> {
+    let refuse = |reason: String| CalibrateError::Untargetable { path: path.to_owned(), reason };
+    let given = Path::new(path);
+    if given.is_absolute() {
+        return Err(refuse("it is an absolute path; name files relative to the work tree's root".into()));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for component in given.components() {
+        match component {
+            std::path::Component::Normal(part) => {
+                parts.push(part.to_str().ok_or_else(|| refuse("it is not valid UTF-8".into()))?);
+            }
+            std::path::Component::CurDir => {}
+            _ => return Err(refuse("it leaves the work tree".into())),
+        }
+    }
+    if parts.is_empty() {
+        return Err(refuse("it names no file".into()));
+    }
+    let mut walked = work_tree.to_path_buf();
+    for (index, part) in parts.iter().enumerate() {
+        walked.push(part);
+        match std::fs::symlink_metadata(&walked) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(refuse(format!("{} is a symbolic link", parts[..=index].join("/"))));
+            }
+            Ok(meta) if index + 1 == parts.len() && !meta.is_file() => {
+                return Err(refuse("it is not a regular file".into()));
+            }
+            Ok(_) => {}
+            Err(error) => return Err(refuse(format!("it cannot be read: {error}"))),
+        }
+    }
+    let relative = parts.join("/");
+    if !tracked.contains(&relative) {
+        return Err(refuse(
+            "it is not tracked by git, and calibration never writes to untracked files".into(),
+        ));
+    }
+    Ok(relative)
+}
+
 /// True for a file calibration may plant in: a language the mutation engine parses, not a
 /// test file, not a build or tool configuration file.
 pub(crate) fn is_eligible(path: &str) -> bool {

@@ -190,6 +190,10 @@ fn hint(error: &CalibrateError) -> Option<String> {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }
         CalibrateError::JournalPresent { .. } | CalibrateError::Restore { .. } => RECOVER.to_owned(),
+        CalibrateError::Untargetable { .. } => {
+            "--files and the entries of --plants-file name files git tracks, relative to the repository root"
+                .to_owned()
+        }
         _ => return None,
     })
 }

@@ -144,6 +144,13 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
             let meta = std::fs::symlink_metadata(&path).unwrap();
             if meta.is_dir() {
                 walk(&path, base, out);
+            } else if meta.file_type().is_symlink() {
+                // A link is its target, never followed.
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(
+                    path.strip_prefix(base).unwrap().to_path_buf(),
+                    (target.into_os_string().into_encoded_bytes(), meta.permissions().mode()),
+                );
             } else {
                 let bytes = std::fs::read(&path).unwrap();
                 out.insert(
@@ -1101,4 +1108,66 @@ fn a_second_run_and_recover_are_refused_while_a_run_is_in_flight() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{}", stderr(&output));
     assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn targets_outside_the_tree_through_a_symlink_or_untracked_are_refused() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo();
+    // Outside the work tree: a file next to it and a directory a committed link points to.
+    std::fs::write(sandbox.path("outside.py"), CALC).unwrap();
+    std::fs::create_dir_all(sandbox.path("ext")).unwrap();
+    std::fs::write(sandbox.path("ext/mod.py"), CALC).unwrap();
+    std::os::unix::fs::symlink("../ext", repo.join("lib")).unwrap();
+    std::fs::write(repo.join("README.md"), "calc, linked\n").unwrap();
+    git(&repo, &["add", "lib", "README.md"]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "link"]);
+    // Untracked (and never written by calibration).
+    std::fs::write(repo.join("src/new.py"), CALC).unwrap();
+    let before = snapshot(&repo);
+    let outside = sandbox.path("outside.py").display().to_string();
+    for (files, reason) in [
+        ("../outside.py", "leaves the work tree"),
+        (outside.as_str(), "absolute"),
+        ("lib/mod.py", "symbolic link"),
+        ("src/new.py", "not tracked"),
+    ] {
+        let output = sandbox.run(&[
+            "--review-cmd",
+            "echo '[]'",
+            "--files",
+            files,
+            "--plants",
+            "2",
+            "--min-plants",
+            "1",
+            "--scorer",
+            "string",
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{files}: {}", stderr(&output));
+        assert!(stderr(&output).contains(reason), "{files}: {}", stderr(&output));
+    }
+    // The same rule for a plants file.
+    std::fs::write(
+        sandbox.path("linked.yaml"),
+        "- file: lib/mod.py\n  line: 2\n  original: \"return a + b\"\n  mutated: \"return a - b\"\n",
+    )
+    .unwrap();
+    let linked = sandbox.path("linked.yaml").display().to_string();
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo '[]'",
+        "--plants-file",
+        &linked,
+        "--min-plants",
+        "1",
+        "--scorer",
+        "string",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("symbolic link"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(sandbox.path("outside.py")).unwrap(), CALC);
+    assert_eq!(std::fs::read_to_string(sandbox.path("ext/mod.py")).unwrap(), CALC);
+    assert_eq!(snapshot(&repo), before);
+    assert!(!repo.join(".git/revcal-calibrate-journal").exists());
 }
