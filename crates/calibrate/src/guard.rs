@@ -158,28 +158,66 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
-/// Writes `bytes` into the existing (or deleted) file at `path` in place, even when it is
-/// read-only, then sets `mode`.
-fn put_bytes(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    let writable = mode | 0o200;
-    if let Ok(meta) = fs::symlink_metadata(path) {
-        if meta.is_dir() {
-            // A reviewer replaced the file with a directory: the file wins back its place.
-            fs::remove_dir_all(path)?;
-        } else if meta.file_type().is_symlink() {
-            // Never write through a link a reviewer put in the file's place.
-            fs::remove_file(path)?;
-        } else if meta.permissions().mode() & 0o200 == 0 {
-            fs::set_permissions(path, Permissions::from_mode(writable))?;
+/// The directory `relative`'s file lives in under `work_tree`, made a real directory at every
+/// level: a symbolic link a reviewer put in place of a tracked directory is replaced by an
+/// empty directory, never followed, so that nothing is written outside the tree.
+fn real_parent(work_tree: &Path, relative: &Path) -> std::io::Result<PathBuf> {
+    let mut dir = work_tree.to_path_buf();
+    let Some(parent) = relative.parent() else { return Ok(dir) };
+    for component in parent.components() {
+        dir.push(component);
+        match fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(meta) if meta.file_type().is_symlink() => {
+                fs::remove_file(&dir)?;
+                fs::create_dir(&dir)?;
+            }
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    format!("{} is not a directory", dir.display()),
+                ));
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => fs::create_dir(&dir)?,
+            Err(error) => return Err(error),
         }
-    } else if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)?;
     }
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    drop(file);
-    fs::set_permissions(path, Permissions::from_mode(mode & 0o7777))
+    Ok(dir)
+}
+
+/// Puts `bytes` with `mode` at `relative` under `work_tree` by writing a new file next to it
+/// and renaming it over the path (rename(2) replaces the directory entry atomically). Whatever
+/// a reviewer left at the path (a hard link to another file, a symbolic link, a read-only
+/// file) is replaced, never written through.
+fn put_bytes(work_tree: &Path, relative: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = real_parent(work_tree, relative)?;
+    let name = relative
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"))?;
+    let path = dir.join(name);
+    if fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+        // A reviewer replaced the file with a directory: the file wins back its place.
+        fs::remove_dir_all(&path)?;
+    }
+    let mut staged_name = std::ffi::OsString::from(".");
+    staged_name.push(name);
+    staged_name.push(format!(".revcal-{}.tmp", std::process::id()));
+    let staged = dir.join(staged_name);
+    let _ = fs::remove_file(&staged);
+    let written = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&staged)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::set_permissions(&staged, Permissions::from_mode(mode & 0o7777))?;
+        fs::rename(&staged, &path)?;
+        fsync_dir(&dir)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&staged);
+    }
+    written
 }
 
 impl Guard {
@@ -243,8 +281,8 @@ impl Guard {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "the file is not under guard"),
             ));
         };
-        let path = self.work_tree.join(relative);
-        put_bytes(&path, bytes, file.mode).map_err(|e| CalibrateError::io("plant into", &path, e))
+        put_bytes(&self.work_tree, relative, bytes, file.mode)
+            .map_err(|e| CalibrateError::io("plant into", self.work_tree.join(relative), e))
     }
 
     /// Puts every file back byte-for-byte with its mode bits, then removes the journal.
@@ -254,9 +292,9 @@ impl Guard {
             return Ok(());
         }
         for file in &self.files {
-            let path = self.work_tree.join(&file.relative);
-            put_bytes(&path, &file.original, file.mode)
-                .map_err(|source| CalibrateError::Restore { path, source })?;
+            put_bytes(&self.work_tree, &file.relative, &file.original, file.mode).map_err(|source| {
+                CalibrateError::Restore { path: self.work_tree.join(&file.relative), source }
+            })?;
         }
         // The manifest goes first: a journal without one is never restored from.
         let manifest = self.journal.join(MANIFEST);
@@ -328,8 +366,8 @@ pub(crate) fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, Cal
     }
     let mut restored = Vec::with_capacity(originals.len());
     for (entry, original) in manifest.files.iter().zip(originals) {
-        let path = work_tree.join(&entry.path);
-        put_bytes(&path, &original, entry.mode).map_err(|source| CalibrateError::Restore { path, source })?;
+        put_bytes(work_tree, &entry.path, &original, entry.mode)
+            .map_err(|source| CalibrateError::Restore { path: work_tree.join(&entry.path), source })?;
         restored.push(entry.path.clone());
     }
     fs::remove_dir_all(&journal).map_err(|e| CalibrateError::io("remove", &journal, e))?;
@@ -406,6 +444,25 @@ mod tests {
         std::os::unix::fs::symlink(&outside, work.join("link.rs")).unwrap();
         let lock = Lock::acquire(&git).unwrap();
         assert!(Guard::begin(&lock, &work, &[PathBuf::from("link.rs")]).is_err());
+    }
+
+    #[test]
+    fn a_directory_replaced_by_a_link_to_outside_is_not_written_through() {
+        let (dir, work, git) = setup();
+        let outside = dir.path().join("elsewhere");
+        fs::create_dir(&outside).unwrap();
+        fs::write(outside.join("a.rs"), b"keep me").unwrap();
+        {
+            let lock = Lock::acquire(&git).unwrap();
+            let guard = Guard::begin(&lock, &work, &[PathBuf::from("src/a.rs")]).unwrap();
+            guard.write(Path::new("src/a.rs"), b"planted").unwrap();
+            fs::remove_dir_all(work.join("src")).unwrap();
+            std::os::unix::fs::symlink(&outside, work.join("src")).unwrap();
+            drop(guard);
+        }
+        assert_eq!(fs::read(outside.join("a.rs")).unwrap(), b"keep me");
+        assert!(fs::symlink_metadata(work.join("src")).unwrap().is_dir());
+        assert_eq!(fs::read(work.join("src/a.rs")).unwrap(), b"fn a() {}\r\n");
     }
 
     #[test]

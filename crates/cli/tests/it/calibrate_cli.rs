@@ -1171,3 +1171,15 @@ fn targets_outside_the_tree_through_a_symlink_or_untracked_are_refused() {
     assert_eq!(snapshot(&repo), before);
     assert!(!repo.join(".git/revcal-calibrate-journal").exists());
 }
+
+#[test]
+fn a_planted_file_replaced_by_a_hard_link_is_restored_without_writing_through_it() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let reviewer = sandbox.script("linker.sh", "rm src/calc.py; ln README.md src/calc.py; echo '[]'");
+    let output =
+        sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(sandbox.repo().join("README.md")).unwrap(), "calc\n");
+    assert_untouched(&sandbox, &before);
+}
