@@ -129,7 +129,21 @@ struct ManifestEntry {
     mode: u32,
     blob: String,
     len: u64,
+    /// SHA-256 of the original bytes, hex: a blob that changed after it was written (even
+    /// keeping its length) is refused rather than restored. Absent only in version 1
+    /// journals, written before checksums.
+    #[serde(default)]
+    sha256: Option<String>,
 }
+
+/// Hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The journal format written by this version (2 added `sha256`).
+const VERSION: u32 = 2;
 
 /// One guarded file.
 #[derive(Debug)]
@@ -255,10 +269,11 @@ impl Guard {
                 mode: file.mode,
                 blob,
                 len: file.original.len() as u64,
+                sha256: Some(sha256_hex(&file.original)),
             });
         }
         let manifest = Manifest {
-            version: 1,
+            version: VERSION,
             work_tree: work_tree.to_path_buf(),
             pid: std::process::id(),
             files: entries,
@@ -346,7 +361,7 @@ pub(crate) fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, Cal
     let unreadable = |source: BoxedError| CalibrateError::Journal { path: manifest_path.clone(), source };
     let text = fs::read(&manifest_path).map_err(|e| unreadable(e.into()))?;
     let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| unreadable(e.into()))?;
-    if manifest.version != 1 {
+    if manifest.version != VERSION && manifest.version != 1 {
         return Err(unreadable(format!("unknown journal version {}", manifest.version).into()));
     }
     // Read and check every blob before writing anything.
@@ -360,6 +375,21 @@ pub(crate) fn recover(work_tree: &Path, git_dir: &Path) -> Result<Recovered, Cal
         if blob.len() as u64 != entry.len {
             return Err(unreadable(
                 format!("{} holds {} bytes, {} expected", entry.blob, blob.len(), entry.len).into(),
+            ));
+        }
+        let expected = match (&entry.sha256, manifest.version) {
+            (Some(sum), _) => Some(sum),
+            (None, 1) => None,
+            (None, _) => return Err(unreadable(format!("{} has no checksum", entry.blob).into())),
+        };
+        if expected.is_some_and(|sum| *sum != sha256_hex(&blob)) {
+            return Err(unreadable(
+                format!(
+                    "{} (the original of {}) does not match its SHA-256 checksum: it changed after it was written, and restoring it would write wrong bytes",
+                    entry.blob,
+                    entry.path.display()
+                )
+                .into(),
             ));
         }
         originals.push(blob);

@@ -1183,3 +1183,37 @@ fn a_planted_file_replaced_by_a_hard_link_is_restored_without_writing_through_it
     assert_eq!(std::fs::read_to_string(sandbox.repo().join("README.md")).unwrap(), "calc\n");
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn recover_refuses_a_journal_blob_whose_checksum_does_not_match_and_names_it() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let (mut child, started) = start_hanging_review(&sandbox, &[]);
+    signal(child.id(), libc::SIGKILL);
+    child.wait().unwrap();
+    let pgid: i32 = std::fs::read_to_string(&started).unwrap().trim().parse().unwrap();
+    // SAFETY: the group is the reviewer this test started.
+    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    let blob = sandbox.repo().join(".git/revcal-calibrate-journal/0.orig");
+    let original = std::fs::read(&blob).unwrap();
+    // Same length, one byte changed: `a + b` becomes `a * b`.
+    let tampered = String::from_utf8(original.clone()).unwrap().replace("a + b", "a * b");
+    assert_eq!(tampered.len(), original.len());
+    std::fs::write(&blob, &tampered).unwrap();
+
+    let refused = sandbox.run(&["--recover"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("0.orig") && stderr(&refused).contains("src/calc.py"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap().contains("return a - b"),
+        "nothing was written from a journal that failed its check"
+    );
+    std::fs::write(&blob, &original).unwrap();
+    let recovered = sandbox.run(&["--recover"]);
+    assert_eq!(recovered.status.code(), Some(0), "{}", stderr(&recovered));
+    assert_untouched(&sandbox, &before);
+}
