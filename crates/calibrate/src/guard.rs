@@ -63,6 +63,30 @@ fn present(journal: &Path) -> CalibrateError {
     }
 }
 
+/// Removes a journal left by a run that died while journalling: it has no manifest (so no
+/// file was planted from it) and its owner is gone. It is moved aside first and removed only
+/// if what was moved is still that journal: a racing run's fresh lock goes back.
+fn clear_stale(git_dir: &Path, journal: &Path) -> bool {
+    if journal.join(MANIFEST).exists() {
+        return false;
+    }
+    let Some(owner) = read_owner(journal) else { return false };
+    if owner.alive() {
+        return false;
+    }
+    let aside = git_dir.join(format!("{JOURNAL_DIR}.stale-{}", std::process::id()));
+    if fs::rename(journal, &aside).is_err() {
+        return false;
+    }
+    if read_owner(&aside) == Some(owner) && !aside.join(MANIFEST).exists() {
+        tracing::info!(pid = owner.pid, "removed a restore journal its run left before planting anything");
+        fs::remove_dir_all(&aside).is_ok()
+    } else {
+        let _ = fs::rename(&aside, journal);
+        false
+    }
+}
+
 /// The lock of a repository: the journal directory, created atomically (`mkdir` fails when it
 /// exists) before the tree is checked or any file is read, and named after its owner. While
 /// it is held no other run plants, and recovery refuses to touch the files. Dropping it
@@ -73,21 +97,42 @@ pub(crate) struct Lock {
 }
 
 impl Lock {
-    /// Takes the lock of the repository whose git directory is `git_dir`.
+    /// Takes the lock of the repository whose git directory is `git_dir`. The directory is
+    /// made under another name with its owner record inside, then renamed into place:
+    /// rename(2) onto a directory that is not empty fails, so exactly one run wins, and a
+    /// journal directory is never seen without its owner.
     pub(crate) fn acquire(git_dir: &Path) -> Result<Lock, CalibrateError> {
         let journal = journal_dir(git_dir);
-        match fs::create_dir(&journal) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => return Err(present(&journal)),
-            Err(error) => return Err(CalibrateError::io("create the restore journal", &journal, error)),
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        let staged = git_dir.join(format!("{JOURNAL_DIR}.new-{}-{nonce}", std::process::id()));
+        let failed = |e| CalibrateError::io("create the restore journal", &journal, e);
+        let made = (|| {
+            fs::create_dir(&staged)?;
+            let owner = serde_json::to_vec(&Owner::current()).map_err(std::io::Error::other)?;
+            write_synced(&staged.join(OWNER), &owner)?;
+            fsync_dir(&staged)
+        })();
+        if let Err(error) = made {
+            let _ = fs::remove_dir_all(&staged);
+            return Err(failed(error));
         }
-        let lock = Lock { journal };
-        let failed = |e| CalibrateError::io("write the restore journal in", &lock.journal, e);
-        let owner = serde_json::to_vec(&Owner::current()).map_err(|e| failed(std::io::Error::other(e)))?;
-        write_synced(&lock.journal.join(OWNER), &owner).map_err(failed)?;
-        fsync_dir(&lock.journal).map_err(failed)?;
-        fsync_dir(git_dir).map_err(failed)?;
-        Ok(lock)
+        for attempt in 0..2 {
+            match fs::rename(&staged, &journal) {
+                Ok(()) => {
+                    fsync_dir(git_dir).map_err(failed)?;
+                    return Ok(Lock { journal });
+                }
+                Err(_) if journal.exists() && attempt == 0 && clear_stale(git_dir, &journal) => {}
+                Err(error) => {
+                    let _ = fs::remove_dir_all(&staged);
+                    return Err(if journal.exists() { present(&journal) } else { failed(error) });
+                }
+            }
+        }
+        let _ = fs::remove_dir_all(&staged);
+        Err(present(&journal))
     }
 
     /// The journal directory.
@@ -260,29 +305,41 @@ impl Guard {
             files.push(Guarded { relative: relative.clone(), original, mode });
         }
         let failed = |e| CalibrateError::io("write the restore journal in", &journal, e);
-        let mut entries = Vec::with_capacity(files.len());
-        for (index, file) in files.iter().enumerate() {
-            let blob = format!("{index}.orig");
-            write_synced(&journal.join(&blob), &file.original).map_err(failed)?;
-            entries.push(ManifestEntry {
-                path: file.relative.clone(),
-                mode: file.mode,
-                blob,
-                len: file.original.len() as u64,
-                sha256: Some(sha256_hex(&file.original)),
-            });
+        // Complete (every blob, then the manifest, fsynced) or removed: a half-written journal
+        // would block every later run for nothing.
+        let written = (|| {
+            let mut entries = Vec::with_capacity(files.len());
+            for (index, file) in files.iter().enumerate() {
+                let blob = format!("{index}.orig");
+                write_synced(&journal.join(&blob), &file.original)?;
+                entries.push(ManifestEntry {
+                    path: file.relative.clone(),
+                    mode: file.mode,
+                    blob,
+                    len: file.original.len() as u64,
+                    sha256: Some(sha256_hex(&file.original)),
+                });
+            }
+            let manifest = Manifest {
+                version: VERSION,
+                work_tree: work_tree.to_path_buf(),
+                pid: std::process::id(),
+                files: entries,
+            };
+            let text = serde_json::to_vec_pretty(&manifest).map_err(std::io::Error::other)?;
+            let staged = journal.join("journal.json.tmp");
+            write_synced(&staged, &text)?;
+            fs::rename(&staged, journal.join(MANIFEST))?;
+            fsync_dir(&journal)
+        })();
+        if let Err(error) = written {
+            let _ = fs::remove_file(journal.join(MANIFEST));
+            let _ = fs::remove_file(journal.join("journal.json.tmp"));
+            for index in 0..files.len() {
+                let _ = fs::remove_file(journal.join(format!("{index}.orig")));
+            }
+            return Err(failed(error));
         }
-        let manifest = Manifest {
-            version: VERSION,
-            work_tree: work_tree.to_path_buf(),
-            pid: std::process::id(),
-            files: entries,
-        };
-        let text = serde_json::to_vec_pretty(&manifest).map_err(|e| failed(std::io::Error::other(e)))?;
-        let staged = journal.join("journal.json.tmp");
-        write_synced(&staged, &text).map_err(failed)?;
-        fs::rename(&staged, journal.join(MANIFEST)).map_err(failed)?;
-        fsync_dir(&journal).map_err(failed)?;
         tracing::debug!(files = files.len(), journal = %journal.display(), "restore journal written");
         Ok(Guard { work_tree: work_tree.to_path_buf(), journal, files, restored: false })
     }

@@ -3,7 +3,7 @@
 //! kills the reviewer's process group and restores the tree on the ordinary return path.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The signals that end a calibration early (and are handled so that files are restored).
 pub(crate) const HANDLED: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -25,6 +25,10 @@ impl SignalWatch {
             let value = usize::try_from(signal).unwrap_or(usize::MAX);
             ids.push(signal_hook::flag::register_usize(signal, Arc::clone(&received), value)?);
         }
+        // A write past the file size limit (setrlimit(2), RLIMIT_FSIZE) raises SIGXFSZ, whose
+        // default action ends the process mid-write; handled, the write fails with EFBIG
+        // instead (signal(7)) and the run takes its ordinary error path, restoring the tree.
+        ids.push(signal_hook::flag::register(libc::SIGXFSZ, Arc::new(AtomicBool::new(false)))?);
         Ok(SignalWatch { received, ids })
     }
 

@@ -1217,3 +1217,55 @@ fn recover_refuses_a_journal_blob_whose_checksum_does_not_match_and_names_it() {
     assert_eq!(recovered.status.code(), Some(0), "{}", stderr(&recovered));
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_journal_that_cannot_be_completed_is_removed_and_blocks_no_later_run() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo();
+    // A target larger than the file size limit below, so that its journal blob cannot be
+    // written (the disk is "full" for this process: setrlimit(2), RLIMIT_FSIZE).
+    let padded = format!("{CALC}{}", "# padding\n".repeat(600));
+    std::fs::write(repo.join("src/calc.py"), &padded).unwrap();
+    git(&repo, &["commit", "-qam", "padded"]);
+    std::fs::write(
+        sandbox.path("plain.yaml"),
+        "- file: src/calc.py\n  line: 2\n  original: \"return a + b\"\n  mutated: \"return a - b\"\n",
+    )
+    .unwrap();
+    let plain = sandbox.path("plain.yaml").display().to_string();
+    let args =
+        ["--review-cmd", "echo '[]'", "--plants-file", &plain, "--min-plants", "1", "--scorer", "string"];
+    let before = snapshot(&repo);
+    let mut command = sandbox.command(&args);
+    // SAFETY: setrlimit is async-signal-safe; it only lowers this child's own limit.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 4096, rlim_max: 4096 };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let full = command.output().unwrap();
+    assert_eq!(full.status.code(), Some(1), "{}", stderr(&full));
+    assert!(stderr(&full).contains("restore journal"), "{}", stderr(&full));
+    assert_untouched(&sandbox, &before);
+    let next = sandbox.run(&args);
+    assert_eq!(next.status.code(), Some(2), "{}", stderr(&next));
+    assert_untouched(&sandbox, &before);
+
+    // A run killed while journalling leaves a journal without its manifest: nothing was
+    // planted yet, its owner is gone, and the next run clears it.
+    let mut dead = Command::new("true").spawn().unwrap();
+    dead.wait().unwrap();
+    let journal = repo.join(".git/revcal-calibrate-journal");
+    std::fs::create_dir(&journal).unwrap();
+    std::fs::write(journal.join("owner.json"), format!("{{\"pid\": {}, \"start_time\": 1}}", dead.id()))
+        .unwrap();
+    std::fs::write(journal.join("0.orig"), "def add").unwrap();
+    let next = sandbox.run(&args);
+    assert_eq!(next.status.code(), Some(2), "{}", stderr(&next));
+    assert_untouched(&sandbox, &before);
+}
