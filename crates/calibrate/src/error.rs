@@ -65,6 +65,16 @@ pub enum CalibrateError {
         /// The journal directory.
         journal: PathBuf,
     },
+    /// The reviewer changed HEAD, the index or the stash (committing, staging or stashing the
+    /// plants); the work tree was restored, the rest is for the user to undo.
+    #[error(
+        "the reviewer changed the repository beyond its files; the work tree is restored, but:\n  - {}",
+        .changes.join("\n  - ")
+    )]
+    RepositoryChanged {
+        /// Each change, with the git command that undoes it.
+        changes: Vec<String>,
+    },
     /// A git operation failed.
     #[error("git: cannot {operation}")]
     Git {

@@ -451,6 +451,9 @@ impl Calibration {
         let env = [("REVCAL_BASE", base.clone()), ("REVCAL_CALIBRATION", "1".to_owned())];
 
         let panic_during_review = std::env::var_os(PANIC_DURING_REVIEW).is_some();
+        // A reviewer may commit, stage or stash the plants: what git holds besides the work
+        // tree is compared after the review (docs/calibration.md#never-losing-your-work).
+        let state_before = repo.state()?;
         let mut guard = Guard::begin(lock, work_tree, &files)?;
         self.stage("running the reviewer", Some(self.trials));
         let reviewed = (|| {
@@ -480,8 +483,18 @@ impl Calibration {
             Ok(runs)
         })();
         let restored = guard.restore();
+        let changes = repo.state().map(|state| state_before.changes(&state));
+        if let (Err(_), Ok(changes)) = (&reviewed, &changes) {
+            for change in changes {
+                tracing::warn!("the reviewer changed the repository beyond its files: {change}");
+            }
+        }
         let runs = reviewed?;
         restored?;
+        let changes = changes?;
+        if !changes.is_empty() {
+            return Err(CalibrateError::RepositoryChanged { changes });
+        }
         if let Some(signal) = signals.received() {
             return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
         }

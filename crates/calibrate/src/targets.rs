@@ -30,6 +30,59 @@ pub(crate) struct CommitInfo {
     pub(crate) changed: Vec<String>,
 }
 
+/// HEAD, the index and the stash at one moment (see [`Repository::state`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RepoState {
+    head: String,
+    branch: String,
+    index: String,
+    stash: Vec<String>,
+}
+
+impl RepoState {
+    /// What changed from `self` to `now`, each with the git command that undoes it (the work
+    /// tree is already restored when these are read, so the undo leaves it alone).
+    pub(crate) fn changes(&self, now: &RepoState) -> Vec<String> {
+        let mut changes = Vec::new();
+        if self.head != now.head {
+            changes.push(format!(
+                "HEAD moved from {} to {} (a commit of the planted files?); undo with `git reset {}`",
+                self.head, now.head, self.head
+            ));
+        }
+        if self.branch != now.branch && !self.branch.is_empty() {
+            changes.push(format!(
+                "HEAD named {} and now names {}; undo with `git symbolic-ref HEAD {}`",
+                self.branch,
+                if now.branch.is_empty() { "no branch" } else { now.branch.as_str() },
+                self.branch
+            ));
+        }
+        if self.index != now.index {
+            changes.push(
+                "the index changed (planted files staged?); undo with `git reset` (after any HEAD undo above)"
+                    .to_owned(),
+            );
+        }
+        let added: Vec<&String> = now.stash.iter().filter(|id| !self.stash.contains(id)).collect();
+        let removed: Vec<&String> = self.stash.iter().filter(|id| !now.stash.contains(id)).collect();
+        if !added.is_empty() {
+            changes.push(format!(
+                "the stash gained {} entr{} holding the plants ({}); undo with `git stash drop` once per entry",
+                added.len(),
+                if added.len() == 1 { "y" } else { "ies" },
+                added.iter().map(|id| short(id)).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        for id in removed {
+            changes.push(format!(
+                "the stash lost entry {id}; bring it back with `git stash store -m restored {id}`"
+            ));
+        }
+        changes
+    }
+}
+
 /// A gix failure while doing `operation`.
 fn git_error<E: std::error::Error + Send + Sync + 'static>(
     operation: &str,
@@ -86,6 +139,33 @@ impl Repository {
     pub(crate) fn ensure_clean(&self) -> Result<(), CalibrateError> {
         let files = self.dirty_files(5)?;
         if files.is_empty() { Ok(()) } else { Err(CalibrateError::DirtyTree { files }) }
+    }
+
+    /// Runs `git ARGS` in the work tree and returns its standard output.
+    fn git_output(&self, args: &[&str]) -> Result<Vec<u8>, CalibrateError> {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(&self.work_tree)
+            .output()
+            .map_err(|e| CalibrateError::git(format!("run `git {}`", args.join(" ")), e))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            return Err(CalibrateError::git(format!("run `git {}`", args.join(" ")), stderr));
+        }
+        Ok(output.stdout)
+    }
+
+    /// What a reviewer could change besides the work tree: HEAD (the commit and the branch it
+    /// names), the index (its entries, not its stat cache, which `git status` rewrites) and
+    /// the stash.
+    pub(crate) fn state(&self) -> Result<RepoState, CalibrateError> {
+        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_owned();
+        let head = text(self.git_output(&["rev-parse", "--verify", "-q", "HEAD"]).unwrap_or_default());
+        let branch = text(self.git_output(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default());
+        let index = crate::guard::sha256_hex(&self.git_output(&["ls-files", "-s", "-z"])?);
+        let stash =
+            text(self.git_output(&["stash", "list", "--format=%H"])?).lines().map(str::to_owned).collect();
+        Ok(RepoState { head, branch, index, stash })
     }
 
     /// Resolves `rev` and lists the files it changed against its first parent.

@@ -1269,3 +1269,42 @@ fn a_journal_that_cannot_be_completed_is_removed_and_blocks_no_later_run() {
     assert_eq!(next.status.code(), Some(2), "{}", stderr(&next));
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_reviewer_that_commits_stashes_or_stages_the_plants_is_reported_with_the_undo_and_exit_1() {
+    let cases: [(&str, &str, &str, &[&str]); 3] = [
+        (
+            "commits",
+            "git -c user.name=r -c user.email=r@r commit -qam plants; echo '[]'",
+            "HEAD moved",
+            &["reset", "-q", "HEAD_BEFORE"],
+        ),
+        ("stashes", "git stash -q; echo '[]'", "stash", &["stash", "drop", "-q"]),
+        ("stages", "git add src/calc.py; echo '[]'", "index", &["reset", "-q"]),
+    ];
+    for (name, body, what, undo) in cases {
+        let sandbox = Sandbox::new();
+        let repo = sandbox.repo();
+        let head = String::from_utf8(git(&repo, &["rev-parse", "HEAD"]).stdout).unwrap().trim().to_owned();
+        let before = snapshot(&repo);
+        let reviewer = sandbox.script("git-reviewer.sh", body);
+        let output = sandbox.run(&[
+            "--review-cmd",
+            &reviewer,
+            "--plants-file",
+            &sandbox.plants(),
+            "--scorer",
+            "repro",
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
+        let message = stderr(&output);
+        let undo: Vec<String> = undo.iter().map(|arg| arg.replace("HEAD_BEFORE", &head)).collect();
+        let undo_line = format!("git {}", undo.join(" ")).replace(" -q", "");
+        assert!(message.contains(what) && message.contains(&undo_line), "{name}: {message}");
+        assert_eq!(snapshot(&repo), before, "{name}: the work tree is restored");
+        // The undo it names puts everything back.
+        let undo: Vec<&str> = undo.iter().map(String::as_str).collect();
+        git(&repo, &undo);
+        assert_untouched(&sandbox, &before);
+    }
+}
