@@ -448,13 +448,19 @@ impl Calibration {
         // A root commit has no parent: its base is the empty tree, so `git diff {base}` shows it all.
         let base = base.clone().unwrap_or_else(|| EMPTY_TREE.to_owned());
         let command = reviewer::substitute_base(&self.review_cmd, &base);
-        let env = [("REVCAL_BASE", base.clone()), ("REVCAL_CALIBRATION", "1".to_owned())];
+        let token = crate::process::run_token();
+        let env = [
+            ("REVCAL_BASE", base.clone()),
+            ("REVCAL_CALIBRATION", "1".to_owned()),
+            (crate::process::RUN_TOKEN_VARIABLE, token.clone()),
+        ];
 
         let panic_during_review = std::env::var_os(PANIC_DURING_REVIEW).is_some();
         // A reviewer may commit, stage or stash the plants: what git holds besides the work
         // tree is compared after the review (docs/calibration.md#never-losing-your-work).
         let state_before = repo.state()?;
         let mut guard = Guard::begin(lock, work_tree, &files)?;
+        let subreaper = crate::process::Subreaper::start();
         self.stage("running the reviewer", Some(self.trials));
         let reviewed = (|| {
             let mut runs = Vec::with_capacity(self.trials);
@@ -482,6 +488,10 @@ impl Calibration {
             }
             Ok(runs)
         })();
+        // Whatever the reviewer started ends before the restore, also what left its process
+        // group, so that nothing writes the plants back afterwards.
+        crate::process::end_descendants(&token);
+        drop(subreaper);
         let restored = guard.restore();
         let changes = repo.state().map(|state| state_before.changes(&state));
         if let (Err(_), Ok(changes)) = (&reviewed, &changes) {

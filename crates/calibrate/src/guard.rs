@@ -363,10 +363,25 @@ impl Guard {
         if self.restored {
             return Ok(());
         }
-        for file in &self.files {
-            put_bytes(&self.work_tree, &file.relative, &file.original, file.mode).map_err(|source| {
-                CalibrateError::Restore { path: self.work_tree.join(&file.relative), source }
-            })?;
+        // Written, then read back once the reviewer's last process is gone: a file that does
+        // not hash to its original is written again, and a second mismatch keeps the journal.
+        for round in 0..2 {
+            for file in &self.files {
+                put_bytes(&self.work_tree, &file.relative, &file.original, file.mode).map_err(|source| {
+                    CalibrateError::Restore { path: self.work_tree.join(&file.relative), source }
+                })?;
+            }
+            let Some(changed) = self.files.iter().find(|file| !self.is_original(file)) else { break };
+            let path = self.work_tree.join(&changed.relative);
+            tracing::warn!(path = %path.display(), "a restored file changed again; restoring once more");
+            if round == 1 {
+                return Err(CalibrateError::Restore {
+                    path,
+                    source: std::io::Error::other(
+                        "it changed again right after it was restored: something is still writing to it",
+                    ),
+                });
+            }
         }
         // The manifest goes first: a journal without one is never restored from.
         let manifest = self.journal.join(MANIFEST);
@@ -379,6 +394,16 @@ impl Guard {
         self.restored = true;
         tracing::debug!("planted files restored");
         Ok(())
+    }
+}
+
+impl Guard {
+    /// True when `file` holds its original bytes (by SHA-256) and mode, as a regular file.
+    fn is_original(&self, file: &Guarded) -> bool {
+        let path = self.work_tree.join(&file.relative);
+        let regular = fs::symlink_metadata(&path)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o7777 == file.mode & 0o7777);
+        regular && fs::read(&path).is_ok_and(|bytes| sha256_hex(&bytes) == sha256_hex(&file.original))
     }
 }
 

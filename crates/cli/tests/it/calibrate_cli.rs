@@ -1308,3 +1308,23 @@ fn a_reviewer_that_commits_stashes_or_stages_the_plants_is_reported_with_the_und
         assert_untouched(&sandbox, &before);
     }
 }
+
+#[test]
+fn a_descendant_that_left_the_process_group_cannot_write_the_plants_back_after_the_restore() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let copy = sandbox.path("planted.py");
+    let reviewer = sandbox.script(
+        "escaper.sh",
+        &format!(
+            "cp src/calc.py {copy}\nsetsid sh -c 'sleep 0.5; cp {copy} src/calc.py' </dev/null >/dev/null 2>&1 &\nsleep 0.2\necho '[]'",
+            copy = copy.display()
+        ),
+    );
+    let output =
+        sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(std::fs::read_to_string(&copy).unwrap().contains("return a - b"), "the reviewer saw the plants");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_untouched(&sandbox, &before);
+}
