@@ -223,10 +223,10 @@ pub enum CalibrateError {
         /// The link.
         path: PathBuf,
     },
-    /// The signal handlers that restore the tree on SIGINT, SIGTERM and SIGHUP could not be
-    /// installed.
+    /// The signal handlers that restore the tree on SIGINT, SIGTERM, SIGHUP and every other
+    /// signal that would end the process could not be installed.
     #[error(
-        "cannot watch for SIGINT, SIGTERM and SIGHUP, without which an interrupted run would leave bugs planted"
+        "cannot watch for the signals that end a process (SIGINT, SIGTERM, SIGHUP, ...), without which an interrupted run would leave bugs planted"
     )]
     Signals(#[source] std::io::Error),
     /// Any other I/O failure, with what was being done to which path.

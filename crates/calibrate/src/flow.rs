@@ -186,8 +186,9 @@ impl Calibration {
         self.output_cap = bytes;
         self
     }
-    /// Observe SIGINT, SIGTERM and SIGHUP during the run (default on) so that files are
-    /// restored; turn off when the embedding program handles signals itself.
+    /// Observe every signal whose default action would end the process (SIGINT, SIGTERM,
+    /// SIGHUP, SIGQUIT, SIGUSR1, ...) during the run (default on) so that files are restored;
+    /// turn off when the embedding program handles signals itself.
     pub fn handle_signals(mut self, on: bool) -> Self {
         self.handle_signals = on;
         self

@@ -4,8 +4,8 @@
 //! mutation engine, or read from a plants file), runs the reviewer on the planted tree, puts
 //! every byte back, reads the reviewer's findings in whatever format it speaks and scores how
 //! many plants it caught. The tree is journalled under `.git/` before anything changes and is
-//! restored on every way out (errors, panics, SIGINT/SIGTERM/SIGHUP); [`recover`] handles the
-//! rest (SIGKILL, power loss).
+//! restored on every way out (errors, panics, every signal that would end the process);
+//! [`recover`] handles the rest (SIGKILL, power loss).
 //!
 //! The public API is what a tool embedding the crate needs, all at the crate root:
 //!

@@ -1328,3 +1328,36 @@ fn a_descendant_that_left_the_process_group_cannot_write_the_plants_back_after_t
     std::thread::sleep(Duration::from_millis(1000));
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn every_signal_that_would_end_revcal_restores_the_tree_first() {
+    for (sig, name) in [
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGALRM, "SIGALRM"),
+        (libc::SIGXCPU, "SIGXCPU"),
+        (libc::SIGRTMIN() + 3, "SIGRTMIN+3"),
+    ] {
+        let sandbox = Sandbox::new();
+        let before = snapshot(&sandbox.repo());
+        let (child, started) = start_hanging_review(&sandbox, &[]);
+        signal(child.id(), sig);
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(128 + sig), "{name}: {:?} {}", output.status, stderr(&output));
+        assert!(stderr(&output).contains(name), "{name}: {}", stderr(&output));
+        assert!(reviewer_group_is_gone(&started), "{name}: the reviewer's process group was killed");
+        assert_untouched(&sandbox, &before);
+    }
+    // A broken pipe is no reason to stop (writes fail with EPIPE instead): the run goes on
+    // until something does stop it, and restores.
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let (child, _started) = start_hanging_review(&sandbox, &[]);
+    signal(child.id(), libc::SIGPIPE);
+    std::thread::sleep(Duration::from_millis(200));
+    signal(child.id(), libc::SIGTERM);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{:?} {}", output.status, stderr(&output));
+    assert_untouched(&sandbox, &before);
+}
