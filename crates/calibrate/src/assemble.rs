@@ -11,9 +11,14 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
     let gates = Gates { min_recall: measurement.min_recall, min_precision: measurement.min_precision };
     let mut builder = Report::builder(measurement.commit.clone(), measurement.scorer.as_str(), gates)
         .trustworthy(measurement.scorer.trustworthy());
-    for (plant, excluded) in measurement.plants.iter().zip(&measurement.excluded) {
-        builder =
-            if *excluded { builder.excluded_plant(plant.clone()) } else { builder.plant(plant.clone()) };
+    for ((plant, excluded), reason) in
+        measurement.plants.iter().zip(&measurement.excluded).zip(&measurement.excluded_reasons)
+    {
+        builder = match (excluded, reason) {
+            (true, Some(reason)) => builder.runaway_plant(plant.clone(), reason.clone()),
+            (true, None) => builder.excluded_plant(plant.clone()),
+            (false, _) => builder.plant(plant.clone()),
+        };
     }
     // Trial scores index the valid plants; the report indexes all of them.
     let valid_to_all: Vec<usize> =

@@ -36,6 +36,9 @@ pub enum Progress {
     Done,
 }
 
+/// The default memory cap of witness and repro commands: 4 GiB.
+pub const DEFAULT_REPRO_MEMORY: u64 = 4 << 30;
+
 /// The id of git's empty tree (SHA-1), the base of a root commit.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
@@ -61,6 +64,7 @@ pub struct Calibration {
     judge: Option<Box<dyn Judge>>,
     review_timeout: Duration,
     repro_timeout: Duration,
+    repro_memory: Option<u64>,
     trials: usize,
     output_cap: usize,
     handle_signals: bool,
@@ -99,6 +103,7 @@ impl Calibration {
             judge: None,
             review_timeout: Duration::from_secs(1800),
             repro_timeout: Duration::from_secs(300),
+            repro_memory: Some(DEFAULT_REPRO_MEMORY),
             trials: 1,
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
             handle_signals: true,
@@ -174,6 +179,13 @@ impl Calibration {
     /// Each witness or repro command is killed after this.
     pub fn repro_timeout(mut self, timeout: Duration) -> Self {
         self.repro_timeout = timeout;
+        self
+    }
+    /// Each witness or repro command's process group is killed once its resident memory goes
+    /// past this many bytes (default 4 GiB; `None`: no cap). A plant whose witness is killed
+    /// for it is excluded as a runaway.
+    pub fn repro_memory(mut self, bytes: Option<u64>) -> Self {
+        self.repro_memory = bytes;
         self
     }
     /// Run the review this many times (at least 1).
@@ -270,12 +282,14 @@ impl Calibration {
             plant.file = check_target(&work_tree, &tracked, &plant.file)?;
         }
         // Witness and repro commands run in a copy of the tracked files, made on first use.
-        let mut scratch = Scratch::deferred(&work_tree, tracked_files, self.repro_timeout);
+        let mut scratch = Scratch::deferred(&work_tree, tracked_files, self.repro_timeout, self.repro_memory);
 
         // Witness check: a witness must pass on the original and fail on the mutant.
         let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
         self.stage("checking witnesses", Some(witnessed));
         let mut excluded = vec![false; plants.len()];
+        // Why a plant is excluded when it is not for being equivalent: it ran away.
+        let mut excluded_reasons: Vec<Option<String>> = vec![None; plants.len()];
         // Every witness on the original first: the scratch tree stays unchanged between these
         // runs, so build-based witnesses (cargo test, ...) build the original once.
         for witness in plants.iter().filter_map(|p| p.witness.as_deref()) {
@@ -284,7 +298,24 @@ impl Calibration {
         for (index, plant) in plants.iter().enumerate() {
             if let Some(witness) = &plant.witness {
                 let result = scratch.discriminate(witness, plant, &signals)?;
-                if !result.discriminates() {
+                if result.runaway() {
+                    let reason = match result.mutant {
+                        crate::process::Exit::OutOfMemory(cap) => {
+                            format!(
+                                "its witness used more than {} MiB of memory with the plant applied",
+                                cap >> 20
+                            )
+                        }
+                        _ => format!(
+                            "its witness ran past {:.1} s with the plant applied ({:.2} s on the original tree)",
+                            scratch.plant_timeout(witness).as_secs_f64(),
+                            scratch.baseline(witness).unwrap_or_default().as_secs_f64()
+                        ),
+                    };
+                    tracing::warn!(plant = %plant.location(), "runaway plant excluded: {reason}");
+                    excluded[index] = true;
+                    excluded_reasons[index] = Some(reason);
+                } else if !result.discriminates() {
                     tracing::info!(plant = %plant.location(), original = %result.original, mutant = %result.mutant, "equivalent plant excluded");
                     excluded[index] = true;
                 }
@@ -386,6 +417,7 @@ impl Calibration {
             min_precision: self.min_precision,
             plants: plants.clone(),
             excluded,
+            excluded_reasons,
             trials,
             controls,
             judge_usage: self.judge.as_ref().and_then(|judge| judge.usage()),
@@ -539,8 +571,10 @@ pub(crate) struct Measurement {
     pub(crate) min_precision: Option<f64>,
     /// Every plant chosen, excluded ones included.
     pub(crate) plants: Vec<Plant>,
-    /// Parallel to `plants`: excluded as equivalent.
+    /// Parallel to `plants`: excluded (as equivalent, or as a runaway).
     pub(crate) excluded: Vec<bool>,
+    /// Parallel to `plants`: why a runaway plant was excluded (`None` for the others).
+    pub(crate) excluded_reasons: Vec<Option<String>>,
     /// One per review; scores index the valid (not excluded) plants in order.
     pub(crate) trials: Vec<Trial>,
     /// The controls' scores.

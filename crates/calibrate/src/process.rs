@@ -24,6 +24,8 @@ pub(crate) enum Exit {
     TimedOut,
     /// revcal received this signal; the command's process group was killed.
     Interrupted(i32),
+    /// Its process group's resident memory went past the cap (bytes) and it was killed.
+    OutOfMemory(u64),
 }
 
 impl Exit {
@@ -40,6 +42,7 @@ impl std::fmt::Display for Exit {
             Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
             Exit::TimedOut => write!(f, "timed out"),
             Exit::Interrupted(signal) => write!(f, "stopped by {}", crate::signals::name(*signal)),
+            Exit::OutOfMemory(cap) => write!(f, "killed past {} MiB of memory", cap >> 20),
         }
     }
 }
@@ -79,6 +82,9 @@ pub(crate) struct ShellCommand<'a> {
     /// the rest: for commands whose oversized output is an error, not a warning. The run then
     /// ends with [`Finished::stdout_truncated`] set and, usually, [`Exit::Signal`].
     pub(crate) kill_past_cap: bool,
+    /// Kill the process group once its resident memory (the sum over its processes) goes
+    /// past this many bytes. Checked by polling, so a fast allocator may overshoot briefly.
+    pub(crate) memory_cap: Option<u64>,
 }
 
 /// Kills a process group when dropped: nothing a command started outlives its run, on any
@@ -156,6 +162,24 @@ impl Drain {
     }
 }
 
+/// Resident memory of every process in process group `pgid`, in bytes: field 5 (pgrp) and
+/// field 24 (rss, in pages) of proc_pid_stat(5).
+fn group_resident_bytes(pgid: libc::pid_t) -> u64 {
+    // SAFETY: sysconf only reads a system constant.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let fields: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
+            let group: libc::pid_t = fields.get(2)?.parse().ok()?;
+            let pages: u64 = fields.get(21)?.parse().ok()?;
+            (group == pgid).then_some(pages * page)
+        })
+        .sum()
+}
+
 /// How an exit status reads as an [`Exit`].
 fn exit_of(status: std::process::ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
@@ -205,6 +229,7 @@ pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io:
     }
     let deadline = started + command.timeout;
     let mut pause = Duration::from_millis(1);
+    let mut memory_checked = started;
     let exit = loop {
         if let Some(status) = child.try_wait()? {
             break exit_of(status);
@@ -222,6 +247,16 @@ pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io:
             killer.kill();
             let _ = child.wait();
             break Exit::TimedOut;
+        }
+        if let Some(cap) = command.memory_cap
+            && memory_checked.elapsed() >= Duration::from_millis(50)
+        {
+            memory_checked = Instant::now();
+            if group_resident_bytes(killer.pgid) > cap {
+                killer.kill();
+                let _ = child.wait();
+                break Exit::OutOfMemory(cap);
+            }
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(25));
@@ -371,6 +406,7 @@ mod tests {
             env: &[],
             stdin: None,
             kill_past_cap: false,
+            memory_cap: None,
         };
         run(&command, &SignalWatch::inert()).unwrap()
     }
@@ -387,6 +423,7 @@ mod tests {
             env: &[],
             stdin: Some(&input),
             kill_past_cap: false,
+            memory_cap: None,
         };
         let done = run(&command, &SignalWatch::inert()).unwrap();
         assert_eq!(done.exit, Exit::Code(0));
@@ -416,6 +453,7 @@ mod tests {
             env: &[],
             stdin: None,
             kill_past_cap: true,
+            memory_cap: None,
         };
         let done = run(&command, &SignalWatch::inert()).unwrap();
         assert!(done.stdout_truncated);

@@ -74,6 +74,10 @@ pub struct Report {
     pub judge_agreement: Option<f64>,
     /// Plants excluded as equivalent (their witness did not discriminate).
     pub equivalent_excluded: usize,
+    /// Plants excluded as runaways (their witness ran past its time limit or memory cap with
+    /// the plant applied): not caught, not missed, each listed with its reason.
+    #[serde(default)]
+    pub runaway_excluded: usize,
     /// The commit whose changed files were the targets.
     pub commit: String,
     /// The reviewer's exit code (the highest over trials); `null` when it had none.
@@ -121,7 +125,8 @@ pub enum PlantStatus {
     Caught,
     /// No finding identified it.
     Missed,
-    /// Its witness did not discriminate: an equivalent mutant, not counted.
+    /// Not counted: its witness did not discriminate (an equivalent mutant), or ran away with
+    /// the plant applied (see [`PlantOutcome::excluded_reason`]).
     Excluded,
 }
 
@@ -163,6 +168,9 @@ pub struct PlantOutcome {
     /// In how many trials it was caught (only with more than one trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caught_in_trials: Option<usize>,
+    /// Why an excluded plant is not counted, when it is not for being equivalent (a runaway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded_reason: Option<String>,
 }
 
 /// The result of one review run when there were several: an entry of the report's `trials`.

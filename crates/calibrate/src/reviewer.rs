@@ -53,6 +53,7 @@ pub(crate) fn run_reviewer(
         env,
         stdin: None,
         kill_past_cap: false,
+        memory_cap: None,
     };
     let finished = process::run(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;

@@ -21,15 +21,20 @@ pub(crate) struct Discrimination {
 }
 
 impl Discrimination {
-    /// Passes on the original and fails on the mutant (a timeout on the mutant counts as a
-    /// failure: a planted infinite loop is caught by a test that hangs).
+    /// Passes on the original and fails on the mutant. A mutant run stopped for its time or
+    /// memory proves nothing either way (the plant is a runaway, see [`Self::runaway`]).
     pub(crate) fn discriminates(&self) -> bool {
         self.original.success()
             && match self.mutant {
                 Exit::Code(code) => code != 0,
-                Exit::Signal(_) | Exit::TimedOut => true,
-                Exit::Interrupted(_) => false,
+                Exit::Signal(_) => true,
+                Exit::TimedOut | Exit::OutOfMemory(_) | Exit::Interrupted(_) => false,
             }
+    }
+
+    /// True when the run on the mutant was stopped for running too long or eating memory.
+    pub(crate) fn runaway(&self) -> bool {
+        self.original.success() && matches!(self.mutant, Exit::TimedOut | Exit::OutOfMemory(_))
     }
 }
 
@@ -42,23 +47,53 @@ pub(crate) struct Scratch {
     source: PathBuf,
     planted: Option<String>,
     timeout: Duration,
+    memory_cap: Option<u64>,
     env: Vec<(&'static str, String)>,
     results: HashMap<(String, Option<String>), Exit>,
+    /// Wall time of each command on the original tree.
+    baselines: HashMap<String, Duration>,
 }
+
+/// A plant's time limit is `MULTIPLIER` times the command's time on the original tree, at
+/// least `FLOOR`, never more than the repro timeout: cargo-mutants' rule for its test timeout
+/// (five times the baseline, https://mutants.rs/timeouts.html), with a floor of 1 s instead of
+/// its 20 s because a witness is one check, not a whole build and test suite.
+const MULTIPLIER: u32 = 5;
+const FLOOR: Duration = Duration::from_secs(1);
 
 impl Scratch {
     /// A scratch copy of the `tracked` files (relative paths) of `work_tree`, made when a
     /// command first runs in it. Each command is killed after `timeout`.
-    pub(crate) fn deferred(work_tree: &Path, tracked: Vec<String>, timeout: Duration) -> Scratch {
+    /// Each command's process group is killed past `memory_cap` bytes of resident memory.
+    pub(crate) fn deferred(
+        work_tree: &Path,
+        tracked: Vec<String>,
+        timeout: Duration,
+        memory_cap: Option<u64>,
+    ) -> Scratch {
         Scratch {
             dir: None,
             tracked,
             source: work_tree.to_path_buf(),
             planted: None,
             timeout,
+            memory_cap,
             env: Vec::new(),
             results: HashMap::new(),
+            baselines: HashMap::new(),
         }
+    }
+
+    /// The time `script` took on the original tree, once it ran there.
+    pub(crate) fn baseline(&self, script: &str) -> Option<Duration> {
+        self.baselines.get(script).copied()
+    }
+
+    /// The time limit of `script` with a plant applied: derived from its baseline, capped by
+    /// the repro timeout.
+    pub(crate) fn plant_timeout(&self, script: &str) -> Duration {
+        self.baseline(script)
+            .map_or(self.timeout, |baseline| (baseline * MULTIPLIER).max(FLOOR).min(self.timeout))
     }
 
     /// The copy's root, making the copy when it does not exist yet.
@@ -132,14 +167,16 @@ impl Scratch {
             None => self.unplant()?,
         }
         let root = self.materialise()?;
+        let timeout = if plant.is_some() { self.plant_timeout(script) } else { self.timeout };
         let command = ShellCommand {
             script,
             dir: &root,
-            timeout: self.timeout,
+            timeout,
             output_cap: 64 * 1024,
             env: &self.env,
             stdin: None,
             kill_past_cap: false,
+            memory_cap: self.memory_cap,
         };
         let finished = process::run(&command, signals)
             .map_err(|source| CalibrateError::Command { command: script.to_owned(), source })?;
@@ -147,6 +184,9 @@ impl Scratch {
             return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
         }
         tracing::debug!(script, plant = ?plant.map(Plant::location), exit = %finished.exit, "scratch run");
+        if plant.is_none() {
+            self.baselines.insert(script.to_owned(), finished.elapsed);
+        }
         self.results.insert(key, finished.exit);
         Ok(finished.exit)
     }

@@ -79,6 +79,7 @@ impl CommandJudge {
             env: &[],
             stdin: Some(input),
             kill_past_cap: true,
+            memory_cap: None,
         };
         // The judge is not interrupted by signals itself: the calibration run that asks it
         // notices them between requests.

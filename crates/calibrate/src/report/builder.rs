@@ -128,6 +128,8 @@ pub struct ReportBuilder {
     gates: Gates,
     /// Every plant, with whether it was excluded as equivalent.
     plants: Vec<(Plant, bool)>,
+    /// Why each runaway plant (by index into `plants`) was excluded.
+    runaway: BTreeMap<usize, String>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
     judge: Option<crate::judge::JudgeUsage>,
@@ -143,6 +145,7 @@ impl Report {
             scorer: scorer.into(),
             gates,
             plants: Vec::new(),
+            runaway: BTreeMap::new(),
             trials: Vec::new(),
             controls: None,
             judge: None,
@@ -168,6 +171,15 @@ impl ReportBuilder {
     /// Add a plant excluded as equivalent (its witness did not discriminate): it is listed,
     /// never counted, and no trial may catch it.
     pub fn excluded_plant(mut self, plant: Plant) -> Self {
+        self.plants.push((plant, true));
+        self
+    }
+
+    /// Add a runaway plant: its witness ran past its time limit or its memory cap with the
+    /// plant applied, so whether it is a bug is unknown. Listed with `reason`, never counted,
+    /// and no trial may catch it.
+    pub fn runaway_plant(mut self, plant: Plant, reason: impl Into<String>) -> Self {
+        self.runaway.insert(self.plants.len(), reason.into());
         self.plants.push((plant, true));
         self
     }
@@ -273,6 +285,7 @@ impl ReportBuilder {
                     diff: plant_diff(plant),
                     caught_by: caught_by[index].cloned(),
                     caught_in_trials: (trial_count > 1 && !excluded).then_some(caught_in[index]),
+                    excluded_reason: self.runaway.get(&index).cloned(),
                 }
             })
             .collect();
@@ -295,7 +308,8 @@ impl ReportBuilder {
             gate_pass: recall_gate && precision_gate,
             scorer: self.scorer,
             judge_agreement: ratio(agreed, verified),
-            equivalent_excluded: self.plants.len() - valid,
+            equivalent_excluded: self.plants.len() - valid - self.runaway.len(),
+            runaway_excluded: self.runaway.len(),
             commit: self.commit,
             review_exit_code: self.trials.iter().filter_map(|t| t.review_exit_code).max(),
             per_category,

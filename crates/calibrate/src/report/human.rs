@@ -77,6 +77,10 @@ pub fn render_human(report: &Report, color: bool) -> String {
         let s = if report.equivalent_excluded == 1 { "" } else { "s" };
         facts.push(format!("{} equivalent plant{s} excluded", report.equivalent_excluded));
     }
+    if report.runaway_excluded > 0 {
+        let s = if report.runaway_excluded == 1 { "" } else { "s" };
+        facts.push(format!("{} runaway plant{s} excluded", report.runaway_excluded));
+    }
     if let Some(code) = report.review_exit_code {
         facts.push(format!("reviewer exit {code}"));
     }
@@ -164,6 +168,9 @@ pub fn render_human(report: &Report, color: bool) -> String {
                 "  {mark} {}:{}  {} / {}",
                 plant.file, plant.line, plant.category, plant.operator
             );
+            if let Some(reason) = &plant.excluded_reason {
+                let _ = writeln!(out, "           {}", paint.dim(&format!("runaway: {reason}")));
+            }
         }
     }
 

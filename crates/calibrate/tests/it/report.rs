@@ -84,8 +84,11 @@ fn keys(value: &Value) -> BTreeSet<&str> {
 #[test]
 fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
     let json = serde_json::to_value(report()).unwrap();
-    let expected: BTreeSet<&str> =
-        BASE_KEYS.iter().copied().chain(["recallInterval", "trustworthy", "controls"]).collect();
+    let expected: BTreeSet<&str> = BASE_KEYS
+        .iter()
+        .copied()
+        .chain(["recallInterval", "trustworthy", "controls", "runawayExcluded"])
+        .collect();
     assert_eq!(keys(&json), expected);
 
     let plant_keys: BTreeSet<&str> =

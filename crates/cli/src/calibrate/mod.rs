@@ -112,6 +112,10 @@ pub(crate) struct CalibrateArgs {
     /// Seconds before a witness or repro command is killed.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub(crate) repro_timeout: u64,
+    /// MiB of resident memory a witness or repro command's process group may use before it
+    /// is killed (a plant whose witness is killed for it is excluded as a runaway); 0: no cap.
+    #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::DEFAULT_REPRO_MEMORY >> 20)]
+    pub(crate) repro_memory: u64,
     /// Run the review K times; report mean recall and a Wilson 95% interval.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) trials: u64,
@@ -249,6 +253,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .scorer(scorer)
         .review_timeout(Duration::from_secs(args.review_timeout))
         .repro_timeout(Duration::from_secs(args.repro_timeout))
+        .repro_memory((args.repro_memory > 0).then(|| args.repro_memory.saturating_mul(1 << 20)))
         .trials(usize::try_from(args.trials).unwrap_or(1))
         .on_progress(progress_bar(args.quiet));
     if let Some(file) = &args.plants_file {

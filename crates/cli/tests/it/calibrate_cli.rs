@@ -1361,3 +1361,58 @@ fn every_signal_that_would_end_revcal_restores_the_tree_first() {
     assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{:?} {}", output.status, stderr(&output));
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_runaway_plant_is_stopped_early_named_and_excluded_with_its_reason() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // The plant on line 2 makes its witness loop forever, the one on line 6 makes it eat
+    // memory; both pass quickly on the original. The repro timeout is far off: the plant's
+    // own limit comes from the witness's time on the original.
+    let plants = r#"- file: src/calc.py
+  line: 2
+  original: "return a + b"
+  mutated: "return a - b"
+  witness: "grep -q 'return a + b' src/calc.py || sleep 60"
+- file: src/calc.py
+  line: 6
+  original: ">="
+  mutated: ">"
+  witness: "grep -q 'age >= 18' src/calc.py || python3 -c 'import time\nl = []\nwhile True: l.append(b\"x\" * (4 << 20)); time.sleep(0.005)'"
+- file: src/calc.py
+  line: 10
+  original: "items[0]"
+  mutated: "items[1]"
+  witness: "grep -q 'items\\[0\\]' src/calc.py"
+"#;
+    std::fs::write(sandbox.path("runaway.yaml"), plants).unwrap();
+    let file = sandbox.path("runaway.yaml").display().to_string();
+    let started = Instant::now();
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo '[]'",
+        "--plants-file",
+        &file,
+        "--scorer",
+        "repro",
+        "--min-plants",
+        "1",
+        "--repro-timeout",
+        "120",
+        "--repro-memory",
+        "256",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    let report = json(&output);
+    assert_eq!(report["total"], 1, "runaway plants are not counted: {report}");
+    assert_eq!(report["runawayExcluded"], 2);
+    assert_eq!(report["equivalentExcluded"], 0);
+    let plants = report["plants"].as_array().unwrap();
+    assert_eq!(plants[0]["status"], "excluded");
+    assert!(plants[0]["excludedReason"].as_str().unwrap().contains("ran past"), "{}", plants[0]);
+    assert!(plants[1]["excludedReason"].as_str().unwrap().contains("memory"), "{}", plants[1]);
+    assert!(stderr(&output).contains("runaway: its witness ran past"), "{}", stderr(&output));
+    assert_untouched(&sandbox, &before);
+}
