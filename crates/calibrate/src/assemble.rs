@@ -51,5 +51,6 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
         .controls(measurement.controls.clone())
         .judge_usage(measurement.judge_usage.clone())
         .judge_errors(measurement.judge_errors)
+        .repro_sandbox(measurement.repro_sandbox.clone())
         .build()
 }

@@ -65,6 +65,7 @@ pub struct Calibration {
     review_timeout: Duration,
     repro_timeout: Duration,
     repro_memory: Option<u64>,
+    sandbox_repro: bool,
     trials: usize,
     output_cap: usize,
     handle_signals: bool,
@@ -104,6 +105,7 @@ impl Calibration {
             review_timeout: Duration::from_secs(1800),
             repro_timeout: Duration::from_secs(300),
             repro_memory: Some(DEFAULT_REPRO_MEMORY),
+            sandbox_repro: true,
             trials: 1,
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
             handle_signals: true,
@@ -186,6 +188,15 @@ impl Calibration {
     /// for it is excluded as a runaway.
     pub fn repro_memory(mut self, bytes: Option<u64>) -> Self {
         self.repro_memory = bytes;
+        self
+    }
+    /// Run witness and repro commands in a sandbox (default on): they may write only beneath
+    /// their scratch copy and temporary directories and make no TCP connection (Linux
+    /// Landlock, as far as the kernel offers it; the report says how far). A reviewer prints
+    /// its repro commands, so without the sandbox a hostile reviewer runs any command as the
+    /// user.
+    pub fn sandbox_repro(mut self, on: bool) -> Self {
+        self.sandbox_repro = on;
         self
     }
     /// Run the review this many times (at least 1).
@@ -282,7 +293,13 @@ impl Calibration {
             plant.file = check_target(&work_tree, &tracked, &plant.file)?;
         }
         // Witness and repro commands run in a copy of the tracked files, made on first use.
-        let mut scratch = Scratch::deferred(&work_tree, tracked_files, self.repro_timeout, self.repro_memory);
+        let mut scratch = Scratch::deferred(
+            &work_tree,
+            tracked_files,
+            self.repro_timeout,
+            self.repro_memory,
+            self.sandbox_repro,
+        );
 
         // Witness check: a witness must pass on the original and fail on the mutant.
         let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
@@ -422,6 +439,15 @@ impl Calibration {
             controls,
             judge_usage: self.judge.as_ref().and_then(|judge| judge.usage()),
             judge_errors: (self.scorer == ScorerKind::Judge).then_some(failures.count),
+            repro_sandbox: Some(
+                if self.sandbox_repro {
+                    crate::sandbox::Sandbox::new(vec![std::env::temp_dir()]).probe()
+                } else {
+                    crate::sandbox::Enforcement::Off
+                }
+                .describe()
+                .to_owned(),
+            ),
         };
         Ok((measurement, failures.first))
     }
@@ -583,6 +609,8 @@ pub(crate) struct Measurement {
     pub(crate) judge_usage: Option<crate::judge::JudgeUsage>,
     /// Review questions the judge gave no verdict on (judge scorer only).
     pub(crate) judge_errors: Option<usize>,
+    /// How far witness and repro commands were sandboxed.
+    pub(crate) repro_sandbox: Option<String>,
 }
 
 /// Restores the files recorded in the restore journal of the repository containing `dir`

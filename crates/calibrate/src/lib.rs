@@ -81,6 +81,7 @@ mod plants;
 mod process;
 mod report;
 mod reviewer;
+mod sandbox;
 mod scorers;
 mod scoring;
 mod scratch;

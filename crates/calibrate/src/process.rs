@@ -85,6 +85,8 @@ pub(crate) struct ShellCommand<'a> {
     /// Kill the process group once its resident memory (the sum over its processes) goes
     /// past this many bytes. Checked by polling, so a fast allocator may overshoot briefly.
     pub(crate) memory_cap: Option<u64>,
+    /// Run the command under this sandbox (witness and repro commands).
+    pub(crate) sandbox: Option<&'a crate::sandbox::Sandbox>,
 }
 
 /// Kills a process group when dropped: nothing a command started outlives its run, on any
@@ -214,6 +216,17 @@ pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io:
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             Ok(())
         });
+    }
+    if let Some(sandbox) = command.sandbox {
+        let mut ruleset = Some(sandbox.prepare().map_err(std::io::Error::other)?);
+        // SAFETY: restrict only makes the landlock_restrict_self and prctl system calls on
+        // the ruleset prepared above; it allocates nothing on success.
+        unsafe {
+            builder.pre_exec(move || match ruleset.take() {
+                Some(ruleset) => crate::sandbox::restrict(ruleset),
+                None => Ok(()),
+            });
+        }
     }
     let mut child = builder.spawn()?;
     let killer = GroupKiller { pgid: libc::pid_t::try_from(child.id()).unwrap_or(0) };
@@ -407,6 +420,7 @@ mod tests {
             stdin: None,
             kill_past_cap: false,
             memory_cap: None,
+            sandbox: None,
         };
         run(&command, &SignalWatch::inert()).unwrap()
     }
@@ -424,6 +438,7 @@ mod tests {
             stdin: Some(&input),
             kill_past_cap: false,
             memory_cap: None,
+            sandbox: None,
         };
         let done = run(&command, &SignalWatch::inert()).unwrap();
         assert_eq!(done.exit, Exit::Code(0));
@@ -454,6 +469,7 @@ mod tests {
             stdin: None,
             kill_past_cap: true,
             memory_cap: None,
+            sandbox: None,
         };
         let done = run(&command, &SignalWatch::inert()).unwrap();
         assert!(done.stdout_truncated);

@@ -104,6 +104,10 @@ pub struct Report {
     /// counts as "not identified" (so recall is a lower bound) and the run exits 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_errors: Option<usize>,
+    /// How far witness and repro commands ran sandboxed: `landlock`, `landlock (partial: ...)`,
+    /// `none (...)` when the kernel offers no Landlock, or `off` when turned off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repro_sandbox: Option<String>,
 }
 
 /// Recall of one bug category.

@@ -54,6 +54,7 @@ pub(crate) fn run_reviewer(
         stdin: None,
         kill_past_cap: false,
         memory_cap: None,
+        sandbox: None,
     };
     let finished = process::run(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;

@@ -5,6 +5,7 @@
 use crate::error::CalibrateError;
 use crate::plants::{Plant, apply_to};
 use crate::process::{self, Exit, ShellCommand};
+use crate::sandbox::Sandbox;
 use crate::signals::SignalWatch;
 use std::collections::HashMap;
 use std::fs;
@@ -52,7 +53,14 @@ pub(crate) struct Scratch {
     results: HashMap<(String, Option<String>), Exit>,
     /// Wall time of each command on the original tree.
     baselines: HashMap<String, Duration>,
+    /// Run commands sandboxed (the sandbox is made with the copy).
+    sandboxed: bool,
+    sandbox: Option<Sandbox>,
 }
+
+/// The copy of the tree and the commands' temporary directory, inside the scratch directory.
+const TREE: &str = "tree";
+const TMP: &str = "tmp";
 
 /// A plant's time limit is `MULTIPLIER` times the command's time on the original tree, at
 /// least `FLOOR`, never more than the repro timeout: cargo-mutants' rule for its test timeout
@@ -64,12 +72,14 @@ const FLOOR: Duration = Duration::from_secs(1);
 impl Scratch {
     /// A scratch copy of the `tracked` files (relative paths) of `work_tree`, made when a
     /// command first runs in it. Each command is killed after `timeout`.
-    /// Each command's process group is killed past `memory_cap` bytes of resident memory.
+    /// Each command's process group is killed past `memory_cap` bytes of resident memory;
+    /// with `sandboxed`, each runs in the [`Sandbox`].
     pub(crate) fn deferred(
         work_tree: &Path,
         tracked: Vec<String>,
         timeout: Duration,
         memory_cap: Option<u64>,
+        sandboxed: bool,
     ) -> Scratch {
         Scratch {
             dir: None,
@@ -81,6 +91,8 @@ impl Scratch {
             env: Vec::new(),
             results: HashMap::new(),
             baselines: HashMap::new(),
+            sandboxed,
+            sandbox: None,
         }
     }
 
@@ -99,7 +111,7 @@ impl Scratch {
     /// The copy's root, making the copy when it does not exist yet.
     fn materialise(&mut self) -> Result<PathBuf, CalibrateError> {
         if let Some(dir) = &self.dir {
-            return Ok(dir.path().to_path_buf());
+            return Ok(dir.path().join(TREE));
         }
         let dir = tempfile::Builder::new()
             .prefix("revcal-scratch-")
@@ -109,7 +121,7 @@ impl Scratch {
         let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
         for relative in &self.tracked {
             let from = self.source.join(relative);
-            let to = dir.path().join(relative);
+            let to = dir.path().join(TREE).join(relative);
             let Ok(meta) = fs::symlink_metadata(&from) else { continue };
             if let Some(parent) = to.parent().filter(|parent| !made.contains(*parent)) {
                 fs::create_dir_all(parent).map_err(|e| CalibrateError::io("create", parent, e))?;
@@ -123,7 +135,20 @@ impl Scratch {
             copied.map_err(|e| CalibrateError::io("copy into a scratch tree:", &from, e))?;
         }
         tracing::debug!(files = self.tracked.len(), dir = %dir.path().display(), "scratch copy made");
-        let root = dir.path().to_path_buf();
+        let root = dir.path().join(TREE);
+        // Commands get a temporary directory of their own beside the copy: with the sandbox
+        // on, the copy and this are all they may write to.
+        let tmp = dir.path().join(TMP);
+        fs::create_dir_all(&root)
+            .and_then(|()| fs::create_dir_all(&tmp))
+            .map_err(|e| CalibrateError::io("create", &tmp, e))?;
+        self.env.push(("TMPDIR", tmp.display().to_string()));
+        if self.sandboxed {
+            // The system's temporary directory too (build caches live there): a tree inside it
+            // is therefore not protected from these commands (docs/calibration.md#sandbox).
+            let writable = vec![dir.path().to_path_buf(), std::env::temp_dir()];
+            self.sandbox = Some(Sandbox::new(writable));
+        }
         self.dir = Some(dir);
         Ok(root)
     }
@@ -177,6 +202,7 @@ impl Scratch {
             stdin: None,
             kill_past_cap: false,
             memory_cap: self.memory_cap,
+            sandbox: self.sandbox.as_ref(),
         };
         let finished = process::run(&command, signals)
             .map_err(|source| CalibrateError::Command { command: script.to_owned(), source })?;

@@ -80,6 +80,7 @@ impl CommandJudge {
             stdin: Some(input),
             kill_past_cap: true,
             memory_cap: None,
+            sandbox: None,
         };
         // The judge is not interrupted by signals itself: the calibration run that asks it
         // notices them between requests.

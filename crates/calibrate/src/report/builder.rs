@@ -134,6 +134,7 @@ pub struct ReportBuilder {
     controls: Option<Controls>,
     judge: Option<crate::judge::JudgeUsage>,
     judge_errors: Option<usize>,
+    repro_sandbox: Option<String>,
     trustworthy: bool,
 }
 
@@ -150,6 +151,7 @@ impl Report {
             controls: None,
             judge: None,
             judge_errors: None,
+            repro_sandbox: None,
             trustworthy: true,
         }
     }
@@ -200,6 +202,13 @@ impl ReportBuilder {
     /// reported apart from misses).
     pub fn judge_errors(mut self, errors: Option<usize>) -> Self {
         self.judge_errors = errors;
+        self
+    }
+
+    /// Record how far witness and repro commands were sandboxed (`landlock`, a partial or
+    /// missing Landlock, or `off`).
+    pub fn repro_sandbox(mut self, sandbox: Option<String>) -> Self {
+        self.repro_sandbox = sandbox;
         self
     }
 
@@ -320,6 +329,7 @@ impl ReportBuilder {
             controls: self.controls,
             judge: self.judge,
             judge_errors: self.judge_errors,
+            repro_sandbox: self.repro_sandbox,
         })
     }
 

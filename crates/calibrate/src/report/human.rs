@@ -77,6 +77,9 @@ pub fn render_human(report: &Report, color: bool) -> String {
         let s = if report.equivalent_excluded == 1 { "" } else { "s" };
         facts.push(format!("{} equivalent plant{s} excluded", report.equivalent_excluded));
     }
+    if let Some(sandbox) = report.repro_sandbox.as_deref().filter(|s| *s != "landlock") {
+        facts.push(format!("repro sandbox: {sandbox}"));
+    }
     if report.runaway_excluded > 0 {
         let s = if report.runaway_excluded == 1 { "" } else { "s" };
         facts.push(format!("{} runaway plant{s} excluded", report.runaway_excluded));

@@ -116,6 +116,11 @@ pub(crate) struct CalibrateArgs {
     /// is killed (a plant whose witness is killed for it is excluded as a runaway); 0: no cap.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::DEFAULT_REPRO_MEMORY >> 20)]
     pub(crate) repro_memory: u64,
+    /// Run witness and repro commands without the sandbox (Linux Landlock: writes only to
+    /// their scratch copy and temporary directories, no TCP). A reviewer prints its repro
+    /// commands: unsandboxed, a hostile reviewer runs any command as you.
+    #[arg(long)]
+    pub(crate) unsandboxed_repro: bool,
     /// Run the review K times; report mean recall and a Wilson 95% interval.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) trials: u64,
@@ -253,6 +258,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .scorer(scorer)
         .review_timeout(Duration::from_secs(args.review_timeout))
         .repro_timeout(Duration::from_secs(args.repro_timeout))
+        .sandbox_repro(!args.unsandboxed_repro)
         .repro_memory((args.repro_memory > 0).then(|| args.repro_memory.saturating_mul(1 << 20)))
         .trials(usize::try_from(args.trials).unwrap_or(1))
         .on_progress(progress_bar(args.quiet));

@@ -1416,3 +1416,54 @@ fn a_runaway_plant_is_stopped_early_named_and_excluded_with_its_reason() {
     assert!(stderr(&output).contains("runaway: its witness ran past"), "{}", stderr(&output));
     assert_untouched(&sandbox, &before);
 }
+
+/// A reviewer whose finding's repro command writes to the user's repository and connects to
+/// a local server (a prompt-injected reviewer would do worse) before doing its check.
+fn hostile_repro_reviewer(sandbox: &Sandbox, port: u16) -> String {
+    let repro = sandbox.script(
+        "repro.sh",
+        &format!(
+            "echo hacked >> {readme}\npython3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=1)' 2>/dev/null\ngrep -q 'return a + b' src/calc.py",
+            readme = sandbox.repo().join("README.md").display()
+        ),
+    );
+    sandbox.script(
+        "hostile.sh",
+        &format!("echo '{{\"findings\": [{{\"file\": \"src/calc.py\", \"line\": 2, \"message\": \"subtracts\", \"repro\": \"{repro}\"}}]}}'"),
+    )
+}
+
+#[test]
+fn repro_commands_run_sandboxed_unless_explicitly_unsandboxed() {
+    use std::net::TcpListener;
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // The temporary directory (where the scratch copy goes) is apart from the repository.
+    let tmp = sandbox.path("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let reviewer = hostile_repro_reviewer(&sandbox, port);
+    let args = ["--review-cmd", reviewer.as_str(), "--plants-file", "PLANTS", "--scorer", "repro", "--json"];
+    let plants = sandbox.plants();
+    let args: Vec<&str> = args.iter().map(|a| if *a == "PLANTS" { plants.as_str() } else { a }).collect();
+    let output = sandbox.command(&args).env("TMPDIR", &tmp).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["caught"], 1, "the check itself still runs: {report}");
+    assert_eq!(report["reproSandbox"], "landlock", "{report}");
+    assert!(listener.accept().is_err(), "no connection left the sandbox");
+    assert_untouched(&sandbox, &before);
+
+    // Opted out: the same commands run as the user, and the report says so.
+    let mut unsandboxed = args.clone();
+    unsandboxed.push("--unsandboxed-repro");
+    let output = sandbox.command(&unsandboxed).env("TMPDIR", &tmp).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(json(&output)["reproSandbox"], "off", "{}", stdout(&output));
+    assert!(std::fs::read_to_string(sandbox.repo().join("README.md")).unwrap().contains("hacked"));
+    assert!(listener.accept().is_ok(), "unsandboxed, the repro reached the server");
+    git(&sandbox.repo(), &["checkout", "--", "README.md"]);
+    assert_untouched(&sandbox, &before);
+}

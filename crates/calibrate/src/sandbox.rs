@@ -1,0 +1,97 @@
+//! The sandbox of witness and repro commands: a reviewer prints repro commands, and a
+//! prompt-injected reviewer could print any command at all. Each one runs under Linux
+//! Landlock (https://docs.kernel.org/userspace-api/landlock.html), which an unprivileged
+//! process applies to itself and its descendants: it may read the whole file system and run
+//! programs, but write only beneath the scratch copy and the temporary directory, make no TCP
+//! connection and bind no TCP port (Landlock ABI 4), and signal no process outside the sandbox
+//! nor reach its abstract UNIX sockets (ABI 6). Rules the kernel does not know are dropped
+//! (best effort), and the run reports how much was enforced.
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, RestrictionStatus, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+};
+use std::path::{Path, PathBuf};
+
+/// The newest Landlock ABI this sandbox asks for; older kernels get what they know.
+const ABI_WANTED: ABI = ABI::V6;
+
+/// How much of the sandbox the running kernel enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Enforcement {
+    /// Every rule.
+    Full,
+    /// Some rules (an older Landlock: typically no network or signal rules).
+    Partial,
+    /// None: the kernel offers no Landlock.
+    None,
+    /// The caller turned the sandbox off.
+    Off,
+}
+
+impl Enforcement {
+    /// The report's word for it.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Enforcement::Full => "landlock",
+            Enforcement::Partial => {
+                "landlock (partial: this kernel's Landlock enforces only some of the rules)"
+            }
+            Enforcement::None => "none (this kernel offers no Landlock)",
+            Enforcement::Off => "off",
+        }
+    }
+}
+
+/// The rules for commands whose writes go beneath `writable` only.
+#[derive(Debug, Clone)]
+pub(crate) struct Sandbox {
+    writable: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// A sandbox that lets commands write beneath `writable` (the scratch copy, the temporary
+    /// directory) and `/dev` (for `/dev/null` and terminals).
+    pub(crate) fn new(writable: Vec<PathBuf>) -> Sandbox {
+        Sandbox { writable }
+    }
+
+    /// The ruleset, created in the calling process (opening the paths allocates, which a
+    /// forked child must not do); the child only calls [`restrict`].
+    pub(crate) fn prepare(&self) -> Result<RulesetCreated, landlock::RulesetError> {
+        let abi = ABI_WANTED;
+        let mut writable: Vec<&Path> = self.writable.iter().map(PathBuf::as_path).collect();
+        writable.push(Path::new("/dev"));
+        Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(abi))?
+            .handle_access(AccessNet::from_all(abi))?
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)?
+            .create()?
+            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+    }
+
+    /// How much of this sandbox the kernel enforces, found by applying it to a thread of its
+    /// own (Landlock restricts the calling thread only) that then ends.
+    pub(crate) fn probe(&self) -> Enforcement {
+        let Ok(ruleset) = self.prepare() else { return Enforcement::None };
+        let status = std::thread::spawn(move || ruleset.restrict_self()).join();
+        match status {
+            Ok(Ok(RestrictionStatus { ruleset: RulesetStatus::FullyEnforced, .. })) => Enforcement::Full,
+            Ok(Ok(RestrictionStatus { ruleset: RulesetStatus::PartiallyEnforced, .. })) => {
+                Enforcement::Partial
+            }
+            _ => Enforcement::None,
+        }
+    }
+}
+
+/// Applies a prepared ruleset to the calling (forked, about to exec) process. Allocates
+/// nothing on success, so it is fit for `pre_exec`.
+pub(crate) fn restrict(ruleset: RulesetCreated) -> std::io::Result<()> {
+    match ruleset.restrict_self() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+    }
+}
