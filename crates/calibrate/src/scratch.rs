@@ -145,7 +145,7 @@ impl Scratch {
         self.env.push(("TMPDIR", tmp.display().to_string()));
         if self.sandboxed {
             // The system's temporary directory too (build caches live there): a tree inside it
-            // is therefore not protected from these commands (docs/calibration.md#sandbox).
+            // is therefore not protected from these commands (docs/calibration.md#against-a-hostile-reviewer).
             let writable = vec![dir.path().to_path_buf(), std::env::temp_dir()];
             self.sandbox = Some(Sandbox::new(writable));
         }
