@@ -30,9 +30,11 @@
 //!   [`ReportError`] as its sources.
 //!
 //! Inside, the modules follow the flow (docs/calibration.md#the-flow): `targets` (gix: the
-//! commit's changed files), `plants` and `selection` (plants files, mutants as plants),
-//! witness checks in a `scratch` copy, `controls`, the workspace `guard` (the restore journal),
-//! the `reviewer` run (through `process` and `signals`), `findings` parsers, `scoring` with the
+//! commit's changed files, the one rule for targets, HEAD/index/stash), `plants` and
+//! `selection` (plants files, mutants as plants), witness checks in a `scratch` copy (run in
+//! the Landlock `sandbox`), `controls`, the workspace `guard` (the lock and the restore
+//! journal), the `reviewer` run (through `process`, which also ends escaped descendants, and
+//! `signals`), `findings` parsers, `scoring` with the
 //! `scorers` and the `judge`, and the `report` (`assemble` turns a run into one); `flow` drives
 //! them all.
 //!
