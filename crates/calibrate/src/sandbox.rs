@@ -1,6 +1,6 @@
 //! The sandbox of witness and repro commands: a reviewer prints repro commands, and a
 //! prompt-injected reviewer could print any command at all. Each one runs under Linux
-//! Landlock (https://docs.kernel.org/userspace-api/landlock.html), which an unprivileged
+//! Landlock (<https://docs.kernel.org/userspace-api/landlock.html>), which an unprivileged
 //! process applies to itself and its descendants: it may read the whole file system and run
 //! programs, but write only beneath the scratch copy and the temporary directory, make no TCP
 //! connection and bind no TCP port (Landlock ABI 4), and signal no process outside the sandbox

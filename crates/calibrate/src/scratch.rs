@@ -64,7 +64,7 @@ const TMP: &str = "tmp";
 
 /// A plant's time limit is `MULTIPLIER` times the command's time on the original tree, at
 /// least `FLOOR`, never more than the repro timeout: cargo-mutants' rule for its test timeout
-/// (five times the baseline, https://mutants.rs/timeouts.html), with a floor of 1 s instead of
+/// (five times the baseline, <https://mutants.rs/timeouts.html>), with a floor of 1 s instead of
 /// its 20 s because a witness is one check, not a whole build and test suite.
 const MULTIPLIER: u32 = 5;
 const FLOOR: Duration = Duration::from_secs(1);
