@@ -378,6 +378,29 @@ mod tests {
     }
 
     #[test]
+    fn every_change_to_head_index_and_stash_is_named_with_its_undo() {
+        let state = |head: &str, branch: &str, index: &str, stash: &[&str]| RepoState {
+            head: head.into(),
+            branch: branch.into(),
+            index: index.into(),
+            stash: stash.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let before = state("a1", "refs/heads/main", "i1", &["s1"]);
+        assert!(before.changes(&before.clone()).is_empty());
+        let after = state("b2", "", "i2", &["s2", "s3"]);
+        let changes = before.changes(&after).join("\n");
+        for expected in [
+            "undo with `git reset a1`",
+            "undo with `git symbolic-ref HEAD refs/heads/main`",
+            "undo with `git reset`",
+            "the stash gained 2 entries",
+            "`git stash store -m restored s1`",
+        ] {
+            assert!(changes.contains(expected), "{expected}: {changes}");
+        }
+    }
+
+    #[test]
     fn fallback_is_used_only_when_the_commit_has_nothing_eligible() {
         let commit = CommitInfo { id: "a".repeat(40), base: None, changed: vec!["README.md".into()] };
         assert_eq!(choose_targets(&commit, &["src/a.rs".into()]).unwrap(), vec!["src/a.rs"]);
