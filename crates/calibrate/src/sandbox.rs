@@ -95,3 +95,44 @@ pub(crate) fn restrict(ruleset: RulesetCreated) -> std::io::Result<()> {
         Err(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::{Exit, ShellCommand, run};
+    use crate::signals::SignalWatch;
+    use std::time::Duration;
+
+    #[test]
+    fn a_sandboxed_command_writes_only_where_it_may() {
+        let allowed = tempfile::tempdir().unwrap();
+        let denied = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(vec![allowed.path().to_path_buf()]);
+        if sandbox.probe() != Enforcement::Full {
+            // Without Landlock there is nothing to enforce; the report says so.
+            return;
+        }
+        let script = format!(
+            "echo in > {}/in.txt; echo out > {}/out.txt",
+            allowed.path().display(),
+            denied.path().display()
+        );
+        let command = ShellCommand {
+            script: &script,
+            dir: allowed.path(),
+            timeout: Duration::from_secs(20),
+            output_cap: 4096,
+            env: &[],
+            stdin: None,
+            kill_past_cap: false,
+            memory_cap: None,
+            sandbox: Some(&sandbox),
+        };
+        let done = run(&command, &SignalWatch::inert()).unwrap();
+        assert_ne!(done.exit, Exit::Code(0), "the second write failed");
+        assert!(allowed.path().join("in.txt").exists());
+        assert!(!denied.path().join("out.txt").exists());
+        // revcal itself is not restricted by having sandboxed a child.
+        std::fs::write(denied.path().join("parent.txt"), b"ok").unwrap();
+    }
+}
