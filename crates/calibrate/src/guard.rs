@@ -264,6 +264,12 @@ fn put_bytes(work_tree: &Path, relative: &Path, bytes: &[u8], mode: u32) -> std:
     staged_name.push(format!(".revcal-{}.tmp", std::process::id()));
     let staged = dir.join(staged_name);
     let _ = fs::remove_file(&staged);
+    // A reviewer may have made the directory read-only: writable for the moment of the
+    // rename, then given back the mode it had.
+    let dir_mode = fs::metadata(&dir)?.permissions().mode();
+    if dir_mode & 0o200 == 0 {
+        fs::set_permissions(&dir, Permissions::from_mode((dir_mode | 0o700) & 0o7777))?;
+    }
     let written = (|| {
         let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&staged)?;
         file.write_all(bytes)?;
@@ -275,6 +281,9 @@ fn put_bytes(work_tree: &Path, relative: &Path, bytes: &[u8], mode: u32) -> std:
     })();
     if written.is_err() {
         let _ = fs::remove_file(&staged);
+    }
+    if dir_mode & 0o200 == 0 {
+        fs::set_permissions(&dir, Permissions::from_mode(dir_mode & 0o7777))?;
     }
     written
 }

@@ -1467,3 +1467,21 @@ fn repro_commands_run_sandboxed_unless_explicitly_unsandboxed() {
     git(&sandbox.repo(), &["checkout", "--", "README.md"]);
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_planted_files_directory_made_read_only_is_still_restored() {
+    // Restoring renames a new file into the directory, which needs its write permission. (Run
+    // as root, as CI is, the kernel grants it anyway: this test bites for other users.)
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let reviewer = sandbox.script("chmod.sh", "chmod a-w src; echo '[]'");
+    let output =
+        sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    let src = sandbox.repo().join("src");
+    let mode = std::fs::metadata(&src).unwrap().permissions().mode();
+    // Writable again for the checks and the temporary directory's removal.
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(mode & 0o222, 0, "the directory keeps the mode the reviewer gave it");
+    assert_untouched(&sandbox, &before);
+}
