@@ -44,19 +44,44 @@ pub(super) fn first_location(text: &str) -> Option<(String, u32)> {
     text.lines().find_map(|line| locations(line).into_iter().next().map(|(file, number, _)| (file, number)))
 }
 
+/// The longest text a prose finding keeps from its line, in bytes. A line longer than this
+/// (a reviewer that prints thousands of locations on one line) contributes an excerpt around
+/// each location, so time and memory stay linear in the output's size.
+const MAX_LINE_TEXT: usize = 400;
+
 /// The finding's text: its line, plus the next non-empty line when the line holds little
 /// besides the location (`src/a.rs:12:` followed by the explanation).
 fn describe(lines: &[&str], index: usize, span: (usize, usize)) -> String {
-    let line = lines[index].trim();
-    let raw = lines[index];
-    let rest: String = raw[..span.0].chars().chain(raw[span.1..].chars()).collect();
-    if rest.chars().filter(|c| c.is_alphabetic()).count() >= 3 {
-        return line.to_string();
+    let (line, span) = excerpt(lines[index], span);
+    let words = line[..span.0].chars().chain(line[span.1..].chars()).filter(|c| c.is_alphabetic());
+    let text = line.trim();
+    if words.take(3).count() >= 3 {
+        return text.to_string();
     }
     match lines[index + 1..].iter().map(|l| l.trim()).find(|l| !l.is_empty()) {
-        Some(next) => format!("{line}\n{next}"),
-        None => line.to_string(),
+        Some(next) => {
+            let (next, _) = excerpt(next, (0, 0));
+            format!("{text}\n{}", next.trim())
+        }
+        None => text.to_string(),
     }
+}
+
+/// At most [`MAX_LINE_TEXT`] bytes of `line` around `span`, and `span` within the excerpt.
+fn excerpt(line: &str, span: (usize, usize)) -> (&str, (usize, usize)) {
+    if line.len() <= MAX_LINE_TEXT {
+        return (line, span);
+    }
+    let before = (MAX_LINE_TEXT.saturating_sub(span.1 - span.0)) / 3;
+    let mut start = span.0.saturating_sub(before);
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + MAX_LINE_TEXT).max(span.1).min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&line[start..end], (span.0 - start, span.1 - start))
 }
 
 /// Every `path.ext:LINE` in one line: the path, the line number and the byte span of both.
@@ -106,6 +131,33 @@ mod tests {
         let found = locations("see src/lib.rs:42:7 and https://example.com:443 at 12.5:30 or x.py:0");
         let simple: Vec<_> = found.iter().map(|(f, l, _)| (f.as_str(), *l)).collect();
         assert_eq!(simple, [("src/lib.rs", 42)]);
+    }
+
+    #[test]
+    fn a_long_line_gives_each_location_a_bounded_excerpt_of_it() {
+        let line: String = (1..=3000).map(|n| format!("x.py:{n} ")).collect();
+        let parsed = parse(&format!("{line}\nwhy: `<` should be `<=`\n"));
+        assert_eq!(parsed.findings.len(), 3000);
+        assert!(
+            parsed.findings.iter().all(|f| f.text.len() <= MAX_LINE_TEXT + 40),
+            "every text is an excerpt"
+        );
+        let last = parsed.findings.last().unwrap();
+        assert_eq!(last.line, Some(3000));
+        assert!(last.text.contains("x.py:3000"), "the excerpt holds its own location: {}", last.text);
+        assert!(parsed.findings[0].text.starts_with("x.py:1 x.py:2"));
+        assert!(
+            last.text.ends_with("why: `<` should be `<=`"),
+            "a location with no words takes the next line"
+        );
+    }
+
+    #[test]
+    fn an_excerpt_never_splits_a_character() {
+        let line = format!("{}a.rs:7 {}", "é".repeat(500), "ü".repeat(500));
+        let (text, span) = excerpt(&line, (1000, 1006));
+        assert!(text.len() <= MAX_LINE_TEXT);
+        assert_eq!(&text[span.0..span.1], "a.rs:7");
     }
 
     #[test]

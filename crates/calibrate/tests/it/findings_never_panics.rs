@@ -54,8 +54,8 @@ fn deep_nesting_and_huge_lines_do_not_overflow_or_stall() {
     let parsed = parse_findings(&unbalanced);
     assert!(parsed.findings.is_empty());
     assert!(
-        parsed.warnings.iter().any(|w| w.contains("stopped looking for embedded JSON")),
-        "{:?}",
+        parsed.warnings.is_empty(),
+        "the scan reads it all and has nothing to say: {:?}",
         parsed.warnings
     );
     let long_line = format!("{}src/a.rs:7 bug", "x".repeat(1_000_000));

@@ -8,5 +8,6 @@ mod http_server;
 mod judge;
 mod judge_cases;
 mod judge_http;
+mod pathological;
 mod report;
 mod util;
