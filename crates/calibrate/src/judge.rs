@@ -305,6 +305,14 @@ pub enum JudgeError {
     /// A labelled set of judge cases could not be read.
     #[error("cannot read the judge cases")]
     Cases(#[source] serde_yaml::Error),
+    /// A labelled set of judge cases is shaped so that it was not deserialized.
+    #[error("cannot read the judge cases: line {line}: {message}")]
+    CasesShape {
+        /// The 1-based line where the problem starts.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// A judge backend (an HTTP provider, for instance) failed.
     #[error("judge {judge}: {message}")]
     Backend {

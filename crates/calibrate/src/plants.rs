@@ -2,6 +2,7 @@
 //! from a plants file; either way a plant is one whole source line replaced by another, so
 //! applying, describing and reporting it is the same for both.
 
+use crate::input::{self, InputError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -123,6 +124,9 @@ pub(crate) struct PlantSpec {
     pub(crate) operator: Option<String>,
 }
 
+/// The largest plants file revcal reads: 16 MiB, about 50,000 entries.
+pub const MAX_PLANTS_FILE_BYTES: u64 = 16 << 20;
+
 /// A plants file that cannot be used, with the file and the entry at fault.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -162,10 +166,18 @@ pub enum PlantError {
 
 /// Reads a JSON or YAML plants file (JSON when it ends in `.json`, else YAML, which also
 /// reads JSON).
+///
+/// The file may hold at most [`MAX_PLANTS_FILE_BYTES`] and nest at most
+/// [`MAX_NESTING`](crate::input::MAX_NESTING) levels; both are checked before the deserializer
+/// runs.
 pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| PlantError::Read { path: path.to_path_buf(), source })?;
     let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
+    let text = match input::read_text(path, MAX_PLANTS_FILE_BYTES) {
+        Ok(text) => text,
+        Err(InputError::Io(source)) => return Err(PlantError::Read { path: path.to_path_buf(), source }),
+        Err(other) => return Err(syntax(other.to_string())),
+    };
+    input::check_nesting(&text).map_err(|(line, message)| syntax(format!("line {line}: {message}")))?;
     if path.extension().is_some_and(|ext| ext == "json") {
         serde_json::from_str(&text)
             .map_err(|e| syntax(format!("line {} column {}: {e}", e.line(), e.column())))

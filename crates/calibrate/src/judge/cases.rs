@@ -40,7 +40,10 @@ impl JudgeCase {
 }
 
 /// Reads a labelled set (a YAML or JSON list of [`JudgeCase`]s).
+///
+/// A set nested deeper than 64 levels is refused before it is deserialized.
 pub fn parse_judge_cases(text: &str) -> Result<Vec<JudgeCase>, JudgeError> {
+    crate::input::check_nesting(text).map_err(|(line, message)| JudgeError::CasesShape { line, message })?;
     serde_yaml::from_str(text).map_err(JudgeError::Cases)
 }
 
@@ -169,5 +172,18 @@ fn summarise(outcomes: Vec<CaseOutcome>) -> JudgeCalibration {
         errors: outcomes.iter().filter(|o| o.verdict.is_none()).count(),
         per_kind,
         outcomes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_nested_past_the_limit_is_refused_at_its_line() {
+        let deep = format!("- id: a\n  plant: {}", "[".repeat(100_000));
+        let error = parse_judge_cases(&deep).unwrap_err();
+        assert!(matches!(error, JudgeError::CasesShape { line: 2, .. }), "{error:?}");
+        assert!(error.to_string().contains("nested deeper than 64 levels"), "{error}");
     }
 }

@@ -247,3 +247,37 @@ fn judge_agreement_is_measured_without_witnesses_too() {
     assert_eq!(report.judge_agreement, Some(1.0));
     assert!(report.gate_pass);
 }
+
+#[test]
+fn a_plants_file_nested_past_the_limit_is_refused_before_it_is_deserialized() {
+    // 100,000 levels took serde_yaml 15 s; the nesting is now checked on the parser's events.
+    let (dir, repo, _plants) = python_repo();
+    let deep = dir.path().join("deep.yaml");
+    std::fs::write(&deep, format!("- file: src/calc.py\n  line: {}\n", "[".repeat(100_000))).unwrap();
+    let error = Calibration::builder()
+        .dir(&repo)
+        .review_cmd("echo '[]'")
+        .plants_file(&deep)
+        .scorer(ScorerKind::Repro)
+        .run()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("deep.yaml") && message.contains("line 2: nested deeper than 64 levels"),
+        "{message}"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_plants_file_past_the_size_limit_is_refused_naming_the_limit() {
+    let (_dir, repo, _plants) = python_repo();
+    let error = Calibration::builder()
+        .dir(&repo)
+        .review_cmd("echo '[]'")
+        .plants_file("/dev/zero")
+        .scorer(ScorerKind::Repro)
+        .run()
+        .unwrap_err();
+    assert!(error.to_string().contains("/dev/zero: larger than the limit of 16 MiB"), "{error}");
+}
