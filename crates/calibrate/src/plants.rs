@@ -208,7 +208,9 @@ pub(crate) fn resolve_specs(
         let relative = normalise(&spec.file)
             .ok_or_else(|| entry_error("`file` must be a path inside the repository".into()))?;
         if !cache.contains_key(&relative) {
-            let text = std::fs::read_to_string(work_tree.join(&relative))
+            // The largest file planted in is the mutation engine's.
+            let limit = revcal_mutate::Options::default().max_file_bytes as u64;
+            let text = input::read_text(&work_tree.join(&relative), limit)
                 .map_err(|e| entry_error(format!("cannot read the file: {e}")))?;
             cache.insert(relative.clone(), text);
         }

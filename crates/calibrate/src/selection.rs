@@ -16,10 +16,10 @@ pub(crate) fn select_plants(
     let options = revcal_mutate::Options::default();
     let mut candidates = Vec::new();
     for target in targets {
-        let source = match std::fs::read_to_string(work_tree.join(target)) {
+        let source = match crate::input::read_text(&work_tree.join(target), options.max_file_bytes as u64) {
             Ok(source) => source,
             Err(error) => {
-                tracing::warn!(file = %target, %error, "skipped: cannot read the target as UTF-8 text");
+                tracing::warn!(file = %target, %error, "skipped: the target cannot be mutated");
                 continue;
             }
         };

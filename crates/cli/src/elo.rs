@@ -195,24 +195,20 @@ impl LedgerPath {
     }
 }
 
-/// Reads a file, or standard input for `-`.
-fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    use anyhow::Context;
-    use std::io::Read;
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut bytes).context("cannot read standard input")?;
-        Ok(bytes)
-    } else {
-        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-    }
+/// The largest file `revcal elo ingest` reads (and the largest receipts file it verifies):
+/// 512 MiB, about 850,000 signed messages. Split a larger stream into several files.
+pub(crate) const MAX_STREAM_BYTES: u64 = 512 << 20;
+/// The largest key file.
+const MAX_KEY_FILE_BYTES: u64 = 64 << 10;
+
+/// Reads a file, or standard input for `-`, refusing it past `limit` bytes.
+fn read_input(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    crate::input::read_bounded(path, limit)
 }
 
-/// Reads a UTF-8 text input, naming the file on error.
-fn read_text(path: &Path) -> anyhow::Result<String> {
-    String::from_utf8(read_input(path)?).map_err(|error| {
-        anyhow::anyhow!("{}: not UTF-8 text (byte {})", display(path), error.utf8_error().valid_up_to())
-    })
+/// Reads a UTF-8 text input of at most `limit` bytes, naming the file on error.
+fn read_text(path: &Path, limit: u64) -> anyhow::Result<String> {
+    crate::input::read_text(path, limit)
 }
 
 /// A path as users typed it, `-` shown as standard input.
@@ -222,7 +218,7 @@ fn display(path: &Path) -> String {
 
 /// Loads a key file, naming it on error.
 fn load_key_file(path: &Path) -> anyhow::Result<revcal_elo::KeyFile> {
-    let text = read_text(path)?;
+    let text = read_text(path, MAX_KEY_FILE_BYTES)?;
     revcal_elo::KeyFile::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", display(path)))
 }
 

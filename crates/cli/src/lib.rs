@@ -23,6 +23,7 @@ mod calibrate;
 mod demo;
 mod elo;
 mod exit;
+mod input;
 mod judge;
 mod library;
 mod mutate;

@@ -69,4 +69,4 @@ pub use message::{
 };
 pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
 pub use receipt::{Receipt, ReceiptError, ReceiptReview, verify_receipt, verify_receipt_value};
-pub use signed::{MessageError, SignedMessage, sign_value};
+pub use signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage, sign_value};

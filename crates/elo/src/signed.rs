@@ -45,6 +45,12 @@ pub enum MessageError {
         /// The id of the key.
         expected: AgentId,
     },
+    /// The message is longer than [`MAX_MESSAGE_BYTES`]; it was not parsed.
+    #[error("the message is {bytes} bytes, more than the limit of {} MiB", MAX_MESSAGE_BYTES >> 20)]
+    TooLarge {
+        /// The message's length in bytes.
+        bytes: usize,
+    },
     /// The signature does not verify over the canonical message.
     #[error("`sig`: the signature does not verify: the message was altered or signed with another key")]
     BadSignature,
@@ -59,9 +65,10 @@ impl MessageError {
             MessageError::Key(KeyError::Base64 { field, .. } | KeyError::Length { field, .. })
             | MessageError::Key(KeyError::BadPublicKey { field }) => Some((*field).to_owned()),
             MessageError::Key(_) => None,
-            MessageError::Unsigned | MessageError::UnsignedQuery | MessageError::BadSignature => {
-                Some("sig".to_owned())
-            }
+            MessageError::Unsigned
+            | MessageError::UnsignedQuery
+            | MessageError::BadSignature
+            | MessageError::TooLarge { .. } => Some("sig".to_owned()),
             MessageError::WrongSender { .. } => Some("from".to_owned()),
         }
     }
@@ -82,6 +89,16 @@ pub struct SignedMessage {
     signed_bytes: Vec<u8>,
 }
 
+/// The longest protocol message revcal reads, in bytes: 1 MiB. A longer line is refused
+/// before it is parsed (RFC-001's messages are a few hundred bytes; a review's text rarely
+/// passes a few kilobytes).
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+/// Refuses a text longer than [`MAX_MESSAGE_BYTES`].
+pub(crate) fn check_size(text: &str) -> Result<(), MessageError> {
+    if text.len() > MAX_MESSAGE_BYTES { Err(MessageError::TooLarge { bytes: text.len() }) } else { Ok(()) }
+}
+
 impl SignedMessage {
     /// Parses one message (one JSONL line) and checks everything about it that does not
     /// depend on the ledger: JSON, fields, `from` against `pubkey`, and the signature.
@@ -92,6 +109,7 @@ impl SignedMessage {
     /// As [`SignedMessage::parse`], reusing public keys already decoded in `keys` (decoding
     /// a key is a square root on the curve; a stream of messages has few distinct senders).
     pub(crate) fn parse_with(text: &str, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
+        check_size(text)?;
         let value = parse_strict(text).map_err(MessageError::json)?;
         SignedMessage::checked(value, Check::Signature, keys)
     }

@@ -25,15 +25,26 @@ pub struct CalibrationExample {
     pub line: usize,
 }
 
+/// The largest calibration dataset read: 64 MiB of JSON lines.
+pub const MAX_DATASET_BYTES: u64 = 64 << 20;
+
 /// Why a dataset could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DatasetError {
+    /// The file is larger than [`MAX_DATASET_BYTES`]; nothing past the limit was read.
+    #[error("calibration dataset `{}` is larger than the limit of {} MiB", path.display(), MAX_DATASET_BYTES >> 20)]
+    TooLarge {
+        /// The dataset file.
+        path: PathBuf,
+    },
     /// The file could not be read.
     #[error("cannot read calibration dataset `{}`: {source}", path.display())]
     Io {
         /// The dataset file.
         path: PathBuf,
         /// What the operating system said.
+        #[source]
         source: std::io::Error,
     },
     /// A line is not a valid example.
@@ -81,8 +92,17 @@ pub enum CorrelationError {
 
 /// Reads a dataset file.
 pub fn load_dataset(path: &Path) -> Result<Vec<CalibrationExample>, DatasetError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| DatasetError::Io { path: path.to_path_buf(), source })?;
+    use std::io::Read;
+    let io = |source| DatasetError::Io { path: path.to_path_buf(), source };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_DATASET_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_DATASET_BYTES {
+        return Err(DatasetError::TooLarge { path: path.to_path_buf() });
+    }
     parse_dataset(&text, path)
 }
 
@@ -246,6 +266,13 @@ fn pearson(a: &[f64], b: &[f64]) -> Result<f64, CorrelationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dataset_past_the_limit_is_refused_without_reading_past_it() {
+        let error = load_dataset(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(error, DatasetError::TooLarge { .. }), "{error:?}");
+        assert!(error.to_string().contains("larger than the limit of 64 MiB"), "{error}");
+    }
 
     #[test]
     fn ties_share_their_average_rank() {

@@ -54,8 +54,8 @@ mod walk;
 mod yaml;
 
 pub use dataset::{
-    CORRELATION_TARGET, CalibrationExample, CorrelationError, DatasetError, calibration_correlation,
-    check_against, criterion_correlations, load_dataset, local_path, parse_dataset,
+    CORRELATION_TARGET, CalibrationExample, CorrelationError, DatasetError, MAX_DATASET_BYTES,
+    calibration_correlation, check_against, criterion_correlations, load_dataset, local_path, parse_dataset,
 };
 pub use diagnostic::{Diagnostic, RelatedLocation};
 pub use error::RepoError;

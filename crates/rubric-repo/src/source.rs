@@ -55,13 +55,15 @@ pub(crate) fn read_text(path: &Path) -> Result<String, FileProblem> {
     decode(bytes)
 }
 
+/// `size` is the file's size when known, or what was read before the limit stopped it.
 fn too_large(size: u64) -> FileProblem {
+    let size = if size > MAX_FILE_BYTES + 1 {
+        format!("file is {:.1} MiB", size as f64 / 1048576.0)
+    } else {
+        "file is larger than the limit".to_owned()
+    };
     FileProblem::at_start(
-        format!(
-            "file is {:.1} MiB; rubric files are limited to {} KiB",
-            size as f64 / 1048576.0,
-            MAX_FILE_BYTES / 1024
-        ),
+        format!("{size}; rubric files are limited to {} MiB", MAX_FILE_BYTES >> 20),
         Some("a rubric is a few kilobytes of YAML; is this the right file?"),
         false,
     )

@@ -26,8 +26,10 @@ pub(crate) fn run(
     style: &Style,
 ) -> Result<ExitCode> {
     // Read every file first: a missing file is an I/O error (exit 2) before anything is stored.
-    let inputs: Vec<(String, Vec<u8>)> =
-        files.iter().map(|path| Ok((display(path), read_input(path)?))).collect::<Result<_>>()?;
+    let inputs: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|path| Ok((display(path), read_input(path, super::MAX_STREAM_BYTES)?)))
+        .collect::<Result<_>>()?;
     let mut ledger = ledger.open_or_create()?;
     let mut stored = 0usize;
     let mut scored = 0usize;

@@ -40,7 +40,7 @@ pub(crate) fn keygen(out: &Path, force: bool) -> Result<ExitCode> {
 pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
     let keypair =
         load_key_file(key)?.keypair().map_err(|error| anyhow::anyhow!("{}: {error}", key.display()))?;
-    let text = read_text(message)?;
+    let text = read_text(message, revcal_elo::MAX_MESSAGE_BYTES as u64)?;
     let mut value = match revcal_elo::parse_strict(&text) {
         Ok(value) => value,
         Err(error) => return Ok(invalid(message, &format!("not valid JSON: {error}"))),

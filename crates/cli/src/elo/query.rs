@@ -92,7 +92,7 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
     let key = load_key_file(issuer_key)?
         .public()
         .map_err(|error| anyhow::anyhow!("{}: {error}", issuer_key.display()))?;
-    let text = read_text(file)?;
+    let text = read_text(file, super::MAX_STREAM_BYTES)?;
     let name = display(file);
     let results: Vec<(String, Result<revcal_elo::Receipt, String>)> = match revcal_elo::parse_strict(&text) {
         Err(error) => vec![(name.clone(), Err(format!("not valid JSON: {error}")))],

@@ -6,6 +6,9 @@ mod select;
 
 pub(crate) use rubric::{RubricCalibrateArgs, run as rubric_calibrate};
 
+/// The largest judge-cases file `revcal judge calibrate --cases` reads.
+const MAX_CASES_FILE_BYTES: u64 = 16 << 20;
+
 pub(crate) use select::{JudgeFlags, ProviderArg, SETUP_HINT};
 
 use crate::output::{emit, outln};
@@ -120,8 +123,7 @@ fn calibrate(args: &CalibrateJudgeArgs, style: &Style) -> anyhow::Result<ExitCod
     }
     let cases: Vec<JudgeCase> = match &args.cases {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let text = crate::input::read_text(path, MAX_CASES_FILE_BYTES)?;
             parse_judge_cases(&text)
                 .with_context(|| format!("{} is not a list of judge cases", path.display()))?
         }

@@ -1,10 +1,13 @@
 //! Settings: the `[mutate]` table of `revcal.toml`, overridden by command-line flags.
 
 use super::{MutateArgs, check_operators, parse_categories};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use revcal_mutate::Options;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+
+/// The largest `revcal.toml` read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The `[mutate]` table: the same switches as the flags.
 #[derive(Debug, Default, Deserialize)]
@@ -63,7 +66,7 @@ impl Settings {
 
 /// Reads the `[mutate]` table; other tables belong to other commands and are ignored.
 fn read(path: &Path) -> Result<MutateTable> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::input::read_text(path, MAX_CONFIG_BYTES)?;
     let mut document: toml::Table =
         toml::from_str(&text).map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
     let Some(table) = document.remove("mutate") else { return Ok(MutateTable::default()) };

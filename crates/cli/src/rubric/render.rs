@@ -157,8 +157,15 @@ struct SourceCache {
 impl SourceCache {
     fn line(&mut self, file: &Path, line: usize) -> Option<&str> {
         let lines = self.files.entry(file.to_path_buf()).or_insert_with(|| {
-            let text = std::fs::read(file).ok()?;
-            let text = String::from_utf8(text).ok()?;
+            // No more than the linter read: a file past its limit has no lines to show.
+            use std::io::Read;
+            let mut bytes = Vec::new();
+            let limit = revcal_rubric_repo::MAX_FILE_BYTES;
+            std::fs::File::open(file).ok()?.take(limit + 1).read_to_end(&mut bytes).ok()?;
+            if bytes.len() as u64 > limit {
+                return None;
+            }
+            let text = String::from_utf8(bytes).ok()?;
             Some(text.lines().map(str::to_owned).collect())
         });
         lines.as_ref()?.get(line.checked_sub(1)?).map(String::as_str)

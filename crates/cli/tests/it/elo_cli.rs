@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod limits;
 mod rfc;
 
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {

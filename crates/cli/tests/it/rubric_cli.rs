@@ -420,3 +420,12 @@ fn the_rubric_sessions_in_the_docs_are_real_runs() {
     }
     assert!(checked >= 1, "the focus-area sessions are in the docs ({checked} found)");
 }
+
+#[test]
+fn lint_of_an_endless_file_reads_no_further_than_the_limit() {
+    // The diagnostic renderer used to re-read the whole file to show its line: 13 GB for /dev/zero.
+    let output = revcal(&["rubric", "lint", "/dev/zero"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(text.contains("/dev/zero") && text.contains("1 MiB"), "{text}");
+}

@@ -67,6 +67,9 @@ impl Ledger {
     /// answers `REVIEW_LEADERBOARD`, signed or not (`{"type": "REVIEW_LEADERBOARD"}` alone
     /// is a query), with a signed `REVIEW_LEADERBOARD_RESULT`.
     pub fn handle(&mut self, text: &str) -> Result<Response, LedgerError> {
+        if let Err(error) = crate::signed::check_size(text) {
+            return Ok(Response::invalid(&error));
+        }
         let Ok(value) = parse_strict(text) else {
             // Not JSON: parse again for the error with its position.
             return Ok(match SignedMessage::parse(text) {
