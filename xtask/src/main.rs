@@ -5,9 +5,11 @@
 //! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
 //! - `ci`: run `.ci/run`, exactly what CI runs.
 //! - `bench [rubrics|mutate|calibrate|elo|score]`: run a benchmark; each prints its baseline and ratio.
+//! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`.
 
 mod bench_calibrate;
 mod bench_mutate;
+mod fuzz;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -26,7 +28,9 @@ tasks:
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
                      `cargo mutants --list --workspace` and mutmut's generator (Python files)
-                     when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios";
+                     when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
+  fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
+                     message, mutate) S seconds each (default 600); needs cargo-fuzz";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,6 +63,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
+        Some("fuzz") => fuzz::run(&root, &rest),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -101,7 +101,7 @@ pub use judge::{
     JudgeRequest, JudgeUsage, JudgedFinding, KindScore, LlmJudge, MODEL_VARIABLE, PROVIDER_VARIABLE,
     Provider, Verdict, VerdictCache, calibrate_judge, parse_judge_cases, shipped_judge_cases,
 };
-pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError};
+pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
     CategoryScore, ControlOutcome, Controls, Gates, Interval, JudgeChecks, PlantOutcome, PlantStatus, Report,
     ReportBuilder, ReportError, TrialOutcome, TrialRecord, render_html, render_human, render_junit,

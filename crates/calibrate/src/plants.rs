@@ -171,19 +171,43 @@ pub enum PlantError {
 /// [`MAX_NESTING`](crate::input::MAX_NESTING) levels; both are checked before the deserializer
 /// runs.
 pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
-    let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
     let text = match input::read_text(path, MAX_PLANTS_FILE_BYTES) {
         Ok(text) => text,
         Err(InputError::Io(source)) => return Err(PlantError::Read { path: path.to_path_buf(), source }),
-        Err(other) => return Err(syntax(other.to_string())),
+        Err(other) => return Err(PlantError::Syntax { path: path.to_path_buf(), message: other.to_string() }),
     };
-    input::check_nesting(&text).map_err(|(line, message)| syntax(format!("line {line}: {message}")))?;
+    specs_from_text(&text, path)
+}
+
+/// The entries of a plants file's text; `path` names it in errors and, by its extension,
+/// chooses JSON or YAML.
+fn specs_from_text(text: &str, path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
+    let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
+    if text.len() as u64 > MAX_PLANTS_FILE_BYTES {
+        return Err(syntax(format!("larger than the limit of {} MiB", MAX_PLANTS_FILE_BYTES >> 20)));
+    }
+    input::check_nesting(text).map_err(|(line, message)| syntax(format!("line {line}: {message}")))?;
     if path.extension().is_some_and(|ext| ext == "json") {
-        serde_json::from_str(&text)
+        serde_json::from_str(text)
             .map_err(|e| syntax(format!("line {} column {}: {e}", e.line(), e.column())))
     } else {
-        serde_yaml::from_str(&text).map_err(|e| syntax(e.to_string()))
+        serde_yaml::from_str(text).map_err(|e| syntax(e.to_string()))
     }
+}
+
+/// Checks the text of a plants file as `--plants-file` reads it (size, nesting, syntax,
+/// fields) without a repository, and returns the number of entries. `path` names the file
+/// in errors; it is JSON when it ends in `.json`, else YAML. Whether each entry's `original`
+/// matches its line is checked only against a work tree, when the run starts.
+///
+/// ```
+/// use std::path::Path;
+/// let text = "- {file: src/a.py, line: 3, original: 'a < b', mutated: 'a <= b'}\n";
+/// assert_eq!(revcal_calibrate::check_plants_text(text, Path::new("plants.yaml")).unwrap(), 1);
+/// assert!(revcal_calibrate::check_plants_text("- {line: 3}", Path::new("plants.yaml")).is_err());
+/// ```
+pub fn check_plants_text(text: &str, path: &Path) -> Result<usize, PlantError> {
+    specs_from_text(text, path).map(|specs| specs.len())
 }
 
 /// Checks every entry against the work tree and turns it into a [`Plant`]. An entry whose

@@ -1,0 +1,28 @@
+//! Every file the fuzzers kept in `fuzz/corpus/<target>/` goes through its target again, on
+//! the stable toolchain, in an ordinary `cargo test`.
+
+use std::path::PathBuf;
+
+fn corpus(target: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
+}
+
+#[test]
+fn every_corpus_file_replays_through_its_target() {
+    for (name, target) in revcal_fuzz_targets::TARGETS {
+        let dir = corpus(name);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "{}: the corpus is empty", dir.display());
+        for file in files {
+            let data = std::fs::read(&file).unwrap();
+            if let Err(panic) = std::panic::catch_unwind(|| target(&data)) {
+                let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+                panic!("{name}: {} fails: {message}", file.display());
+            }
+        }
+    }
+}
