@@ -60,15 +60,14 @@ impl MessageError {
     /// The field at fault, when there is one.
     pub fn field(&self) -> Option<String> {
         match self {
-            MessageError::Json { .. } => None,
+            MessageError::Json { .. } | MessageError::TooLarge { .. } => None,
             MessageError::Field(error) => Some(error.field.clone()),
             MessageError::Key(KeyError::Base64 { field, .. } | KeyError::Length { field, .. })
             | MessageError::Key(KeyError::BadPublicKey { field }) => Some((*field).to_owned()),
             MessageError::Key(_) => None,
-            MessageError::Unsigned
-            | MessageError::UnsignedQuery
-            | MessageError::BadSignature
-            | MessageError::TooLarge { .. } => Some("sig".to_owned()),
+            MessageError::Unsigned | MessageError::UnsignedQuery | MessageError::BadSignature => {
+                Some("sig".to_owned())
+            }
             MessageError::WrongSender { .. } => Some("from".to_owned()),
         }
     }

@@ -18,6 +18,7 @@ fn handle_answers_an_endless_input_with_a_rejection_naming_the_limit() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let response = json_out(&output);
     assert_eq!(response["code"], "invalid", "{response}");
+    assert!(response["field"].is_null(), "no field is at fault: {response}");
     let reason = response["reason"].as_str().unwrap();
     assert!(reason.contains("more than the limit of 1 MiB"), "{reason}");
 }
