@@ -1,11 +1,14 @@
 //! "Did you mean" suggestions for misspelt names.
 
 /// The candidate closest to `input` by edit distance, when it is close enough to be a
-/// plausible typo (at most a third of the longer name, and never more than 3 edits).
+/// plausible typo (at most a third of the longer name, and never more than 3 edits); else
+/// the candidate that shares the longest start with it, when that start is at least six
+/// characters (another form of the same word: `concision` for `conciseness`).
 ///
 /// ```
 /// use revcal_rubric_model::suggest::closest;
 /// assert_eq!(closest("wieght", ["weight", "share", "threshold"]), Some("weight"));
+/// assert_eq!(closest("concision", ["accuracy", "conciseness"]), Some("conciseness"));
 /// assert_eq!(closest("colour", ["weight", "share"]), None);
 /// ```
 pub fn closest<'a, I>(input: &str, candidates: I) -> Option<&'a str>
@@ -13,16 +16,29 @@ where
     I: IntoIterator<Item = &'a str>,
 {
     let input_lower = input.to_lowercase();
-    candidates
-        .into_iter()
-        .filter(|candidate| *candidate != input)
-        .map(|candidate| (edit_distance(&input_lower, &candidate.to_lowercase()), candidate))
+    let candidates: Vec<&'a str> = candidates.into_iter().filter(|candidate| *candidate != input).collect();
+    let typo = candidates
+        .iter()
+        .map(|candidate| (edit_distance(&input_lower, &candidate.to_lowercase()), *candidate))
         .filter(|(distance, candidate)| {
             let longest = input.chars().count().max(candidate.chars().count());
             *distance <= (longest / 3).clamp(1, 3)
         })
         .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
+        .map(|(_, candidate)| candidate);
+    typo.or_else(|| {
+        candidates
+            .iter()
+            .map(|candidate| (common_start(&input_lower, &candidate.to_lowercase()), *candidate))
+            .filter(|(shared, _)| *shared >= 6)
+            .max_by_key(|(shared, _)| *shared)
+            .map(|(_, candidate)| candidate)
+    })
+}
+
+/// How many characters `a` and `b` share at their start.
+fn common_start(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 /// Optimal-string-alignment distance: insertions, deletions, substitutions and

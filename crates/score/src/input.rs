@@ -336,7 +336,11 @@ impl Reader {
                 "severity" => match &value.value {
                     Value::String(text) => issue.severity = Severity::parse(Some(text)),
                     Value::Null => issue.severity = Severity::Missing,
-                    _ => self.expected(&sub, value, "a severity (critical, major, minor, high or low)"),
+                    _ => self.expected(
+                        &sub,
+                        value,
+                        "a severity (critical, major, minor, high, low, nit, info, style, ...)",
+                    ),
                 },
                 "line" => issue.line = self.line(value, &sub),
                 "location" => match &value.value {

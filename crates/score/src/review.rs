@@ -115,14 +115,19 @@ pub enum Severity {
 }
 
 impl Severity {
-    /// Reads a severity as a reviewer wrote it: case-insensitive, `high` = major,
-    /// `low` = minor, anything else [`Severity::Unrecognised`], `None` [`Severity::Missing`].
+    /// Reads a severity as a reviewer wrote it: case-insensitive, `high` = major; `low`,
+    /// `nit`, `nitpick`, `info`, `trivial`, `suggestion` and `style` = minor; anything else
+    /// [`Severity::Unrecognised`] (which blocks), `None` [`Severity::Missing`].
     pub fn parse(text: Option<&str>) -> Severity {
         let Some(text) = text else { return Severity::Missing };
         match text.trim().to_ascii_lowercase().as_str() {
             "critical" => Severity::Critical,
             "major" | "high" => Severity::Major,
-            "minor" | "low" => Severity::Minor,
+            // Words reviewers use for what should not block: suggestions, documented in
+            // docs/scoring.md.
+            "minor" | "low" | "nit" | "nitpick" | "info" | "trivial" | "suggestion" | "style" => {
+                Severity::Minor
+            }
             _ => Severity::Unrecognised(text.to_owned()),
         }
     }

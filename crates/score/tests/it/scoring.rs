@@ -116,6 +116,35 @@ fn a_minor_issue_is_a_suggestion_and_passes() {
 }
 
 #[test]
+fn nits_and_other_non_blocking_words_are_suggestions() {
+    for word in ["nit", "NIT", "nitpick", "info", "trivial", "suggestion", "Style", "low"] {
+        let mut review = all(9.0, Some(0.9));
+        review.issues.push(Issue::new(Severity::parse(Some(word)), "Rename tmp").at("a.rs", 3));
+        let evaluation = score(&code_review(), &review).unwrap();
+        assert_eq!(evaluation.verdict(), Verdict::Pass, "{word}");
+        assert_eq!(evaluation.suggestions.len(), 1, "{word}");
+    }
+    let mut review = all(9.0, Some(0.9));
+    review.issues.push(Issue::new(Severity::parse(Some("nitty")), "Rename tmp"));
+    assert_eq!(
+        score(&code_review(), &review).unwrap().verdict(),
+        Verdict::Fail,
+        "an unknown word still blocks"
+    );
+}
+
+#[test]
+fn a_criterion_written_in_another_form_of_its_word_gets_a_suggestion() {
+    let text = r#"{"rubric_scores": {"accuracy": 9, "completeness": 9, "clarity": 9, "concision": 9, "relevance": 9},
+                  "confidence": 0.9}"#;
+    let error = score(&code_review(), &single(text)).unwrap_err().to_string();
+    assert!(
+        error.contains("unknown criterion `concision`") && error.contains("did you mean `conciseness`?"),
+        "{error}"
+    );
+}
+
+#[test]
 fn low_or_missing_confidence_is_unclear() {
     let low = score(&code_review(), &all(9.0, Some(0.5))).unwrap();
     assert_eq!(low.verdict(), Verdict::Unclear);
