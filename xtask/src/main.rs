@@ -6,10 +6,12 @@
 //! - `ci`: run `.ci/run`, exactly what CI runs.
 //! - `bench [rubrics|mutate|calibrate|elo|score]`: run a benchmark; each prints its baseline and ratio.
 //! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`.
+//! - `man [OUT_DIR]`: write a man page per command.
 
 mod bench_calibrate;
 mod bench_mutate;
 mod fuzz;
+mod man;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -30,7 +32,8 @@ tasks:
                      `cargo mutants --list --workspace` and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
   fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
-                     message, mutate) S seconds each (default 600); needs cargo-fuzz";
+                     message, mutate) S seconds each (default 600); needs cargo-fuzz
+  man [OUT_DIR]      write a man page per command (default target/man)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,6 +67,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
         Some("fuzz") => fuzz::run(&root, &rest),
+        Some("man") => man::run(&root, &rest),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

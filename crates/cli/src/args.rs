@@ -73,6 +73,8 @@ pub(crate) enum Command {
     Elo(crate::elo::EloArgs),
     /// The built-in LLM judge: check the configured provider, measure it on labelled cases.
     Judge(crate::judge::JudgeArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::completions::CompletionsArgs),
 }
 
 impl Command {
@@ -86,6 +88,7 @@ impl Command {
             Command::Demo(_) => "demo",
             Command::Elo(_) => "elo",
             Command::Judge(_) => "judge",
+            Command::Completions(_) => "completions",
         }
     }
 }

@@ -94,6 +94,12 @@ Exit status:
   0  both calibrations ran and their reports were printed
   2  usage error, or the demo could not run (no cargo or git, a failed calibration)";
 
+/// `revcal completions`'s exit-code table, for `--help`.
+pub(crate) const COMPLETIONS_TABLE: &str = "\
+Exit status:
+  0  the script was printed
+  2  usage error (an unknown shell)";
+
 /// `revcal elo`'s exit-code table, for `--help`.
 pub(crate) const ELO_TABLE: &str = "\
 Exit status:

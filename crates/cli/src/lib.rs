@@ -20,6 +20,7 @@
 
 mod args;
 mod calibrate;
+mod completions;
 mod demo;
 mod elo;
 mod exit;
@@ -36,6 +37,13 @@ use args::{Cli, Command, ReviewCalibrationCli};
 use clap::Parser;
 use std::ffi::OsString;
 use std::process::ExitCode;
+
+/// The `revcal` command line as clap sees it: every command, flag and help text, for tools
+/// that generate documentation from it (`cargo xtask man` writes the man pages).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+}
 
 /// Runs `revcal` with these arguments (the first is the program name) and returns its exit
 /// code. Output goes to stdout and stderr as in the binary.
@@ -60,6 +68,7 @@ where
         Command::Demo(args) => demo::run(args, &style),
         Command::Elo(args) => elo::run(args, &style),
         Command::Judge(args) => judge::run(args, &style),
+        Command::Completions(args) => completions::run(&args),
     };
     finish(outcome, cli.color, error_code)
 }

@@ -88,3 +88,24 @@ fn every_command_documents_its_exit_codes_in_its_help() {
         }
     }
 }
+
+#[test]
+fn completions_are_printed_for_each_shell_and_an_unknown_shell_is_a_usage_error() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_revcal"))
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            script.contains("calibrate") && script.contains("review-cmd"),
+            "{shell}: every command and flag"
+        );
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
