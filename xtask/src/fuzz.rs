@@ -18,7 +18,8 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
         match *arg {
             "--time" => {
                 let value = rest.next().context("--time needs a number of seconds")?;
-                seconds = value.parse().with_context(|| format!("--time {value}: not a number of seconds"))?;
+                seconds =
+                    value.parse().with_context(|| format!("--time {value}: not a number of seconds"))?;
             }
             target if TARGETS.contains(&target) => chosen.push(target),
             other => bail!("unknown fuzz target `{other}`; the targets are {}", TARGETS.join(", ")),
@@ -27,7 +28,8 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
     if chosen.is_empty() {
         chosen.extend(TARGETS);
     }
-    let installed = Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
+    let installed =
+        Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
     if !installed {
         bail!("cargo fuzz is not installed: `cargo install cargo-fuzz --locked`");
     }

@@ -174,7 +174,9 @@ pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError
     let text = match input::read_text(path, MAX_PLANTS_FILE_BYTES) {
         Ok(text) => text,
         Err(InputError::Io(source)) => return Err(PlantError::Read { path: path.to_path_buf(), source }),
-        Err(other) => return Err(PlantError::Syntax { path: path.to_path_buf(), message: other.to_string() }),
+        Err(other) => {
+            return Err(PlantError::Syntax { path: path.to_path_buf(), message: other.to_string() });
+        }
     };
     specs_from_text(&text, path)
 }

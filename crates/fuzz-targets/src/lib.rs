@@ -35,7 +35,9 @@ pub const TARGETS: [(&str, Target); 6] = [
 pub fn rubric(data: &[u8]) {
     static LINTER: OnceLock<Option<Linter>> = OnceLock::new();
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let Some(linter) = LINTER.get_or_init(|| Linter::new().ok()) else { panic!("the linter cannot be built") };
+    let Some(linter) = LINTER.get_or_init(|| Linter::new().ok()) else {
+        panic!("the linter cannot be built")
+    };
     let report = linter.lint_sources(&[("fuzz.yaml", text)]);
     let lines = text.split('\n').count().max(1);
     for diagnostic in &report.diagnostics {
@@ -62,7 +64,9 @@ pub fn review(data: &[u8]) {
     let scorer = Scorer::new(&rubric).expect("the shipped rubric scores");
     let Ok(document) = parse_document(text, None) else { return };
     let evaluation = match &document.reviews {
-        Reviews::Single(review) => scorer.score(review, Some(text)).map(|e| serde_json::to_value(e).map(drop)),
+        Reviews::Single(review) => {
+            scorer.score(review, Some(text)).map(|e| serde_json::to_value(e).map(drop))
+        }
         Reviews::Council(members) => {
             scorer.score_council(members, Some(text)).map(|e| serde_json::to_value(e).map(drop))
         }
