@@ -85,20 +85,21 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
     let text = Source::new(source);
     let file = path.to_string_lossy().into_owned();
 
-    let walk::Found { regions, candidates, errors } = walk::walk(grammar, &text, &tree);
+    let walk::Found { regions, candidates, errors, too_deep } = walk::walk(grammar, &text, &tree);
 
+    let warning = |byte: usize, message: String| {
+        let (line, column) = text.line_column(byte);
+        Warning { file: file.clone(), line, column, message }
+    };
+    let syntax = "syntax error: tree-sitter cannot parse this region, so nothing in it is mutated";
+    let deep = format!(
+        "nested deeper than {} syntax-tree levels: nothing below this depth is mutated",
+        walk::MAX_MUTATION_DEPTH
+    );
     let warnings: Vec<Warning> = errors
         .iter()
-        .map(|&byte| {
-            let (line, column) = text.line_column(byte);
-            Warning {
-                file: file.clone(),
-                line,
-                column,
-                message: "syntax error: tree-sitter cannot parse this region, so nothing in it is mutated"
-                    .into(),
-            }
-        })
+        .map(|&byte| warning(byte, syntax.to_owned()))
+        .chain(too_deep.iter().map(|&byte| warning(byte, deep.clone())))
         .collect();
     for warning in &warnings {
         // Returned to the caller, who decides how to show it; logged for library users.

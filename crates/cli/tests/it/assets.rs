@@ -79,6 +79,10 @@ fn every_published_crate_carries_the_repositorys_license_files() {
     let mut checked = 0;
     for entry in std::fs::read_dir(&crates).unwrap() {
         let krate = entry.unwrap().path();
+        let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).unwrap();
+        if manifest.lines().any(|line| line.replace(' ', "") == "publish=false") {
+            continue;
+        }
         for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
             assert_same(&krate.join(license), &repository().join(license));
             checked += 1;

@@ -25,6 +25,9 @@ pub(super) struct Reparse<'a> {
     grammar: &'static Grammar,
     /// Whether each unit (by byte range) parses cleanly on its own, unmutated.
     unit_baselines: HashMap<(usize, usize), bool>,
+    /// The nodes from the root down to the last candidate checked (see
+    /// [`Reparse::scope_around`]).
+    chain: Vec<Node<'a>>,
     tree: &'a Tree,
     source: &'a Source<'a>,
     baseline_errors: usize,
@@ -45,6 +48,7 @@ impl<'a> Reparse<'a> {
             unit_parser,
             grammar,
             unit_baselines: HashMap::new(),
+            chain: Vec::new(),
             tree,
             source,
             // Counted over the whole tree: the walk does not look inside skipped test items.
@@ -89,16 +93,29 @@ impl<'a> Reparse<'a> {
         if self.baseline_errors > 0 && !self.grammar.verify_rejections {
             return None;
         }
-        // The nodes from the root down to the candidate's, found in one descent: asking each
-        // node for its parent would descend from the root again every time.
-        let root = self.tree.root_node();
-        let target = root.descendant_for_byte_range(candidate.start, candidate.end)?;
-        let mut ancestors = Vec::with_capacity(32);
-        let mut current = root;
-        while current.id() != target.id() {
-            ancestors.push(current);
-            current = current.child_with_descendant(target)?;
+        // The nodes from the root down to the candidate's. Asking each node for its parent
+        // would descend from the root again every time; descending from the root for every
+        // candidate costs the depth each time (8,000 nested arrays: 32 million steps). The
+        // candidates come in document order, so the previous candidate's chain is kept and
+        // cut back to the deepest node that still holds this one, and the descent starts there.
+        while self
+            .chain
+            .last()
+            .is_some_and(|node| !(node.start_byte() <= candidate.start && candidate.end <= node.end_byte()))
+        {
+            self.chain.pop();
         }
+        if self.chain.is_empty() {
+            self.chain.push(self.tree.root_node());
+        }
+        let base = *self.chain.last()?;
+        let target = base.descendant_for_byte_range(candidate.start, candidate.end)?;
+        let mut current = base;
+        while current.id() != target.id() {
+            current = current.child_with_descendant(target)?;
+            self.chain.push(current);
+        }
+        let mut depth = self.chain.len() - 1;
         let mut node = target;
         loop {
             let unit_kind = match self.grammar.units.iter().find(|kind| **kind == node.kind()) {
@@ -124,13 +141,21 @@ impl<'a> Reparse<'a> {
                     return Some(Scope::Unit(unit));
                 }
             }
-            let parent = ancestors.pop()?;
+            depth = depth.checked_sub(1)?;
+            let parent = self.chain[depth];
             if let Some(&list) = self.grammar.statement_lists.iter().find(|(kind, ..)| *kind == parent.kind())
                 && !self.grammar.comments.contains(&node.kind())
                 && !node.has_error()
                 && (!self.grammar.indented_units || self.starts_line(node.start_byte()))
             {
-                return Some(Scope::Window(Window { statement: node, list }));
+                return Some(Scope::Window(Window { statement: node, list, elements: false }));
+            }
+            if let Some(&list) = self.grammar.element_lists.iter().find(|(kind, ..)| *kind == parent.kind())
+                && node.is_named()
+                && !self.grammar.comments.contains(&node.kind())
+                && !node.has_error()
+            {
+                return Some(Scope::Window(Window { statement: node, list, elements: true }));
             }
             node = parent;
         }
@@ -167,7 +192,7 @@ impl<'a> Reparse<'a> {
         // `if 1:`, at its own indentation.
         let indented;
         let prefix = match self.source.line_prefix(start) {
-            indent if self.grammar.indented_units && !indent.is_empty() => {
+            indent if self.grammar.indented_units && !window.elements && !indent.is_empty() => {
                 indented = format!("{INDENTED_UNIT_WRAPPER}{indent}");
                 indented.as_str()
             }
@@ -299,10 +324,13 @@ enum Scope<'t> {
     Window(Window<'t>),
 }
 
-/// A statement of a statement list, and the list's `(kind, prefix, suffix)`.
+/// A statement of a statement list (or an element of an element list), and the list's
+/// `(kind, prefix, suffix)`.
 struct Window<'t> {
     statement: Node<'t>,
     list: (&'static str, &'static str, &'static str),
+    /// An element of a bracketed list: indentation means nothing inside the brackets.
+    elements: bool,
 }
 
 /// A self-contained unit: its byte range and node kind.

@@ -23,16 +23,30 @@ pub(super) struct Found {
     pub(super) candidates: Vec<Candidate>,
     /// Start bytes of syntax errors.
     pub(super) errors: Vec<usize>,
+    /// The start byte of the first node nested deeper than [`MAX_MUTATION_DEPTH`], if any.
+    pub(super) too_deep: Vec<usize>,
 }
+
+/// How deep in the syntax tree mutants are proposed. Operators look at a node's parent, which
+/// tree-sitter finds by descending from the root, so each proposal costs the node's depth:
+/// 8,000 nested arrays took seconds. Code written by people nests far less than this; below
+/// it the walk still records comments and errors, and the file gets a warning.
+pub(super) const MAX_MUTATION_DEPTH: usize = 512;
 
 /// Walks `tree`, parsed from `source` with `grammar`, once.
 pub(super) fn walk(grammar: &'static Grammar, source: &Source<'_>, tree: &Tree) -> Found {
-    let mut walk =
-        Walk { grammar, source, regions: Regions::default(), candidates: Vec::new(), errors: Vec::new() };
+    let mut walk = Walk {
+        grammar,
+        source,
+        regions: Regions::default(),
+        candidates: Vec::new(),
+        errors: Vec::new(),
+        too_deep: Vec::new(),
+    };
     walk.run(tree);
-    let Walk { mut regions, candidates, errors, .. } = walk;
+    let Walk { mut regions, candidates, errors, too_deep, .. } = walk;
     regions.finish();
-    Found { regions, candidates, errors }
+    Found { regions, candidates, errors, too_deep }
 }
 
 /// One pass over the tree: skip regions and the operators' candidates.
@@ -43,6 +57,8 @@ struct Walk<'a> {
     candidates: Vec<Candidate>,
     /// Start bytes of syntax errors.
     errors: Vec<usize>,
+    /// See [`Found::too_deep`].
+    too_deep: Vec<usize>,
 }
 
 impl Walk<'_> {
@@ -55,6 +71,13 @@ impl Walk<'_> {
         let mut quiet_from: Option<usize> = None;
         loop {
             let node = cursor.node();
+            if depth > MAX_MUTATION_DEPTH && quiet_from.is_none() {
+                // One warning per file, at the first place: one is enough to act on.
+                if self.too_deep.is_empty() {
+                    self.too_deep.push(node.start_byte());
+                }
+                quiet_from = Some(depth);
+            }
             let visit = self.visit(node, quiet_from.is_some());
             if visit != Visit::Descend && quiet_from.is_none() {
                 quiet_from = Some(depth);

@@ -48,6 +48,8 @@ pub(super) static GRAMMAR: Grammar = Grammar {
         ("arguments", "f", ";"),
     ],
     statement_lists: &[("statement_block", "{", "}"), ("program", "", ""), ("class_body", "class C {", "}")],
+    // A call's `arguments` are a wrapped unit already.
+    element_lists: &[("array", "[", "]")],
     starts_closed,
 };
 

@@ -85,6 +85,12 @@ pub(crate) struct Grammar {
     /// (a deleted call) is checked in a window of that statement and its neighbours rather
     /// than in the whole list.
     pub(crate) statement_lists: &'static [(&'static str, &'static str, &'static str)],
+    /// Node kinds that hold a bracketed, comma-separated list of elements (an array, a
+    /// Python list, tuple, dict or set), with the text put before and after a slice of the
+    /// elements to parse it alone. A mutant inside an element with no smaller unit around it
+    /// (a row of a data table at the top of a file) is checked in a window of that element
+    /// and its neighbours, so its cost does not grow with the size of the table.
+    pub(crate) element_lists: &'static [(&'static str, &'static str, &'static str)],
     /// Whether a statement of a list starts with a token that can neither continue nor
     /// complete the statement before it (a declaration, an `if`): a window need not include
     /// such a neighbour to show where the statement before it ends.

@@ -36,6 +36,13 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     // An indented block's window is parsed inside `if 1:` at its own indentation, like an
     // indented unit.
     statement_lists: &[("block", "", ""), ("module", "", "")],
+    element_lists: &[
+        ("list", "[", "]"),
+        ("tuple", "(", ")"),
+        ("dictionary", "{", "}"),
+        ("set", "{", "}"),
+        ("argument_list", "f(", ")"),
+    ],
     // A statement ends with its line (or its indented block): the next one never continues it.
     starts_closed: |_, _| true,
 };

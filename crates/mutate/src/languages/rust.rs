@@ -19,6 +19,8 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     unit_baselines: true,
     wrapped_units: &[],
     statement_lists: &[],
+    // Rust's units are trusted to reject (no whole-file confirmation), so no element windows.
+    element_lists: &[],
     starts_closed: |_, _| false,
 };
 

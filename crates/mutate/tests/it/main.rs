@@ -6,4 +6,5 @@
 mod api;
 mod corpus;
 mod skip_rules;
+mod top_level;
 mod util;
