@@ -174,11 +174,19 @@ pub enum CalibrateError {
         /// The last lines of its stderr.
         stderr: String,
     },
-    /// The reviewer exited with a code other than 0 or 2, or was killed by a signal.
-    #[error("the reviewer crashed ({status}; a reviewer exits 0 or 2){}", stderr_suffix(stderr))]
+    /// The reviewer exited with a code it is not allowed, or was killed by a signal.
+    #[error(
+        "the reviewer crashed ({status}; the exit codes accepted from it are {}){}",
+        join_codes(accepted),
+        stderr_suffix(stderr)
+    )]
     ReviewerCrashed {
         /// How it ended, in words (`exit code 1`, `killed by signal 9`).
         status: String,
+        /// Its exit code, when it exited rather than being killed.
+        code: Option<i32>,
+        /// The exit codes accepted from the reviewer.
+        accepted: Vec<i32>,
         /// The last lines of its stderr.
         stderr: String,
     },
@@ -288,6 +296,15 @@ fn control_description(control: &str, scorer: ScorerKind) -> &'static str {
 }
 
 /// `; its stderr ends with: ...` when there is a stderr tail.
+/// `0, 1 or 2`.
+fn join_codes(codes: &[i32]) -> String {
+    let words: Vec<String> = codes.iter().map(i32::to_string).collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => words.join(""),
+    }
+}
+
 fn stderr_suffix(stderr: &str) -> String {
     if stderr.is_empty() { String::new() } else { format!("; its stderr ends with:\n  {stderr}") }
 }

@@ -68,6 +68,7 @@ pub struct Calibration {
     sandbox_repro: bool,
     trials: usize,
     output_cap: usize,
+    ok_exit_codes: Vec<i32>,
     handle_signals: bool,
     progress: Option<ProgressFn>,
 }
@@ -108,6 +109,7 @@ impl Calibration {
             sandbox_repro: true,
             trials: 1,
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
+            ok_exit_codes: reviewer::DEFAULT_OK_EXIT_CODES.to_vec(),
             handle_signals: true,
             progress: None,
         }
@@ -207,6 +209,13 @@ impl Calibration {
     /// Bytes of reviewer output kept.
     pub fn output_cap(mut self, bytes: usize) -> Self {
         self.output_cap = bytes;
+        self
+    }
+    /// The exit codes that mean the reviewer finished (default 0 and 2). Linters exit 1 when
+    /// they find something (ruff, ESLint) or with a bit mask (pylint: 4 warning, 8 refactor,
+    /// 16 convention, so 28 for all three); list those here. Any other code is a crash.
+    pub fn ok_exit_codes(mut self, codes: impl Into<Vec<i32>>) -> Self {
+        self.ok_exit_codes = codes.into();
         self
     }
     /// Observe every signal whose default action would end the process (SIGINT, SIGTERM,
@@ -533,6 +542,7 @@ impl Calibration {
                 }
                 let run = reviewer::run_reviewer(
                     &command,
+                    &self.ok_exit_codes,
                     work_tree,
                     self.review_timeout,
                     self.output_cap,

@@ -106,4 +106,5 @@ pub use report::{
     CategoryScore, ControlOutcome, Controls, Gates, Interval, JudgeChecks, PlantOutcome, PlantStatus, Report,
     ReportBuilder, ReportError, TrialOutcome, TrialRecord, render_html, render_human, render_junit,
 };
+pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

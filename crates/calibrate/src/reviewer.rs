@@ -18,7 +18,7 @@ pub(crate) fn substitute_base(command: &str, base: &str) -> String {
 /// What the reviewer printed and how it ended.
 #[derive(Debug, Clone)]
 pub(crate) struct ReviewRun {
-    /// Its exit code (0 or 2: anything else is a crash and an error).
+    /// Its exit code (one of the accepted codes: anything else is a crash and an error).
     pub(crate) exit_code: i32,
     /// Its standard output, lossily decoded, at most the cap.
     pub(crate) output: String,
@@ -35,10 +35,14 @@ fn stderr_tail(finished: &Finished) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n  ")
 }
 
-/// Runs the reviewer in `work_tree`. A signal, a timeout or an exit code other than 0 and
-/// 2 is an error; the caller restores the tree either way.
+/// The exit codes accepted from a reviewer by default: 0 (nothing found) and 2 (findings).
+pub const DEFAULT_OK_EXIT_CODES: [i32; 2] = [0, 2];
+
+/// Runs the reviewer in `work_tree`. A signal, a timeout or an exit code not in `ok_codes`
+/// is an error; the caller restores the tree either way.
 pub(crate) fn run_reviewer(
     command: &str,
+    ok_codes: &[i32],
     work_tree: &Path,
     timeout: Duration,
     output_cap: usize,
@@ -59,7 +63,7 @@ pub(crate) fn run_reviewer(
     let finished = process::run(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;
     match finished.exit {
-        Exit::Code(code @ (0 | 2)) => Ok(ReviewRun {
+        Exit::Code(code) if ok_codes.contains(&code) => Ok(ReviewRun {
             exit_code: code,
             output: String::from_utf8_lossy(&finished.stdout).into_owned(),
             truncated: finished.stdout_truncated,
@@ -72,8 +76,14 @@ pub(crate) fn run_reviewer(
             seconds: timeout.as_secs(),
             stderr: stderr_tail(&finished),
         }),
-        other => {
-            Err(CalibrateError::ReviewerCrashed { status: other.to_string(), stderr: stderr_tail(&finished) })
-        }
+        other => Err(CalibrateError::ReviewerCrashed {
+            status: other.to_string(),
+            code: match other {
+                Exit::Code(code) => Some(code),
+                _ => None,
+            },
+            accepted: ok_codes.to_vec(),
+            stderr: stderr_tail(&finished),
+        }),
     }
 }

@@ -61,7 +61,8 @@ Examples:
 #[command(after_help = crate::exit::with_table(AFTER_HELP, crate::exit::CALIBRATE_TABLE))]
 pub(crate) struct CalibrateArgs {
     /// Reviewer shell command; `{base}` is replaced by the base commit (first parent). It
-    /// runs in the repository root with the plants in place and must exit 0 or 2.
+    /// runs in the repository root with the plants in place and must exit with one of
+    /// --ok-exit-codes.
     #[arg(long, value_name = "CMD", required_unless_present = "recover")]
     pub(crate) review_cmd: Option<String>,
     /// Commit whose changed files (against its first parent), minus tests and configuration,
@@ -106,6 +107,10 @@ pub(crate) struct CalibrateArgs {
     /// Let a judge of the reviewer's own provider judge it.
     #[arg(long)]
     pub(crate) allow_same_provider: bool,
+    /// Exit codes that mean the reviewer finished; any other is a crash. Linters exit 1 when
+    /// they find something (ruff, ESLint: `0,1`); pylint's code is a bit mask (`0-31`).
+    #[arg(long, value_name = "LIST", default_value = "0,2", value_parser = parse_exit_codes)]
+    pub(crate) ok_exit_codes: ExitCodes,
     /// Seconds before the reviewer's whole process group is killed.
     #[arg(long, value_name = "SECS", default_value_t = 1800)]
     pub(crate) review_timeout: u64,
@@ -142,6 +147,36 @@ pub(crate) struct CalibrateArgs {
     /// Restore the files of an interrupted run from the journal under .git/, then exit.
     #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
     pub(crate) recover: bool,
+}
+
+/// A list of exit codes: `0,1`, `0-31`, or both (`0,2,4-7`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExitCodes(pub(crate) Vec<i32>);
+
+fn parse_exit_codes(text: &str) -> Result<ExitCodes, String> {
+    let mut codes = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let code = |word: &str| {
+            word.trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|code| (0..=255).contains(code))
+                .ok_or_else(|| format!("`{word}` is not an exit code (0 to 255)"))
+        };
+        match part.split_once('-') {
+            Some((low, high)) => {
+                let (low, high) = (code(low)?, code(high)?);
+                if low > high {
+                    return Err(format!("`{part}`: the range runs backwards"));
+                }
+                codes.extend(low..=high);
+            }
+            None => codes.push(code(part)?),
+        }
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    Ok(ExitCodes(codes))
 }
 
 /// Runs `revcal calibrate`; handles its own errors to return exit status 1 (operational)
@@ -195,6 +230,9 @@ fn hint(error: &CalibrateError) -> Option<String> {
             ..
         } => "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
             .to_owned(),
+        CalibrateError::ReviewerCrashed { code: Some(code), .. } => format!(
+            "if exit code {code} means the reviewer finished (linters exit 1 when they find something), accept it with --ok-exit-codes, e.g. --ok-exit-codes 0,{code}"
+        ),
         CalibrateError::ReviewerTimedOut { seconds, .. } => {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }
@@ -261,6 +299,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .sandbox_repro(!args.unsandboxed_repro)
         .repro_memory((args.repro_memory > 0).then(|| args.repro_memory.saturating_mul(1 << 20)))
         .trials(usize::try_from(args.trials).unwrap_or(1))
+        .ok_exit_codes(args.ok_exit_codes.0.clone())
         .on_progress(progress_bar(args.quiet));
     if let Some(file) = &args.plants_file {
         calibration = calibration.plants_file(file);

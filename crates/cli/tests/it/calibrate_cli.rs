@@ -1485,3 +1485,38 @@ fn a_planted_files_directory_made_read_only_is_still_restored() {
     assert_eq!(mode & 0o222, 0, "the directory keeps the mode the reviewer gave it");
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_linter_exit_code_is_a_crash_naming_the_flag_until_ok_exit_codes_accepts_it() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // pylint's exit code is a bit mask: 4 warning | 8 refactor | 16 convention.
+    let reviewer = sandbox.script("linter.sh", "echo '{\"findings\": []}'; exit 28");
+    let plants = sandbox.plants();
+    let base = ["--review-cmd", reviewer.as_str(), "--scorer", "repro", "--plants-file", plants.as_str()];
+
+    let crashed = sandbox.run(&base);
+    assert_eq!(crashed.status.code(), Some(1), "{}", stderr(&crashed));
+    let message = stderr(&crashed);
+    assert!(message.contains("exit code 28; the exit codes accepted from it are 0 or 2"), "{message}");
+    assert!(message.contains("--ok-exit-codes 0,28"), "the hint names the flag: {message}");
+    assert_untouched(&sandbox, &before);
+
+    for accepted in ["0-31", "0,28", "0, 4-28"] {
+        let scored = sandbox.run(&[&base[..], &["--ok-exit-codes", accepted, "--json"]].concat());
+        assert_eq!(
+            scored.status.code(),
+            Some(2),
+            "{accepted}: a report, failing the gate: {}",
+            stderr(&scored)
+        );
+        assert_eq!(json(&scored)["reviewExitCode"], 28, "{accepted}");
+        assert_untouched(&sandbox, &before);
+    }
+
+    for bad in ["1-0", "256", "x", "0,"] {
+        let refused = sandbox.run(&[&base[..], &["--ok-exit-codes", bad]].concat());
+        assert_eq!(refused.status.code(), Some(1), "{bad}: a usage error: {}", stderr(&refused));
+        assert!(stderr(&refused).contains("--ok-exit-codes"), "{bad}: {}", stderr(&refused));
+    }
+}
