@@ -34,11 +34,31 @@ impl Span {
     const DOCUMENT_START: Span =
         Span { start: Position { line: 1, column: 1 }, end: Position { line: 1, column: 1 } };
 
-    fn from_raw(raw: RawSpan) -> Span {
-        Span {
-            start: Position { line: raw.start.line().max(1), column: raw.start.col() + 1 },
-            end: Position { line: raw.end.line().max(1), column: raw.end.col() + 1 },
-        }
+    fn from_raw(raw: RawSpan, lines: &LineIndex) -> Span {
+        Span { start: lines.position(raw.start.index()), end: lines.position(raw.end.index()) }
+    }
+}
+
+/// Where each line of a text starts, in characters: positions are placed from the parser's
+/// character offset, not its own line count, which also breaks lines at a lone `\r` and runs
+/// one line past the end of a text without a final newline.
+struct LineIndex {
+    /// The character offset of each line's first character; lines end at `\n`.
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.chars().enumerate().filter(|(_, c)| *c == '\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The 1-based line and column of the character at `index` (clamped to the text).
+    fn position(&self, index: usize) -> Position {
+        let line = self.starts.partition_point(|&start| start <= index).max(1);
+        let start = self.starts[line - 1];
+        Position { line, column: index - start + 1 }
     }
 }
 
@@ -96,13 +116,14 @@ impl Marks {
     /// Reads the first document of `text`.
     pub(crate) fn parse(text: &str) -> Result<Marks, MarkError> {
         let mut parser = Parser::new_from_str(text);
+        let lines = LineIndex::new(text);
         let mut stack: Vec<Frame> = Vec::new();
         while let Some(event) = parser.next_event() {
             let (event, raw_span) = event.map_err(|error| MarkError {
                 message: error.info().to_owned(),
-                position: Position { line: error.marker().line().max(1), column: error.marker().col() + 1 },
+                position: lines.position(error.marker().index()),
             })?;
-            let span = Span::from_raw(raw_span);
+            let span = Span::from_raw(raw_span, &lines);
             let finished = match event {
                 Event::Scalar(value, ..) => Some(Node { span, kind: Kind::Scalar(value.into_owned()) }),
                 Event::Alias(_) => Some(Node { span, kind: Kind::Scalar(String::new()) }),
@@ -261,6 +282,15 @@ mod tests {
         let marks = Marks::parse("{\n  \"version\": \"1.0\",\n  \"scale\": {\"min\": 1}\n}").unwrap();
         assert_eq!(at(&marks, "/version", Target::Auto), (2, 14));
         assert_eq!(at(&marks, "/scale/min", Target::Auto), (3, 20));
+    }
+
+    #[test]
+    fn an_error_at_the_end_of_a_text_without_a_final_newline_is_on_its_last_line() {
+        // Found by the `rubric` fuzz target: the parser's own line count put this at 5:1 in
+        // a text of four lines.
+        let error = Marks::parse("a:\n  b: >-\n    x\nssi  fng SRs").unwrap_err();
+        assert_eq!(error.message, "simple key expected");
+        assert_eq!((error.position.line, error.position.column), (4, 13), "{error:?}");
     }
 
     #[test]
