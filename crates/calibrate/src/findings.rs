@@ -18,14 +18,21 @@
 //! assert!(locates(finding, "crates/x/src/lib.rs", 14));
 //! ```
 
+mod checkstyle;
 mod code_review;
 mod embedded;
+mod eslint;
 mod fields;
 mod generic;
 mod gitlab;
+mod lines;
 mod prose;
+mod pylint;
 mod rdjson;
+mod ruff;
+mod rustc;
 mod sarif;
+mod semgrep;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,6 +53,18 @@ pub enum FindingFormat {
     Rdjsonl,
     /// GitLab Code Quality report (a CodeClimate-style array).
     GitlabCodeQuality,
+    /// ruff's `--output-format json` or `json-lines`.
+    Ruff,
+    /// pylint's `--output-format=json` or `json2`.
+    Pylint,
+    /// ESLint's `-f json`.
+    Eslint,
+    /// rustc's or clippy's JSON diagnostics (`cargo clippy --message-format=json`).
+    Rustc,
+    /// semgrep's `--json`.
+    Semgrep,
+    /// Checkstyle XML (ESLint, golangci-lint, ktlint, PHP_CodeSniffer, Checkstyle).
+    Checkstyle,
     /// Free text mentioning `path/file.ext:LINE`; every such finding is weak.
     Prose,
 }
@@ -60,6 +79,12 @@ impl FindingFormat {
             FindingFormat::Rdjson => "rdjson",
             FindingFormat::Rdjsonl => "rdjsonl",
             FindingFormat::GitlabCodeQuality => "gitlab-code-quality",
+            FindingFormat::Ruff => "ruff",
+            FindingFormat::Pylint => "pylint",
+            FindingFormat::Eslint => "eslint",
+            FindingFormat::Rustc => "rustc",
+            FindingFormat::Semgrep => "semgrep",
+            FindingFormat::Checkstyle => "checkstyle",
             FindingFormat::Prose => "prose",
         }
     }
@@ -127,7 +152,10 @@ pub struct ParsedFindings {
 /// line); JSON documents embedded in log noise or Markdown fences (all recognised documents are
 /// merged, duplicates dropped); last, the prose fallback. Never panics and never fails.
 pub fn parse_findings(output: &str) -> ParsedFindings {
-    let parsed = detect_and_parse(output);
+    let mut parsed = detect_and_parse(output);
+    if let Some(warning) = unlocated_warning(&parsed) {
+        parsed.warnings.push(warning);
+    }
     tracing::debug!(
         format = parsed.format.map_or("none", FindingFormat::name),
         findings = parsed.findings.len(),
@@ -148,7 +176,10 @@ fn detect_and_parse(output: &str) -> ParsedFindings {
     {
         return doc.into_parsed(false);
     }
-    if let Some(parsed) = rdjson::parse_lines(trimmed) {
+    if let Some(parsed) = lines::parse(trimmed) {
+        return parsed;
+    }
+    if let Some(parsed) = checkstyle::parse(trimmed) {
         return parsed;
     }
     let mut parsed = embedded::scan(trimmed);
@@ -164,6 +195,24 @@ fn detect_and_parse(output: &str) -> ParsedFindings {
     parsed
 }
 
+/// A finding without a file and a line can catch no plant: say how many there are, naming
+/// the format, so that a reviewer whose locations were not understood does not silently
+/// score zero.
+fn unlocated_warning(parsed: &ParsedFindings) -> Option<String> {
+    let format = parsed.format?;
+    let total = parsed.findings.len();
+    let unlocated = parsed.findings.iter().filter(|f| f.file.is_none() || f.line.is_none()).count();
+    match unlocated {
+        0 => None,
+        n if n == total => Some(format!(
+            "could not locate any of the {total} findings read as {format}: none has both a file and a line, so none can catch a plant and each counts as a false positive"
+        )),
+        n => Some(format!(
+            "{n} of the {total} findings read as {format} have no file or no line: they can catch no plant and count as false positives"
+        )),
+    }
+}
+
 /// Recognise one JSON value as a findings document, if it is one.
 ///
 /// Returns the format, the findings and the warnings, or `None` when the value has none of the
@@ -172,6 +221,11 @@ pub(crate) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
     sarif::recognise(value)
         .or_else(|| rdjson::recognise(value))
         .or_else(|| gitlab::recognise(value))
+        .or_else(|| ruff::recognise(value))
+        .or_else(|| pylint::recognise(value))
+        .or_else(|| eslint::recognise(value))
+        .or_else(|| semgrep::recognise(value))
+        .or_else(|| rustc::recognise(value))
         .or_else(|| code_review::recognise(value))
         .or_else(|| generic::recognise(value))
 }

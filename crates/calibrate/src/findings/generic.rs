@@ -36,6 +36,25 @@ pub(super) fn items_to_findings(
         .collect()
 }
 
+/// Each object of `items` through `convert` (with `at[index]` naming it in warnings); an item
+/// that is not an object is skipped with a warning.
+pub(super) fn each_object(
+    items: &[Value],
+    at: &str,
+    warnings: &mut Vec<String>,
+    mut convert: impl FnMut(&Map<String, Value>, &str, &mut Vec<String>) -> Finding,
+) -> Vec<Finding> {
+    let mut findings = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let at = format!("{at}[{index}]");
+        match item.as_object() {
+            Some(object) => findings.push(convert(object, &at, warnings)),
+            None => warnings.push(format!("{at}: expected an object, found {}; skipped", kind(item))),
+        }
+    }
+    findings
+}
+
 /// Whether a bare array's item looks like a finding: an object that says something (a text
 /// key) or points at a line (a line or location key). A file name alone is not enough: logs
 /// list files (`[{"path": "src/a.rs", "size": 10}]`) without reporting anything about them.

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::fields;
-use super::{Finding, FindingFormat, ParsedFindings, generic};
+use super::{Finding, FindingFormat, generic};
 
 pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, Vec<String>)> {
     let object = value.as_object()?;
@@ -35,41 +35,13 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
     None
 }
 
-/// rdjsonl: every non-empty line is a JSON object and at least one is a diagnostic.
-/// `None` when any line is not JSON (the embedded scanner then takes over).
-pub(super) fn parse_lines(text: &str) -> Option<ParsedFindings> {
-    let mut parsed = ParsedFindings { format: Some(FindingFormat::Rdjsonl), ..ParsedFindings::default() };
-    let mut lines = 0;
-    for (index, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        lines += 1;
-        let value: Value = serde_json::from_str(line).ok()?;
-        let at = format!("line {}", index + 1);
-        match value.as_object() {
-            Some(object) if is_diagnostic(object) => parsed.findings.push(from_diagnostic(
-                object,
-                FindingFormat::Rdjsonl,
-                &at,
-                &mut parsed.warnings,
-            )),
-            _ => parsed
-                .warnings
-                .push(format!("{at}: not a reviewdog diagnostic (needs message and location.path); skipped")),
-        }
-    }
-    (lines >= 2 && !parsed.findings.is_empty()).then_some(parsed)
-}
-
 /// A diagnostic has a message and a location with a path.
-fn is_diagnostic(object: &Map<String, Value>) -> bool {
+pub(super) fn is_diagnostic(object: &Map<String, Value>) -> bool {
     object.get("message").is_some_and(Value::is_string)
         && fields::dig(object, &["location", "path"]).is_some_and(Value::is_string)
 }
 
-fn from_diagnostic(
+pub(super) fn from_diagnostic(
     diagnostic: &Map<String, Value>,
     source: FindingFormat,
     at: &str,

@@ -8,6 +8,7 @@ mod http_server;
 mod judge;
 mod judge_cases;
 mod judge_http;
+mod linters;
 mod pathological;
 mod report;
 mod util;

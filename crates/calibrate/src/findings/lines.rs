@@ -1,0 +1,50 @@
+//! Output with one JSON object per line: reviewdog's rdjsonl, ruff's `json-lines`, and cargo's
+//! or rustc's `--message-format=json` (clippy's too).
+
+use serde_json::Value;
+
+use super::{FindingFormat, ParsedFindings, rdjson, ruff, rustc};
+
+/// Every non-empty line is a JSON object of one of the line formats. `None` when a line is
+/// not JSON (the embedded scanner then takes over) or when no line is of a known format.
+pub(super) fn parse(text: &str) -> Option<ParsedFindings> {
+    let mut parsed = ParsedFindings::default();
+    let mut lines = 0;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        lines += 1;
+        let value: Value = serde_json::from_str(line).ok()?;
+        let at = format!("line {}", index + 1);
+        let Some(object) = value.as_object() else {
+            parsed.warnings.push(format!("{at}: not a JSON object; skipped"));
+            continue;
+        };
+        let format = if rdjson::is_diagnostic(object) {
+            parsed.findings.push(rdjson::from_diagnostic(
+                object,
+                FindingFormat::Rdjsonl,
+                &at,
+                &mut parsed.warnings,
+            ));
+            FindingFormat::Rdjsonl
+        } else if ruff::is_violation(object) {
+            parsed.findings.push(ruff::from_violation(object, &at, &mut parsed.warnings));
+            FindingFormat::Ruff
+        } else if let Some(kind) = rustc::classify(object) {
+            if let rustc::Line::Message(message) = kind {
+                parsed.findings.extend(rustc::from_message(message, &at, &mut parsed.warnings));
+            }
+            FindingFormat::Rustc
+        } else {
+            parsed.warnings.push(format!(
+                "{at}: not a reviewdog diagnostic, ruff violation or cargo/rustc message; skipped"
+            ));
+            continue;
+        };
+        parsed.format.get_or_insert(format);
+    }
+    (lines >= 2 && parsed.format.is_some()).then_some(parsed)
+}
