@@ -1520,3 +1520,38 @@ fn a_linter_exit_code_is_a_crash_naming_the_flag_until_ok_exit_codes_accepts_it(
         assert!(stderr(&refused).contains("--ok-exit-codes"), "{bad}: {}", stderr(&refused));
     }
 }
+
+#[test]
+fn ruff_output_as_it_comes_locates_its_finding_and_unlocated_findings_are_named() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // ruff's JSON, as `ruff check --output-format json` prints it, exiting 1.
+    let ruff = r#"[{"cell": null, "code": "SIM300", "end_location": {"column": 22, "row": 6}, "filename": "$PWD/src/calc.py", "fix": null, "location": {"column": 12, "row": 6}, "message": "Yoda condition detected", "noqa_row": 6, "url": "https://docs.astral.sh/ruff/rules/yoda-conditions"}]"#;
+    let reviewer = sandbox.script("ruff.sh", &format!("cat <<EOF\n{ruff}\nEOF\nexit 1"));
+    let plants = sandbox.plants();
+    let located = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--ok-exit-codes",
+        "0,1",
+        "--scorer",
+        "string",
+        "--plants-file",
+        &plants,
+        "--json",
+    ]);
+    let report = json(&located);
+    assert_eq!(report["caught"], 1, "{}", stderr(&located));
+    assert_eq!(report["truePositives"], 1);
+    assert!(!stderr(&located).contains("could not locate"), "{}", stderr(&located));
+
+    let unlocated = sandbox.script("vague.sh", "echo '[{\"message\": \"something is off\"}]'");
+    let vague = sandbox.run(&["--review-cmd", &unlocated, "--scorer", "string", "--plants-file", &plants]);
+    assert_eq!(vague.status.code(), Some(2));
+    assert!(
+        stderr(&vague).contains("could not locate any of the 1 findings read as findings"),
+        "{}",
+        stderr(&vague)
+    );
+    assert_untouched(&sandbox, &before);
+}
