@@ -143,7 +143,7 @@ pub enum CalibrateError {
     #[error(
         "the {control} control ({}) scored recall {:.2} under the {scorer} scorer; it must score {}: the scorer is broken",
         control_description(control, *scorer),
-        outcome.recall,
+        outcome.recall.unwrap_or(0.0),
         outcome.requirement
     )]
     ControlFailed {

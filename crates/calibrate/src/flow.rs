@@ -384,19 +384,13 @@ impl Calibration {
             echo: ControlOutcome::echo(echo.caught(), valid.len(), self.scorer.trustworthy()),
             oracle: match oracle {
                 Some(scored) => ControlOutcome::oracle(scored.caught(), oracle_plants.len()),
-                None => ControlOutcome {
-                    recall: 0.0,
-                    caught: 0,
-                    total: 0,
-                    requirement: "1.0 (not run: no plant has a witness to serve as the oracle's repro)"
-                        .into(),
-                    passed: false,
-                    enforced: false,
-                },
+                None => {
+                    ControlOutcome::not_run("1.0", "no plant has a witness to serve as the oracle's repro")
+                }
             },
         };
         for (control, outcome) in [("echo", &controls.echo), ("oracle", &controls.oracle)] {
-            if outcome.enforced && !outcome.passed {
+            if outcome.enforced && outcome.passed == Some(false) {
                 return Err(CalibrateError::ControlFailed {
                     control,
                     outcome: outcome.clone(),

@@ -214,32 +214,39 @@ impl Controls {
     pub fn failures(&self) -> Vec<String> {
         [("echo", &self.echo), ("oracle", &self.oracle)]
             .into_iter()
-            .filter(|(_, control)| control.enforced && !control.passed)
+            .filter(|(_, control)| control.enforced && control.passed == Some(false))
             .map(|(name, control)| {
                 format!(
                     "the {name} control scored recall {:.2} ({}/{}) but must score {}: the scorer is broken",
-                    control.recall, control.caught, control.total, control.requirement
+                    control.recall.unwrap_or(0.0),
+                    control.caught,
+                    control.total,
+                    control.requirement
                 )
             })
             .collect()
     }
 }
 
-/// How a control reviewer scored.
+/// How a control reviewer scored, or why it did not run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ControlOutcome {
-    /// Its recall.
-    pub recall: f64,
+    /// Its recall; `null` when it did not run.
+    pub recall: Option<f64>,
     /// Plants it caught.
     pub caught: usize,
     /// Plants it was scored on.
     pub total: usize,
     /// What it must score (`<= 0.2`, `1.0`).
     pub requirement: String,
-    /// Whether it met the requirement.
-    pub passed: bool,
+    /// Whether it met the requirement; `null` when it did not run.
+    pub passed: Option<bool>,
     /// Whether a failure stops the run (the echo control is not enforced under `string`).
     pub enforced: bool,
+    /// Why it did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 impl ControlOutcome {
@@ -250,24 +257,39 @@ impl ControlOutcome {
     pub fn echo(caught: usize, total: usize, enforced: bool) -> Self {
         let recall = ratio(caught, total).unwrap_or(0.0);
         ControlOutcome {
-            recall,
+            recall: Some(recall),
             caught,
             total,
             requirement: format!("<= {}", Self::ECHO_MAX_RECALL),
-            passed: recall <= Self::ECHO_MAX_RECALL,
+            passed: Some(recall <= Self::ECHO_MAX_RECALL),
             enforced,
+            not_run: None,
         }
     }
 
     /// The oracle control: passes when it catches every plant (and there is at least one).
     pub fn oracle(caught: usize, total: usize) -> Self {
         ControlOutcome {
-            recall: ratio(caught, total).unwrap_or(0.0),
+            recall: Some(ratio(caught, total).unwrap_or(0.0)),
             caught,
             total,
             requirement: "1.0".to_string(),
-            passed: total > 0 && caught == total,
+            passed: Some(total > 0 && caught == total),
             enforced: true,
+            not_run: None,
+        }
+    }
+
+    /// A control that did not run, and why: no score, nothing passed or failed.
+    pub fn not_run(requirement: &str, reason: impl Into<String>) -> Self {
+        ControlOutcome {
+            recall: None,
+            caught: 0,
+            total: 0,
+            requirement: requirement.to_owned(),
+            passed: None,
+            enforced: false,
+            not_run: Some(reason.into()),
         }
     }
 }

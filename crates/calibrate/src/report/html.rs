@@ -140,13 +140,22 @@ fn summary(html: &mut String, report: &Report) {
     if let Some(controls) = &report.controls {
         for (name, control) in [("Echo control", &controls.echo), ("Oracle control", &controls.oracle)] {
             let state = match (control.passed, control.enforced) {
-                (true, _) => "ok",
-                (false, true) => "FAILED",
-                (false, false) => "not enforced",
+                (None, _) => {
+                    let reason = control.not_run.as_deref().unwrap_or("no reason given");
+                    rows.push((name.to_string(), format!("not run ({})", markup(reason))));
+                    continue;
+                }
+                (Some(true), _) => "ok",
+                (Some(false), true) => "FAILED",
+                (Some(false), false) => "not enforced",
             };
             rows.push((
                 name.to_string(),
-                format!("{:.2} (needs {}, {state})", control.recall, markup(&control.requirement)),
+                format!(
+                    "{:.2} (needs {}, {state})",
+                    control.recall.unwrap_or(0.0),
+                    markup(&control.requirement)
+                ),
             ));
         }
     }

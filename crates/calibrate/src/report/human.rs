@@ -93,11 +93,14 @@ pub fn render_human(report: &Report, color: bool) -> String {
     if let Some(controls) = &report.controls {
         let describe = |name: &str, c: &super::ControlOutcome| {
             let state = match (c.passed, c.enforced) {
-                (true, _) => paint.green("ok"),
-                (false, true) => paint.red("FAILED"),
-                (false, false) => paint.yellow("not enforced"),
+                (None, _) => {
+                    return format!("{name} not run ({})", c.not_run.as_deref().unwrap_or("no reason given"));
+                }
+                (Some(true), _) => paint.green("ok"),
+                (Some(false), true) => paint.red("FAILED"),
+                (Some(false), false) => paint.yellow("not enforced"),
             };
-            format!("{name} {:.2} (needs {}, {state})", c.recall, c.requirement)
+            format!("{name} {:.2} (needs {}, {state})", c.recall.unwrap_or(0.0), c.requirement)
         };
         let _ = writeln!(
             out,

@@ -1555,3 +1555,33 @@ fn ruff_output_as_it_comes_locates_its_finding_and_unlocated_findings_are_named(
     );
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_control_that_did_not_run_reads_not_run_and_is_null_in_json() {
+    let sandbox = Sandbox::new();
+    // No witness anywhere: under the repro scorer the oracle has no repro to run.
+    let plants: String = PLANTS
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("witness:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(sandbox.path("plants.yaml"), plants).unwrap();
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo LGTM",
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let oracle = &json(&output)["controls"]["oracle"];
+    assert_eq!(oracle["recall"], Value::Null, "{oracle}");
+    assert_eq!(oracle["passed"], Value::Null, "{oracle}");
+    assert_eq!(oracle["notRun"], "no plant has a witness to serve as the oracle's repro");
+    let summary = stderr(&output);
+    assert!(summary.contains("oracle not run (no plant has a witness"), "{summary}");
+    assert!(!summary.contains("oracle 0.00"), "{summary}");
+    assert_eq!(json(&output)["controls"]["echo"]["passed"], true);
+}
