@@ -37,7 +37,7 @@ pub use html::render_html;
 pub use human::render_human;
 pub use junit::render_junit;
 pub use wilson::Interval;
-pub(crate) use wilson::wilson_interval;
+pub(crate) use wilson::wilson_interval_of_mean;
 
 use std::collections::BTreeMap;
 
@@ -86,8 +86,19 @@ pub struct Report {
     pub per_category: BTreeMap<String, CategoryScore>,
     /// Every plant, excluded ones included.
     pub plants: Vec<PlantOutcome>,
-    /// Wilson 95% interval of the recall; `null` when there is nothing to catch.
+    /// Wilson 95% interval of the recall over the valid plants (with trials, of the mean of
+    /// each plant's catch rate: the trials of a plant are not independent samples); `null`
+    /// when there is nothing to catch.
     pub recall_interval: Option<Interval>,
+    /// Findings per valid plant and trial: every finding, whatever became of it, over
+    /// `total`. Precision counts findings and recall counts plants; this relates the two.
+    /// `null` when there is nothing to catch.
+    #[serde(default)]
+    pub findings_per_plant: Option<f64>,
+    /// With more than one trial: the share of valid plants with the same outcome in every
+    /// trial (caught in all or in none), the reviewer's run-to-run agreement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_agreement: Option<f64>,
     /// One entry per trial when the review ran more than once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trials: Vec<TrialOutcome>,

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{
-    CategoryScore, Controls, PlantOutcome, PlantStatus, Report, TrialOutcome, ratio, wilson_interval,
+    CategoryScore, Controls, PlantOutcome, PlantStatus, Report, TrialOutcome, ratio, wilson_interval_of_mean,
 };
 use crate::plants::Plant;
 use crate::scoring::FindingOutcome;
@@ -323,7 +323,20 @@ impl ReportBuilder {
             review_exit_code: self.trials.iter().filter_map(|t| t.review_exit_code).max(),
             per_category,
             plants,
-            recall_interval: wilson_interval(caught, total),
+            recall_interval: wilson_interval_of_mean(recall, valid).filter(|_| total > 0),
+            findings_per_plant: ratio(self.trials.iter().map(|t| t.findings.len()).sum(), total),
+            trial_agreement: (trial_count > 1)
+                .then(|| {
+                    let unanimous = caught_in
+                        .iter()
+                        .zip(&self.plants)
+                        .filter(|(caught, (_, excluded))| {
+                            !excluded && (**caught == 0 || **caught == trial_count)
+                        })
+                        .count();
+                    ratio(unanimous, valid)
+                })
+                .flatten(),
             trials,
             trustworthy: self.trustworthy,
             controls: self.controls,

@@ -48,26 +48,49 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.scorer
     );
 
-    let interval =
-        report.recall_interval.map(|i| format!("  (95% CI {:.2}-{:.2})", i.low, i.high)).unwrap_or_default();
+    let plants = report.total / report.trials.len().max(1);
+    let (counted, over) = if report.trials.len() > 1 {
+        (
+            format!(
+                "{plants} plants x {} trials: {}/{} caught",
+                report.trials.len(),
+                report.caught,
+                report.total
+            ),
+            format!("over {plants} plants "),
+        )
+    } else {
+        (format!("{}/{} plants caught", report.caught, report.total), String::new())
+    };
+    let interval = report
+        .recall_interval
+        .map(|i| format!("  (95% CI {over}{:.2}-{:.2})", i.low, i.high))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "  recall     {}  {}/{} caught{interval}  gate >= {:.2}",
+        "  recall     {}  {counted}{interval}  gate >= {:.2}",
         paint.bold(&format!("{:.2}", report.recall)),
-        report.caught,
-        report.total,
         report.min_recall
     );
     let precision = report.precision.map_or_else(|| "n/a ".to_string(), |p| format!("{p:.2}"));
     let precision_gate =
         report.min_precision.map_or_else(|| "no gate".to_string(), |m| format!("gate >= {m:.2}"));
+    let per_plant = report.findings_per_plant.map(|f| format!(" ({f:.2} per plant)")).unwrap_or_default();
     let _ = writeln!(
         out,
-        "  precision  {}  {} true / {} false positives  {precision_gate}",
+        "  precision  {}  {} true / {} false positive findings{per_plant}  {precision_gate}",
         paint.bold(&precision),
         report.true_positives,
         report.false_positives
     );
+    if let Some(agreement) = report.trial_agreement {
+        let _ = writeln!(
+            out,
+            "  trials     {} runs · same outcome in every run for {:.0}% of the plants",
+            report.trials.len(),
+            agreement * 100.0
+        );
+    }
 
     let mut facts = Vec::new();
     if let Some(agreement) = report.judge_agreement {

@@ -16,12 +16,24 @@ pub struct Interval {
 }
 
 /// The Wilson 95% interval of `successes` out of `trials`; `None` when there are no trials.
+#[cfg(test)]
 pub(crate) fn wilson_interval(successes: usize, trials: usize) -> Option<Interval> {
     if trials == 0 {
         return None;
     }
-    let n = trials as f64;
-    let p = successes.min(trials) as f64 / n;
+    wilson_interval_of_mean(successes.min(trials) as f64 / trials as f64, trials)
+}
+
+/// The Wilson 95% interval of a mean `p` of `n` rates in [0, 1] (the share of trials in which
+/// each plant was caught). A rate in [0, 1] with mean `p` has a variance of at most
+/// `p (1 - p)`, so this is never narrower than the interval of the mean clustered by plant;
+/// with one trial the rates are 0 or 1 and it is the usual Wilson interval.
+pub(crate) fn wilson_interval_of_mean(p: f64, n: usize) -> Option<Interval> {
+    if n == 0 || !p.is_finite() {
+        return None;
+    }
+    let p = p.clamp(0.0, 1.0);
+    let n = n as f64;
     let z2 = Z_95 * Z_95;
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
@@ -47,5 +59,8 @@ mod tests {
             assert!(close(interval.low, low) && close(interval.high, high), "{k}/{n}: {interval:?}");
         }
         assert_eq!(wilson_interval(0, 0), None);
+        // Eight plants each caught in every one of three trials: the interval of eight plants.
+        assert_eq!(wilson_interval_of_mean(24.0 / 24.0, 8), wilson_interval(8, 8));
+        assert!(wilson_interval_of_mean(0.5, 8).unwrap().low < wilson_interval(12, 24).unwrap().low);
     }
 }

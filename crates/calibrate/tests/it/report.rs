@@ -87,7 +87,7 @@ fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
     let expected: BTreeSet<&str> = BASE_KEYS
         .iter()
         .copied()
-        .chain(["recallInterval", "trustworthy", "controls", "runawayExcluded"])
+        .chain(["recallInterval", "trustworthy", "controls", "runawayExcluded", "findingsPerPlant"])
         .collect();
     assert_eq!(keys(&json), expected);
 
@@ -242,6 +242,61 @@ fn trials_pool_counts_and_report_each_run() {
     assert!(keys(&json).contains("trials"));
     assert_eq!(json["trials"][0]["trial"], 1);
     assert!(keys(&json["plants"][0]).contains("caughtInTrials"));
+    // Plant 0 was caught in every trial; plants 1 and 2 in one of three.
+    assert_eq!(report.trial_agreement, Some(1.0 / 3.0));
+    assert_eq!(report.findings_per_plant, Some(8.0 / 9.0), "4 + 2 + 2 findings over 3 plants x 3 trials");
+    let human = render_human(&report, false);
+    assert!(human.contains("3 plants x 3 trials: 5/9 caught  (95% CI over 3 plants"), "{human}");
+    assert!(human.contains("same outcome in every run for 33% of the plants"), "{human}");
+}
+
+#[test]
+fn trials_do_not_narrow_the_interval_of_a_deterministic_reviewer() {
+    // The same 8 bugs seen 3 times are still 8 bugs: 24/24 must not claim more than 8/8.
+    let plants = |builder: ReportBuilder| {
+        (0..8).fold(builder, |b, i| {
+            b.plant(Plant::new("src/a.rs", 10 * i + 1, "arithmetic", "op", "a + b", "a - b"))
+        })
+    };
+    let all_caught = || {
+        let mut trial = TrialRecord::new(Some(0));
+        for i in 0..8 {
+            trial.caught_by.insert(i, format!("finding {i}"));
+            trial.findings.push(FindingOutcome::TruePositive(i));
+        }
+        trial
+    };
+    let once = plants(Report::builder("HEAD", "repro", gates(0.5))).trial(all_caught()).build().unwrap();
+    let thrice = plants(Report::builder("HEAD", "repro", gates(0.5)))
+        .trial(all_caught())
+        .trial(all_caught())
+        .trial(all_caught())
+        .build()
+        .unwrap();
+    assert_eq!((thrice.caught, thrice.total), (24, 24));
+    assert_eq!(thrice.recall_interval, once.recall_interval, "the interval of 8 plants, not 24 draws");
+    let low = thrice.recall_interval.unwrap().low;
+    assert!((low - 0.6756).abs() < 1e-3, "Wilson 8/8 starts at 0.68, not 0.86: {low}");
+    assert_eq!(thrice.trial_agreement, Some(1.0));
+    assert_eq!(once.trial_agreement, None, "one trial has no run-to-run agreement");
+
+    // Half the plants caught in every trial, against each plant caught in half the trials:
+    // the same mean, and never a narrower interval than one trial of the same 8 plants.
+    let mut halves = plants(Report::builder("HEAD", "repro", gates(0.5)));
+    for trial in 0..4 {
+        let mut record = TrialRecord::new(Some(0));
+        for i in 0..8 {
+            if (i + trial) % 2 == 0 {
+                record.caught_by.insert(i, "x".into());
+            }
+        }
+        halves = halves.trial(record);
+    }
+    let halves = halves.build().unwrap();
+    assert!((halves.recall - 0.5).abs() < 1e-12);
+    assert_eq!(halves.trial_agreement, Some(0.0));
+    let interval = halves.recall_interval.unwrap();
+    assert!(interval.low < 0.22 && interval.high > 0.78, "{interval:?}");
 }
 
 #[test]
@@ -301,8 +356,11 @@ fn the_human_summary_has_the_table_bars_and_warnings() {
     let plain = render_human(&report, false);
     assert!(!plain.contains('\x1b'), "no colour when asked for none");
     assert!(plain.contains("PASS"));
-    assert!(plain.contains("recall     0.67  2/3 caught  (95% CI"), "{plain}");
-    assert!(plain.contains("precision  0.67  2 true / 1 false positives"), "{plain}");
+    assert!(plain.contains("recall     0.67  2/3 plants caught  (95% CI"), "{plain}");
+    assert!(
+        plain.contains("precision  0.67  2 true / 1 false positive findings (1.33 per plant)"),
+        "precision counts findings, recall plants: {plain}"
+    );
     let off_by_one = plain.lines().find(|l| l.trim_start().starts_with("off-by-one")).unwrap();
     assert!(
         off_by_one.contains("0.50")
