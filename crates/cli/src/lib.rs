@@ -57,7 +57,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::for_error_in(subcommand_name(&args).as_deref())),
     };
-    init_tracing(cli.verbose);
+    init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     let error_code = exit::for_error_in(Some(cli.command.name()));
     let outcome = match cli.command {
@@ -84,7 +84,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::CALIBRATE_ERROR),
     };
-    init_tracing(cli.verbose);
+    init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     finish(calibrate::run(cli.calibrate, &style), cli.color, exit::CALIBRATE_ERROR)
 }
@@ -125,8 +125,10 @@ fn subcommand_name(args: &[OsString]) -> Option<String> {
     None
 }
 
-/// Logs go to stderr: `RUST_LOG` when set, otherwise warnings, raised by each `-v`.
-fn init_tracing(verbose: u8) {
+/// Logs go to stderr: `RUST_LOG` when set, otherwise warnings, raised by each `-v`; in colour
+/// only when stderr is coloured (a terminal, no `NO_COLOR`, not `--color never`), so that CI
+/// logs and files carry no escape codes.
+fn init_tracing(verbose: u8, colour: bool) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => "warn",
@@ -139,6 +141,7 @@ fn init_tracing(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_target(false)
         .try_init();
 }

@@ -30,6 +30,11 @@ impl Style {
         Style { enabled }
     }
 
+    /// Whether this style paints at all.
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     fn paint(&self, code: &str, text: &str) -> String {
         if self.enabled { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
     }

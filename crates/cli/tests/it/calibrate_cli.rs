@@ -1585,3 +1585,25 @@ fn a_control_that_did_not_run_reads_not_run_and_is_null_in_json() {
     assert!(!summary.contains("oracle 0.00"), "{summary}");
     assert_eq!(json(&output)["controls"]["echo"]["passed"], true);
 }
+
+#[test]
+fn log_lines_carry_colour_only_when_colour_is_asked_for() {
+    let sandbox = Sandbox::new();
+    let vague = sandbox.script("vague.sh", "echo '[{\"message\": \"something is off\"}]'");
+    let plants = sandbox.plants();
+    let args = ["--review-cmd", vague.as_str(), "--scorer", "string", "--plants-file", plants.as_str()];
+    let run = |extra: &[&str], env: Option<(&str, &str)>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
+        command.args(extra).arg("calibrate").args(args).current_dir(sandbox.repo()).env_remove("NO_COLOR");
+        if let Some((key, value)) = env {
+            command.env(key, value);
+        }
+        let output = command.output().unwrap();
+        assert!(stderr(&output).contains("could not locate any"), "the warning is logged: {}", stderr(&output));
+        stderr(&output)
+    };
+    assert!(!run(&[], None).contains('\x1b'), "stderr is a pipe: no escape codes");
+    assert!(!run(&["--color", "never"], None).contains('\x1b'));
+    assert!(!run(&["--color", "auto"], Some(("NO_COLOR", "1"))).contains('\x1b'));
+    assert!(run(&["--color", "always"], None).contains("\x1b["), "asked for");
+}
