@@ -12,7 +12,7 @@ use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs};
 use crate::report::{ControlOutcome, Controls};
 use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, JudgeScorer, ReproScorer, StringScorer};
-use crate::scoring::{Scored, Scorer, ScorerKind, score};
+use crate::scoring::{Scored, Scorer, ScorerKind, located_pairs, score_with_progress};
 use crate::scratch::Scratch;
 use crate::signals::SignalWatch;
 use crate::targets::{Repository, check_target, choose_targets};
@@ -359,20 +359,23 @@ impl Calibration {
         }
 
         // Controls, through the same scorer and judge as the real review.
-        self.stage("scoring controls", None);
-        let mut agreement = (0, 0);
-        let echo =
-            self.score_with(&valid, &echo_findings(&valid), &mut scratch, &signals, &mut agreement, None)?;
         let oracle_plants: Vec<&Plant> = match self.scorer {
             ScorerKind::Repro => valid.iter().copied().filter(|p| p.witness.is_some()).collect(),
             _ => valid.clone(),
         };
+        let (echo_review, oracle_review) = (echo_findings(&valid), oracle_findings(&oracle_plants));
+        self.stage(
+            "scoring controls",
+            Some(located_pairs(&valid, &echo_review) + located_pairs(&oracle_plants, &oracle_review)),
+        );
+        let mut agreement = (0, 0);
+        let echo = self.score_with(&valid, &echo_review, &mut scratch, &signals, &mut agreement, None)?;
         let oracle = if oracle_plants.is_empty() {
             None
         } else {
             Some(self.score_with(
                 &oracle_plants,
-                &oracle_findings(&oracle_plants),
+                &oracle_review,
                 &mut scratch,
                 &signals,
                 &mut agreement,
@@ -403,10 +406,10 @@ impl Calibration {
         let runs = self.review(&repo, &lock, &commit.base, &valid, &signals)?;
 
         // Score every trial.
-        self.stage("scoring findings", Some(runs.len()));
         let mut trials = Vec::with_capacity(runs.len());
         let mut failures = JudgeFailures::default();
-        for run in runs {
+        let trial_count = runs.len();
+        for (number, run) in (1..).zip(runs) {
             tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
             let parsed = parse_findings(&run.output);
             if run.truncated {
@@ -418,6 +421,12 @@ impl Calibration {
             for warning in &parsed.warnings {
                 tracing::warn!("reviewer output: {warning}");
             }
+            let label = if trial_count > 1 {
+                format!("scoring the findings of trial {number}/{trial_count}")
+            } else {
+                "scoring the findings".to_owned()
+            };
+            self.stage(&label, Some(located_pairs(&valid, &parsed.findings)));
             let mut judge_checks = (0, 0);
             let scored = self.score_with(
                 &valid,
@@ -428,7 +437,6 @@ impl Calibration {
                 Some(&mut failures),
             )?;
             trials.push(Trial { run, parsed, scored, judge_checks });
-            self.emit(Progress::Step);
         }
         let measurement = Measurement {
             commit: commit.id,
@@ -467,16 +475,20 @@ impl Calibration {
         agreement: &mut (usize, usize),
         failures: Option<&mut JudgeFailures>,
     ) -> Result<Scored, CalibrateError> {
+        let mut checked = || self.emit(Progress::Step);
         match self.scorer {
-            ScorerKind::String => score(plants, findings, &mut StringScorer),
-            ScorerKind::Repro => score(plants, findings, &mut ReproScorer { scratch, signals }),
+            ScorerKind::String => score_with_progress(plants, findings, &mut StringScorer, &mut checked),
+            ScorerKind::Repro => {
+                score_with_progress(plants, findings, &mut ReproScorer { scratch, signals }, &mut checked)
+            }
             ScorerKind::Judge => {
                 let Some(judge) = self.judge.as_deref() else {
                     return Err(CalibrateError::NoJudge);
                 };
                 let mut scorer =
                     JudgeScorer { judge, scratch: Some(scratch), signals, verified: 0, agreed: 0, failures };
-                let scored = score(plants, findings, &mut scorer as &mut dyn Scorer)?;
+                let scored =
+                    score_with_progress(plants, findings, &mut scorer as &mut dyn Scorer, &mut checked)?;
                 agreement.0 += scorer.verified;
                 agreement.1 += scorer.agreed;
                 Ok(scored)

@@ -92,10 +92,32 @@ impl Scored {
 
 /// Scores `findings` against `plants`. Each finding is checked against the plants it locates,
 /// nearest line first, and counts for the first one it identifies.
+#[cfg(test)]
 pub(crate) fn score(
     plants: &[&Plant],
     findings: &[Finding],
     scorer: &mut dyn Scorer,
+) -> Result<Scored, CalibrateError> {
+    score_with_progress(plants, findings, scorer, &mut || {})
+}
+
+/// How many (finding, plant) pairs [`score_with_progress`] checks: every plant each finding
+/// locates.
+pub(crate) fn located_pairs(plants: &[&Plant], findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .map(|finding| plants.iter().filter(|plant| locates(finding, &plant.file, plant.line)).count())
+        .sum()
+}
+
+/// [`score`], calling `checked` once per located (finding, plant) pair: after the scorer's
+/// answer, or without asking when an earlier plant was identified, so that a progress bar
+/// reaches [`located_pairs`] exactly.
+pub(crate) fn score_with_progress(
+    plants: &[&Plant],
+    findings: &[Finding],
+    scorer: &mut dyn Scorer,
+    checked: &mut dyn FnMut(),
 ) -> Result<Scored, CalibrateError> {
     let mut caught_by = vec![None; plants.len()];
     let mut outcomes = Vec::with_capacity(findings.len());
@@ -110,11 +132,11 @@ pub(crate) fn score(
         located.sort_by_key(|&i| plants[i].line.abs_diff(found_line));
         let mut outcome = FindingOutcome::LocatedOnly;
         for plant_index in located {
-            if scorer.identifies(plants[plant_index], finding)? {
+            if outcome == FindingOutcome::LocatedOnly && scorer.identifies(plants[plant_index], finding)? {
                 outcome = FindingOutcome::TruePositive(plant_index);
                 caught_by[plant_index].get_or_insert(finding_index);
-                break;
             }
+            checked();
         }
         outcomes.push(outcome);
     }

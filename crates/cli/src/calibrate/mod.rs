@@ -138,7 +138,8 @@ pub(crate) struct CalibrateArgs {
     /// Write a self-contained HTML report.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
-    /// No progress bar.
+    /// No progress. Otherwise a bar on a terminal, and one plain line per stage and step
+    /// (with the elapsed time) when stderr is not a terminal, as in a CI log.
     #[arg(long, short)]
     pub(crate) quiet: bool,
     /// Repository to calibrate in (default: the current directory).

@@ -1,18 +1,62 @@
-//! The progress bar on stderr: shown only on a terminal, and never with --quiet.
+//! Progress on stderr: a bar on a terminal; off a terminal (a CI log, a file) one plain line
+//! per stage and per step, with the time since the run began, so that a long run is never
+//! silent; nothing at all with --quiet.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revcal_calibrate::Progress;
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-/// A progress callback for the calibration; a no-op when stderr is not a terminal or
-/// `quiet` is set.
-pub(crate) fn bar(quiet: bool) -> impl Fn(Progress) + Send + Sync + 'static {
-    let visible = !quiet && std::io::stderr().is_terminal();
-    let bar = ProgressBar::with_draw_target(
-        None,
-        if visible { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() },
-    );
+/// A progress callback for the calibration: a bar when stderr is a terminal, plain lines when
+/// it is not, nothing when `quiet` is set.
+pub(crate) fn bar(quiet: bool) -> Box<dyn Fn(Progress) + Send + Sync + 'static> {
+    if quiet {
+        Box::new(|_| {})
+    } else if std::io::stderr().is_terminal() {
+        Box::new(terminal_bar())
+    } else {
+        let lines = Mutex::new(Lines { started: Instant::now(), label: String::new(), total: None, done: 0 });
+        Box::new(move |event| {
+            // A poisoned lock only means an earlier line panicked mid-print; keep going.
+            let mut lines = lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(line) = lines.advance(event) {
+                eprintln!("{line}");
+            }
+        })
+    }
+}
+
+/// The state of plain-line progress.
+struct Lines {
+    started: Instant,
+    label: String,
+    total: Option<u64>,
+    done: u64,
+}
+
+impl Lines {
+    /// The line to print for `event`, if any.
+    fn advance(&mut self, event: Progress) -> Option<String> {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        match event {
+            Progress::Stage { label, total } => {
+                (self.label, self.total, self.done) = (label, total, 0);
+                let count = total.map(|t| format!(" ({t})")).unwrap_or_default();
+                Some(format!("revcal: {elapsed:7.1}s {}{count}", self.label))
+            }
+            Progress::Step => {
+                self.done += 1;
+                let of = self.total.map(|t| format!("/{t}")).unwrap_or_default();
+                Some(format!("revcal: {elapsed:7.1}s {} {}{of}", self.label, self.done))
+            }
+            Progress::Done => None,
+        }
+    }
+}
+
+fn terminal_bar() -> impl Fn(Progress) + Send + Sync + 'static {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     let counted = ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {elapsed}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
@@ -36,5 +80,22 @@ pub(crate) fn bar(quiet: bool) -> impl Fn(Progress) + Send + Sync + 'static {
         }
         Progress::Step => bar.inc(1),
         Progress::Done => bar.finish_and_clear(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lines_name_the_stage_and_count_its_steps() {
+        let mut lines = Lines { started: Instant::now(), label: String::new(), total: None, done: 0 };
+        let stage = lines.advance(Progress::Stage { label: "checking witnesses".into(), total: Some(2) });
+        assert!(stage.unwrap().ends_with("s checking witnesses (2)"));
+        let step = lines.advance(Progress::Step).unwrap();
+        assert!(step.starts_with("revcal: ") && step.ends_with("s checking witnesses 1/2"), "{step}");
+        lines.advance(Progress::Stage { label: "choosing plants".into(), total: None });
+        assert!(lines.advance(Progress::Step).unwrap().ends_with("s choosing plants 1"));
+        assert_eq!(lines.advance(Progress::Done), None);
     }
 }

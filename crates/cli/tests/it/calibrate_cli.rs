@@ -1599,11 +1599,37 @@ fn log_lines_carry_colour_only_when_colour_is_asked_for() {
             command.env(key, value);
         }
         let output = command.output().unwrap();
-        assert!(stderr(&output).contains("could not locate any"), "the warning is logged: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("could not locate any"),
+            "the warning is logged: {}",
+            stderr(&output)
+        );
         stderr(&output)
     };
     assert!(!run(&[], None).contains('\x1b'), "stderr is a pipe: no escape codes");
     assert!(!run(&["--color", "never"], None).contains('\x1b'));
     assert!(!run(&["--color", "auto"], Some(("NO_COLOR", "1"))).contains('\x1b'));
     assert!(run(&["--color", "always"], None).contains("\x1b["), "asked for");
+}
+
+#[test]
+fn off_a_terminal_each_stage_and_check_is_a_plain_line_unless_quiet() {
+    let sandbox = Sandbox::new();
+    let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
+    let plants = sandbox.plants();
+    let args = ["--review-cmd", reviewer.as_str(), "--scorer", "repro", "--plants-file", plants.as_str()];
+    let output = sandbox.run(&args);
+    let log = stderr(&output);
+    for line in [
+        "s checking witnesses (3)",
+        "s checking witnesses 3/3",
+        "s running the reviewer 1/1",
+        "s scoring the findings 1/1",
+    ] {
+        assert!(log.lines().any(|l| l.starts_with("revcal: ") && l.ends_with(line)), "{line:?} in:\n{log}");
+    }
+    assert!(!log.contains('\r') && !log.contains('\x1b'), "plain lines: {log:?}");
+    let quiet = sandbox.run(&[&args[..], &["--quiet"]].concat());
+    assert!(!stderr(&quiet).contains("revcal: "), "{}", stderr(&quiet));
+    assert_eq!(quiet.status.code(), output.status.code());
 }
