@@ -223,7 +223,7 @@ fn load_key_file(path: &Path) -> anyhow::Result<revcal_elo::KeyFile> {
 }
 
 /// `1 receipt`, `2 receipts`.
-fn count(n: usize, noun: &str) -> String {
+fn count(n: u64, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 #[non_exhaustive]
 pub enum Rejection {
     /// The same message (same id) was accepted before.
-    #[error("replayed: message {id} is already in the ledger")]
+    #[error("message {id} is already in the ledger")]
     Replayed {
         /// The message id.
         id: MessageId,

@@ -270,7 +270,7 @@ impl ReportBuilder {
             score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
         }
 
-        let plants = self
+        let mut plants: Vec<PlantOutcome> = self
             .plants
             .iter()
             .enumerate()
@@ -298,6 +298,9 @@ impl ReportBuilder {
                 }
             })
             .collect();
+        // Read as a listing of the code: by file, then line (the sort is stable, so plants on
+        // one line keep the order they were chosen in).
+        plants.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
 
         let trials = if trial_count > 1 {
             self.trials.iter().enumerate().map(|(index, trial)| trial_outcome(index, trial, valid)).collect()

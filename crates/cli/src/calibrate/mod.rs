@@ -72,8 +72,8 @@ pub(crate) struct CalibrateArgs {
     /// Fallback targets when the commit touches no eligible file (comma-separated).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub(crate) files: Vec<String>,
-    /// Plants to select.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    /// Plants to select (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = at_least_one)]
     pub(crate) plants: usize,
     /// Seed for plant selection (same seed, same plants).
     #[arg(long, value_name = "S", default_value_t = 0)]
@@ -127,8 +127,8 @@ pub(crate) struct CalibrateArgs {
     #[arg(long)]
     pub(crate) unsandboxed_repro: bool,
     /// Run the review K times; report mean recall and a Wilson 95% interval.
-    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) trials: u64,
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = at_least_one)]
+    pub(crate) trials: usize,
     /// Print the JSON report on stdout (the human summary goes to stderr).
     #[arg(long)]
     pub(crate) json: bool,
@@ -148,6 +148,15 @@ pub(crate) struct CalibrateArgs {
     /// Restore the files of an interrupted run from the journal under .git/, then exit.
     #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
     pub(crate) recover: bool,
+}
+
+/// A count of at least one.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
 }
 
 /// A list of exit codes: `0,1`, `0-31`, or both (`0,2,4-7`).
@@ -193,8 +202,20 @@ pub(crate) fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode
         Err(error) => {
             eprintln!("{}: {error:#}", err_style.error("error"));
             let calibrate_error = error.downcast_ref::<CalibrateError>();
-            if let Some(hint) = calibrate_error.and_then(hint) {
+            let hint = calibrate_error.and_then(hint);
+            if let Some(hint) = &hint {
                 eprintln!("{}: {hint}", err_style.bold("hint"));
+            }
+            // With --json, stdout always holds one JSON document: the report (also written
+            // when the judge failed on some questions), or the error.
+            if args.json && !matches!(calibrate_error, Some(CalibrateError::JudgeErrors { .. })) {
+                let document = serde_json::json!({"error": format!("{error:#}"), "hint": hint});
+                let text = format!("{}\n", serde_json::to_string_pretty(&document).unwrap_or_default());
+                if let Err(error) = emit(&text)
+                    && error.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    eprintln!("{}: cannot write the error as JSON: {error}", err_style.error("error"));
+                }
             }
             let signal = calibrate_error.and_then(|e| match e {
                 CalibrateError::Interrupted { signal, .. } => u8::try_from(128 + signal).ok(),
@@ -299,7 +320,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .repro_timeout(Duration::from_secs(args.repro_timeout))
         .sandbox_repro(!args.unsandboxed_repro)
         .repro_memory((args.repro_memory > 0).then(|| args.repro_memory.saturating_mul(1 << 20)))
-        .trials(usize::try_from(args.trials).unwrap_or(1))
+        .trials(args.trials)
         .ok_exit_codes(args.ok_exit_codes.0.clone())
         .on_progress(progress_bar(args.quiet));
     if let Some(file) = &args.plants_file {

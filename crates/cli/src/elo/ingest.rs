@@ -125,7 +125,7 @@ fn report(
         let summary = format!(
             "stored {stored}, rejected {}, scored {}",
             rejected.len(),
-            super::count(scored, "review")
+            super::count(scored as u64, "review")
         );
         let summary = if rejected.is_empty() { style.success(&summary) } else { style.warning(&summary) };
         outln!(out, "{summary} in {}", path.display());

@@ -80,7 +80,7 @@ pub(crate) fn receipts(ledger: &LedgerPath, agent: &str, json: bool, style: &Sty
         outln!(
             out,
             "{} signed by {} (`--json` for the receipts themselves)",
-            count(receipts.len(), "receipt"),
+            count(receipts.len() as u64, "receipt"),
             ledger.issuer()
         );
     }
@@ -175,11 +175,11 @@ pub(crate) fn check(ledger: &LedgerPath, json: bool, style: &Style) -> Result<Ex
             outln!(out, "{}: {problem}", style.error("problem"));
         }
         let summary = format!(
-            "{}: {} messages replayed, {} reviewers, {} scored reviews; SQLite integrity {}",
+            "{}: {} replayed, {}, {}; SQLite integrity {}",
             ledger.path().display(),
-            replay.messages,
-            replay.reviewers,
-            replay.scored_reviews,
+            super::count(replay.messages, "message"),
+            super::count(replay.reviewers, "reviewer"),
+            super::count(replay.scored_reviews, "scored review"),
             if integrity.is_empty() { "ok" } else { "FAILED" }
         );
         outln!(

@@ -57,6 +57,15 @@ pub(crate) fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
     let mut candidates: Vec<(PathBuf, PathBuf)> = Vec::new();
     for path in paths {
         if path.is_file() {
+            // A file named on the command line was meant: an extension revcal cannot mutate
+            // is an error, not a silent skip as in a walked directory.
+            if Language::from_path(path).is_none() {
+                let supported: Vec<String> = Language::ALL
+                    .iter()
+                    .map(|language| format!("{} ({})", language.as_str(), language.extensions().join(", ")))
+                    .collect();
+                bail!("{}: not a file revcal can mutate; it reads {}", path.display(), supported.join(", "));
+            }
             candidates.push((path.clone(), path.clone()));
         } else if path.is_dir() {
             let walker = ignore::WalkBuilder::new(path).require_git(false).build();

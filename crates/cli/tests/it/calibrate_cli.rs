@@ -1633,3 +1633,47 @@ fn off_a_terminal_each_stage_and_check_is_a_plain_line_unless_quiet() {
     assert!(!stderr(&quiet).contains("revcal: "), "{}", stderr(&quiet));
     assert_eq!(quiet.status.code(), output.status.code());
 }
+
+#[test]
+fn messages_say_what_is_wrong_once_and_json_stays_json() {
+    let sandbox = Sandbox::new();
+    for (flag, value) in [("--plants", "0"), ("--trials", "0")] {
+        let output = sandbox.run(&["--review-cmd", "true", flag, value]);
+        assert_eq!(output.status.code(), Some(1));
+        let message = stderr(&output);
+        assert!(message.contains(&format!("invalid value '0' for '{flag}")), "{message}");
+        assert!(
+            message.contains("must be at least 1") && !message.contains("18446744073709551615"),
+            "{message}"
+        );
+    }
+    // A missing plants file: said once, and with --json the error is the JSON on stdout.
+    let missing =
+        sandbox.run(&["--review-cmd", "true", "--plants-file", "nope.yaml", "--scorer", "repro", "--json"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(stderr(&missing).matches("nope.yaml").count(), 1, "{}", stderr(&missing));
+    let error = json(&missing);
+    assert!(error["error"].as_str().unwrap().contains("cannot read plants file nope.yaml"), "{error}");
+
+    // The plant list reads like the code: by file and line, whatever order the plants came in.
+    let reversed: Vec<&str> = PLANTS.split("\n- ").collect();
+    let reversed = format!(
+        "- {}\n",
+        reversed.iter().rev().map(|p| p.trim_start_matches("- ").trim_end()).collect::<Vec<_>>().join("\n- ")
+    );
+    assert!(reversed.starts_with("- file: src/calc.py\n  line: 10\n"), "{reversed}");
+    std::fs::write(sandbox.path("reversed.yaml"), reversed).unwrap();
+    let reversed_plants = sandbox.path("reversed.yaml").display().to_string();
+    let report = sandbox.run(&[
+        "--review-cmd",
+        "true",
+        "--plants-file",
+        &reversed_plants,
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    let lines: Vec<u64> =
+        json(&report)["plants"].as_array().unwrap().iter().map(|p| p["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [2, 6, 10], "{}", stderr(&report));
+}

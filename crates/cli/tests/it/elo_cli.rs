@@ -401,12 +401,15 @@ fn forged_altered_and_misattributed_lines_are_reported_with_their_reason() {
         "mixed.jsonl:3: rejected (invalid): `sig`: the signature does not verify",
         "mixed.jsonl:4: rejected (invalid): `sig`: the signature does not verify",
         &format!("mixed.jsonl:5: rejected (invalid): `from`: {} is not the id of `pubkey`", a.id),
-        "mixed.jsonl:7: rejected (replayed)",
+        "mixed.jsonl:7: rejected (replayed): message ",
         "mixed.jsonl:8: rejected (invalid): column 18: not valid JSON: EOF while parsing",
         "stored 2, rejected 6",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
+    assert!(!text.contains("(replayed): replayed:"), "the code is not repeated: {text}");
+    let check = stdout(&revcal(d, &["elo", "check"]));
+    assert!(check.contains(" 1 reviewer, 0 scored reviews;"), "counted nouns agree: {check}");
     // Nothing invalid changed a rating: B has one pending review and no score.
     let board = json_out(&revcal(d, &["elo", "leaderboard", "--json"]));
     assert_eq!(board, json!([{"rank": 1, "agent": b.id, "elo": 1200.0, "reviews": 0, "accuracy": null}]));

@@ -377,3 +377,18 @@ fn operator_list_covers_forty_variants_and_help_teaches() {
     let help = stdout(&revcal_in(dir.path(), &["mutate", "--help"]));
     assert!(help.contains("--sample 8 --seed 1") && help.contains("revcal: skip"), "{help}");
 }
+
+#[test]
+fn a_named_file_of_an_unsupported_kind_is_an_error_naming_what_is_supported() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "return a + b\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_revcal")).arg("mutate").arg(&notes).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("notes.txt: not a file revcal can mutate"), "{message}");
+    assert!(message.contains("python (py)"), "{message}");
+    // In a directory the same file is skipped quietly, as any other file of another kind.
+    let walked = Command::new(env!("CARGO_BIN_EXE_revcal")).arg("mutate").arg(dir.path()).output().unwrap();
+    assert_eq!(walked.status.code(), Some(0));
+}
