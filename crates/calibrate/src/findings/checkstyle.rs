@@ -15,8 +15,8 @@ pub(super) fn parse(text: &str) -> Option<ParsedFindings> {
     let body = if whole {
         text
     } else {
-        let end = text.rfind("</checkstyle>")? + "</checkstyle>".len();
-        &text[start..end]
+        let end = text[start..].rfind("</checkstyle>")? + "</checkstyle>".len();
+        &text[start..start + end]
     };
     let mut parsed = ParsedFindings {
         format: Some(FindingFormat::Checkstyle),

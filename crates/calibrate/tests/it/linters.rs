@@ -102,6 +102,10 @@ fn checkstyle_among_log_lines_is_read_and_broken_xml_is_a_warning() {
     assert!(noisy.embedded);
     assert_eq!(noisy.findings.len(), 12);
 
+    // Found by the findings fuzz target: a closing tag before the first opening one.
+    let backwards = parse_findings("log </checkstyle> then <checkstyle><file name=\"a.js\"/>");
+    assert!(backwards.findings.is_empty());
+
     let broken = parse_findings(r#"<checkstyle><file name="a.js"><error line="3" message="x"></file>"#);
     assert_eq!(broken.format, Some(FindingFormat::Checkstyle));
     assert!(broken.findings.is_empty());
