@@ -67,7 +67,9 @@ pub(crate) struct MutateArgs {
     /// Never these operators.
     #[arg(long = "exclude-operator", value_name = "OPERATOR", value_delimiter = ',')]
     pub(crate) exclude_operators: Vec<String>,
-    /// Pick N mutants: seeded, stratified across categories, non-overlapping, one per line.
+    /// Pick N mutants: seeded, stratified across categories, non-overlapping, one per line,
+    /// among those that fit on one line: the plants `calibrate --plants N --seed S` chooses
+    /// from the same files.
     #[arg(long, value_name = "N")]
     pub(crate) sample: Option<usize>,
     /// Seed of --sample (default 0); the same seed gives the same sample.
@@ -121,6 +123,9 @@ pub(crate) fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
         });
     }
     if let Some(n) = settings.sample {
+        // Only what fits on one line can be planted: sampling among those previews the plants
+        // `calibrate --plants N --seed S` chooses from the same files.
+        mutants.retain(|mutant| mutant.line == mutant.end_line && !mutant.original_line.contains('\n'));
         mutants = revcal_mutate::select(&mutants, n, settings.seed);
         mutants.sort_by(|a, b| (&a.file, a.start_byte).cmp(&(&b.file, b.start_byte)));
     }

@@ -392,3 +392,73 @@ fn a_named_file_of_an_unsupported_kind_is_an_error_naming_what_is_supported() {
     let walked = Command::new(env!("CARGO_BIN_EXE_revcal")).arg("mutate").arg(dir.path()).output().unwrap();
     assert_eq!(walked.status.code(), Some(0));
 }
+
+#[test]
+fn a_sample_previews_the_plants_calibrate_chooses_with_the_same_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mutate/tests/fixtures/corpus");
+    std::fs::create_dir(repo.join("src")).unwrap();
+    for file in ["bisect.py", "ini.js"] {
+        std::fs::copy(corpus.join(file), repo.join("src").join(file)).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let status = Command::new("git").args(args).current_dir(repo).status().unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code"]);
+    let revcal = |args: &[&str]| {
+        let output =
+            Command::new(env!("CARGO_BIN_EXE_revcal")).args(args).current_dir(repo).output().unwrap();
+        serde_json::from_slice::<Value>(&output.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&output.stderr)))
+    };
+    for seed in ["0", "3", "11"] {
+        let sample =
+            revcal(&["mutate", "src/bisect.py", "src/ini.js", "--sample", "6", "--seed", seed, "--json"]);
+        let mut previewed: Vec<(String, u64, String)> = sample
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["file"].as_str().unwrap().into(),
+                    m["line"].as_u64().unwrap(),
+                    m["mutated_line"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let report = revcal(&[
+            "calibrate",
+            "--review-cmd",
+            "true",
+            "--scorer",
+            "string",
+            "--plants",
+            "6",
+            "--seed",
+            seed,
+            "--min-plants",
+            "1",
+            "--json",
+        ]);
+        let mut planted: Vec<(String, u64, String)> = report["plants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["file"].as_str().unwrap().into(),
+                    p["line"].as_u64().unwrap(),
+                    p["mutated"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        previewed.sort();
+        planted.sort();
+        assert_eq!(previewed.len(), 6, "seed {seed}");
+        assert_eq!(previewed, planted, "seed {seed}: the same inputs give the same plants");
+    }
+}
