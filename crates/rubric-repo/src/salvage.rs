@@ -78,12 +78,52 @@ fn keep_parsable<T: DeserializeOwned>(
         _ => Vec::new(),
     };
     let total = items.len();
-    let (kept_indices, kept): (Vec<usize>, Vec<Value>) =
-        items.into_iter().enumerate().filter(|(_, item)| T::deserialize(item).is_ok()).unzip();
-    if kept.len() != total || total == 0 {
+    let mut repaired = false;
+    let (kept_indices, kept): (Vec<usize>, Vec<Value>) = items
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, item)| {
+            if T::deserialize(&item).is_ok() {
+                return Some((index, item));
+            }
+            // An item with a value of the wrong kind (`share: "0.5"`, `weight: critical`) is
+            // still checked for everything else (its anchors, its name among the others)
+            // with that value read as the nearest valid one.
+            let item = repair(item);
+            T::deserialize(&item).is_ok().then(|| {
+                repaired = true;
+                (index, item)
+            })
+        })
+        .unzip();
+    // Checks over the whole list (shares summing to 1, one essential criterion) are left out
+    // when an item was dropped or repaired: they would judge a list the author did not write.
+    if kept.len() != total || total == 0 || repaired {
         reduced.push((list, kept_indices));
     }
     *slot = Value::Array(kept);
+}
+
+/// `item` with its fields of the wrong kind replaced by the nearest valid value: a number
+/// written as text becomes the number, and a weight that is neither `essential` nor
+/// `important` becomes `important`. The schema has already reported each of them.
+fn repair(mut item: Value) -> Value {
+    let Some(fields) = item.as_object_mut() else { return item };
+    for (key, value) in fields.iter_mut() {
+        // Text fields stay text, whatever they hold (`name: "2024"`).
+        if matches!(key.as_str(), "name" | "id" | "description" | "criterion" | "pattern") {
+            continue;
+        }
+        if let Some(number) = value.as_str().and_then(|text| text.trim().parse::<f64>().ok())
+            && let Some(number) = serde_json::Number::from_f64(number)
+        {
+            *value = Value::Number(number);
+        }
+        if key == "weight" && !matches!(value.as_str(), Some("essential" | "important")) {
+            *value = Value::String("important".to_owned());
+        }
+    }
+    item
 }
 
 impl Salvaged {

@@ -279,6 +279,30 @@ fn every_problem_in_a_file_is_reported_in_one_run() {
 }
 
 #[test]
+fn a_value_of_the_wrong_kind_hides_no_other_problem_of_its_item() {
+    // One criterion with a bad weight and a share written as text, an overlapping anchor in
+    // the same criterion, and a second criterion of the same name: all four in one run.
+    let text = SAMPLE
+        .replacen("weight: essential", "weight: critical", 1)
+        .replacen("share: 0.6", "share: \"0.6\"", 1)
+        .replacen("      2: Vague\n", "      1-2: Vague\n", 1)
+        .replacen("name: scope", "name: clarity", 1);
+    let found = lint(&text);
+    let rules: Vec<(&str, &str)> = found.iter().map(|d| (d.rule.id(), d.pointer.as_str())).collect();
+    for expected in [
+        ("RL-06", "/criteria/0/weight"),
+        ("SHARE", "/criteria/0/share"),
+        ("RL-02", "/criteria/0/anchors/1-2"),
+        ("NAME", "/criteria/1/name"),
+    ] {
+        assert!(rules.contains(&expected), "{expected:?} missing from {rules:?}");
+    }
+    // Nothing is said about the list as a whole from a repaired item: the shares still sum
+    // to 1, and nothing else is reported.
+    assert_eq!(found.len(), 4, "{rules:?}");
+}
+
+#[test]
 fn the_rubric_library_spec_example_passes_with_one_warning() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rubrics/user_story_spec_example.yaml");
     let report = Linter::new().unwrap().lint_paths(&[path.into()]).unwrap();
