@@ -41,11 +41,12 @@ enum EloCommand {
         force: bool,
     },
     /// Sign a message: fill `from` (and `ts`, now in milliseconds, when absent), add `pubkey`
-    /// and `sig`, check every field, print the signed message as one canonical JSON line.
+    /// and `sig`, check every field, print the signed message as one canonical JSON line on
+    /// stdout and its type, id and sender on stderr.
     ///
     /// Exit status: 0 signed, 1 the message is invalid (the field is named), 2 I/O error.
     #[command(
-        after_help = "Examples:\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  echo '{\"type\":\"REVIEW_LEADERBOARD\"}' | revcal elo sign - --key alice.key"
+        after_help = "Examples:\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo sign review.json --key bob.key --request-id \"$(revcal elo id messages.jsonl)\" >> messages.jsonl\n  echo '{\"type\":\"REVIEW_LEADERBOARD\"}' | revcal elo sign - --key alice.key"
     )]
     Sign {
         /// The message (JSON); `-` reads standard input.
@@ -54,6 +55,23 @@ enum EloCommand {
         /// The signer's key file (from `keygen`).
         #[arg(long, value_name = "FILE")]
         key: PathBuf,
+        /// Set `content.request_id` (a review or an outcome answers this request; `revcal
+        /// elo id` prints a signed request's id).
+        #[arg(long, value_name = "ID")]
+        request_id: Option<String>,
+    },
+    /// Print the id of each signed message in a JSONL file, one per line (the id a review or
+    /// an outcome names in `request_id`).
+    ///
+    /// Exit status: 0 every line is a signed message, 1 a line is not (named on stderr),
+    /// 2 I/O error.
+    #[command(
+        after_help = "Examples:\n  revcal elo id messages.jsonl\n  revcal elo sign request.json --key alice.key | revcal elo id -"
+    )]
+    Id {
+        /// The messages (JSONL); `-` reads standard input.
+        #[arg(value_name = "FILE.jsonl")]
+        file: PathBuf,
     },
     /// Store signed messages from JSONL files; report each rejected line with its reason.
     ///
@@ -149,7 +167,8 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
     let ledger = LedgerPath::resolve(args.ledger);
     match args.command {
         EloCommand::Keygen { out, force } => keys::keygen(&out, force),
-        EloCommand::Sign { message, key } => keys::sign(&message, &key),
+        EloCommand::Sign { message, key, request_id } => keys::sign(&message, &key, request_id.as_deref()),
+        EloCommand::Id { file } => keys::ids(&file),
         EloCommand::Ingest { files, json, batch_size } => {
             ingest::run(&ledger, &files, json, batch_size as usize, style)
         }

@@ -1,4 +1,4 @@
-//! `revcal elo keygen` and `revcal elo sign`.
+//! `revcal elo keygen`, `revcal elo sign` and `revcal elo id`.
 
 use super::{display, load_key_file, read_text};
 use crate::output::{emit, outln};
@@ -37,7 +37,7 @@ pub(crate) fn keygen(out: &Path, force: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
+pub(crate) fn sign(message: &Path, key: &Path, request_id: Option<&str>) -> Result<ExitCode> {
     let keypair =
         load_key_file(key)?.keypair().map_err(|error| anyhow::anyhow!("{}: {error}", key.display()))?;
     let text = read_text(message, revcal_elo::MAX_MESSAGE_BYTES as u64)?;
@@ -45,6 +45,16 @@ pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
         Ok(value) => value,
         Err(error) => return Ok(invalid(message, &format!("not valid JSON: {error}"))),
     };
+    if let Some(id) = request_id {
+        match value.get_mut("content").and_then(serde_json::Value::as_object_mut) {
+            Some(content) => {
+                content.insert("request_id".into(), id.trim().into());
+            }
+            None => {
+                return Ok(invalid(message, "`content`: --request-id needs a message with a content object"));
+            }
+        }
+    }
     if let Some(object) = value.as_object_mut()
         && !object.contains_key("ts")
     {
@@ -57,6 +67,12 @@ pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
     match sign_value(value, &keypair) {
         Ok(signed) => {
             emit(&format!("{}\n", signed.canonical()))?;
+            eprintln!(
+                "{} {} signed by {}",
+                signed.message.message_type().as_str(),
+                signed.id.as_str(),
+                signed.message.from
+            );
             Ok(ExitCode::SUCCESS)
         }
         Err(error @ MessageError::WrongSender { .. }) => Ok(invalid(
@@ -67,6 +83,27 @@ pub(crate) fn sign(message: &Path, key: &Path) -> Result<ExitCode> {
         )),
         Err(error) => Ok(invalid(message, &error.to_string())),
     }
+}
+
+/// `revcal elo id`: the id of each signed message, one per line.
+pub(crate) fn ids(file: &Path) -> Result<ExitCode> {
+    let text = read_text(file, super::MAX_STREAM_BYTES)?;
+    let mut out = String::new();
+    let mut failed = false;
+    for (number, line) in (1..).zip(text.lines()) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match revcal_elo::SignedMessage::parse(line.trim()) {
+            Ok(signed) => outln!(out, "{}", signed.id.as_str()),
+            Err(error) => {
+                eprintln!("error: {}:{number}: {error}", display(file));
+                failed = true;
+            }
+        }
+    }
+    emit(&out)?;
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// Reports an invalid message on stderr; exit status 1.

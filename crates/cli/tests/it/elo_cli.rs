@@ -616,3 +616,38 @@ fn help_teaches_with_examples() {
     let help = stdout(&revcal(dir.path(), &["elo", "ingest", "--help"]));
     assert!(help.contains("Exit status: 0 every line stored, 1 some line rejected, 2 I/O error"), "{help}");
 }
+
+#[test]
+fn sign_names_the_id_it_made_and_id_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(revcal(d, &["elo", "keygen", "--out", "a.key"]).status.code(), Some(0));
+    let request = r##"{"type": "REVIEW_REQUEST", "to": "#review", "content": {"title": "t", "diff_url": "u", "diff_summary": "s", "files_changed": ["a.rs"], "lines_added": 1, "lines_removed": 0}}"##;
+    let signed = revcal_stdin(d, &["elo", "sign", "-", "--key", "a.key"], request);
+    assert_eq!(signed.status.code(), Some(0), "{}", stderr(&signed));
+    std::fs::write(d.join("one.jsonl"), &signed.stdout).unwrap();
+    let id = revcal(d, &["elo", "id", "one.jsonl"]);
+    let id = stdout(&id).trim().to_owned();
+    assert_eq!(id.len(), 64, "{id}");
+    assert!(stderr(&signed).starts_with(&format!("REVIEW_REQUEST {id} signed by @")), "{}", stderr(&signed));
+
+    // A review answering it, with the id set by --request-id.
+    let review = r##"{"type": "REVIEW", "to": "#review", "content": {"request_id": "x", "verdict": "APPROVE", "summary": "ok"}}"##;
+    let answer = revcal_stdin(d, &["elo", "sign", "-", "--key", "a.key", "--request-id", &id], review);
+    let answer: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
+    assert_eq!(answer["content"]["request_id"], id.as_str());
+
+    // Errors name what is wrong.
+    let no_content = revcal_stdin(
+        d,
+        &["elo", "sign", "-", "--key", "a.key", "--request-id", &id],
+        r#"{"type": "REVIEW_LEADERBOARD"}"#,
+    );
+    assert_eq!(no_content.status.code(), Some(1));
+    assert!(stderr(&no_content).contains("`content`: --request-id needs a message with a content object"));
+    std::fs::write(d.join("mixed.jsonl"), format!("{}not json\n", stdout(&signed))).unwrap();
+    let mixed = revcal(d, &["elo", "id", "mixed.jsonl"]);
+    assert_eq!(mixed.status.code(), Some(1));
+    assert_eq!(stdout(&mixed).trim(), id, "the good line still prints");
+    assert!(stderr(&mixed).contains("mixed.jsonl:2:"), "{}", stderr(&mixed));
+}

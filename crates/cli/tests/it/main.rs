@@ -11,5 +11,6 @@ mod exit_codes;
 mod http_server;
 mod judge_cli;
 mod mutate_cli;
+mod readme;
 mod rubric_cli;
 mod score_cli;
