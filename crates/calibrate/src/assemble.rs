@@ -2,7 +2,7 @@
 //! report builder (trial scores index the valid plants, the report all of them), and the
 //! report module computes the numbers.
 
-use crate::flow::Measurement;
+use crate::flow::{Exclusion, Measurement};
 use crate::report::{Gates, JudgeChecks, Report, ReportError, TrialRecord};
 use crate::scoring::FindingOutcome;
 
@@ -15,7 +15,10 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
         measurement.plants.iter().zip(&measurement.excluded).zip(&measurement.excluded_reasons)
     {
         builder = match (excluded, reason) {
-            (true, Some(reason)) => builder.runaway_plant(plant.clone(), reason.clone()),
+            (true, Some(Exclusion::Runaway(reason))) => builder.runaway_plant(plant.clone(), reason.clone()),
+            (true, Some(Exclusion::Build(reason))) => {
+                builder.unbuildable_plant(plant.clone(), reason.clone())
+            }
             (true, None) => builder.excluded_plant(plant.clone()),
             (false, _) => builder.plant(plant.clone()),
         };

@@ -136,6 +136,15 @@ pub enum CalibrateError {
         /// The minimum asked for.
         min: usize,
     },
+    /// The build command fails on the original tree, before any plant: nothing can be
+    /// measured against a build that is already broken.
+    #[error("the build command `{command}` fails on the original tree ({status}), before any plant")]
+    BuildFails {
+        /// The command.
+        command: String,
+        /// How it ended.
+        status: String,
+    },
     /// The judge scorer was chosen but no judge is configured.
     #[error("the judge scorer needs a judge and none is configured; failing closed rather than guessing")]
     NoJudge,

@@ -1,5 +1,5 @@
 //! The calibration flow described in docs/calibration.md#the-flow, driven by
-//! [`Calibration::builder`]: refuse a dirty tree -> targets -> plants -> witness check ->
+//! [`Calibration::builder`]: refuse a dirty tree -> targets -> plants -> build check -> witness check ->
 //! controls -> journal -> plant -> review (K trials) -> restore -> parse findings -> score ->
 //! report.
 
@@ -36,6 +36,46 @@ pub enum Progress {
     Done,
 }
 
+/// Whether each plant is built, in a scratch copy, before the review: a plant that breaks the
+/// build would be "caught" by any compiler-backed reviewer without being read, and with it
+/// applied such a reviewer could not run at all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BuildCheck {
+    /// `cargo check --all-targets` when a `Cargo.toml` is at the root of the work tree; no
+    /// check otherwise.
+    #[default]
+    Auto,
+    /// No build check.
+    Off,
+    /// This shell command, run in the scratch copy with each plant applied in turn.
+    Command(String),
+}
+
+impl BuildCheck {
+    /// The default command for a Rust project.
+    pub const CARGO: &'static str = "cargo check --all-targets";
+
+    /// The command to run in `work_tree`, if any.
+    fn command(&self, work_tree: &Path) -> Option<String> {
+        match self {
+            BuildCheck::Auto => work_tree.join("Cargo.toml").is_file().then(|| Self::CARGO.to_owned()),
+            BuildCheck::Off => None,
+            BuildCheck::Command(command) if command.trim().is_empty() => None,
+            BuildCheck::Command(command) => Some(command.clone()),
+        }
+    }
+}
+
+/// Why a plant is not counted, when it is not for being equivalent.
+#[derive(Debug, Clone)]
+pub(crate) enum Exclusion {
+    /// Its witness or build ran past its time limit or memory cap.
+    Runaway(String),
+    /// The build fails with it applied.
+    Build(String),
+}
+
 /// The default memory cap of witness and repro commands: 4 GiB.
 pub const DEFAULT_REPRO_MEMORY: u64 = 4 << 30;
 
@@ -67,6 +107,7 @@ pub struct Calibration {
     repro_memory: Option<u64>,
     sandbox_repro: bool,
     trials: usize,
+    build: BuildCheck,
     output_cap: usize,
     ok_exit_codes: Vec<i32>,
     handle_signals: bool,
@@ -108,6 +149,7 @@ impl Calibration {
             repro_memory: Some(DEFAULT_REPRO_MEMORY),
             sandbox_repro: true,
             trials: 1,
+            build: BuildCheck::Auto,
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
             ok_exit_codes: reviewer::DEFAULT_OK_EXIT_CODES.to_vec(),
             handle_signals: true,
@@ -204,6 +246,13 @@ impl Calibration {
     /// Run the review this many times (at least 1).
     pub fn trials(mut self, trials: usize) -> Self {
         self.trials = trials.max(1);
+        self
+    }
+    /// Build each plant before the review (default [`BuildCheck::Auto`]); a plant whose build
+    /// fails is excluded with the reason, and a build that fails on the original tree stops
+    /// the run.
+    pub fn build_check(mut self, build: BuildCheck) -> Self {
+        self.build = build;
         self
     }
     /// Bytes of reviewer output kept.
@@ -314,15 +363,40 @@ impl Calibration {
         let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
         self.stage("checking witnesses", Some(witnessed));
         let mut excluded = vec![false; plants.len()];
-        // Why a plant is excluded when it is not for being equivalent: it ran away.
-        let mut excluded_reasons: Vec<Option<String>> = vec![None; plants.len()];
+        // Why a plant is excluded when it is not for being equivalent: it ran away, or it
+        // breaks the build.
+        let mut excluded_reasons: Vec<Option<Exclusion>> = vec![None; plants.len()];
+        if let Some(build) = self.build.command(&work_tree) {
+            self.stage("building each plant", Some(plants.len()));
+            let original = scratch.run(&build, None, &signals)?;
+            if !original.success() {
+                return Err(CalibrateError::BuildFails { command: build, status: original.to_string() });
+            }
+            for (index, plant) in plants.iter().enumerate() {
+                let exit = scratch.run(&build, Some(plant), &signals)?;
+                if !exit.success() {
+                    let reason = format!("`{build}` fails with the plant applied ({exit})");
+                    tracing::info!(plant = %plant.location(), "plant excluded: {reason}");
+                    excluded[index] = true;
+                    excluded_reasons[index] = Some(match exit {
+                        crate::process::Exit::TimedOut | crate::process::Exit::OutOfMemory(_) => {
+                            Exclusion::Runaway(reason)
+                        }
+                        _ => Exclusion::Build(reason),
+                    });
+                }
+                self.emit(Progress::Step);
+            }
+        }
         // Every witness on the original first: the scratch tree stays unchanged between these
         // runs, so build-based witnesses (cargo test, ...) build the original once.
-        for witness in plants.iter().filter_map(|p| p.witness.as_deref()) {
+        for witness in
+            plants.iter().zip(&excluded).filter(|(_, x)| !**x).filter_map(|(p, _)| p.witness.as_deref())
+        {
             scratch.run(witness, None, &signals)?;
         }
         for (index, plant) in plants.iter().enumerate() {
-            if let Some(witness) = &plant.witness {
+            if let Some(witness) = plant.witness.as_ref().filter(|_| !excluded[index]) {
                 let result = scratch.discriminate(witness, plant, &signals)?;
                 if result.runaway() {
                     let reason = match result.mutant {
@@ -340,7 +414,7 @@ impl Calibration {
                     };
                     tracing::warn!(plant = %plant.location(), "runaway plant excluded: {reason}");
                     excluded[index] = true;
-                    excluded_reasons[index] = Some(reason);
+                    excluded_reasons[index] = Some(Exclusion::Runaway(reason));
                 } else if !result.discriminates() {
                     tracing::info!(plant = %plant.location(), original = %result.original, mutant = %result.mutant, "equivalent plant excluded");
                     excluded[index] = true;
@@ -616,7 +690,7 @@ pub(crate) struct Measurement {
     /// Parallel to `plants`: excluded (as equivalent, or as a runaway).
     pub(crate) excluded: Vec<bool>,
     /// Parallel to `plants`: why a runaway plant was excluded (`None` for the others).
-    pub(crate) excluded_reasons: Vec<Option<String>>,
+    pub(crate) excluded_reasons: Vec<Option<Exclusion>>,
     /// One per review; scores index the valid (not excluded) plants in order.
     pub(crate) trials: Vec<Trial>,
     /// The controls' scores.

@@ -94,7 +94,7 @@ mod targets;
 
 pub use error::CalibrateError;
 pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
-pub use flow::{Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
+pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
 pub use judge::{
     AnswerProblem, CaseOutcome, CommandJudge, Judge, JudgeCalibration, JudgeCase, JudgeConfig, JudgeError,

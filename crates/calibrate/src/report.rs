@@ -78,6 +78,10 @@ pub struct Report {
     /// the plant applied): not caught, not missed, each listed with its reason.
     #[serde(default)]
     pub runaway_excluded: usize,
+    /// Plants excluded because the build fails with them applied (`--build-cmd`): not caught,
+    /// not missed, each listed with its reason.
+    #[serde(default)]
+    pub build_excluded: usize,
     /// The commit whose changed files were the targets.
     pub commit: String,
     /// The reviewer's exit code (the highest over trials); `null` when it had none.
@@ -183,7 +187,8 @@ pub struct PlantOutcome {
     /// In how many trials it was caught (only with more than one trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caught_in_trials: Option<usize>,
-    /// Why an excluded plant is not counted, when it is not for being equivalent (a runaway).
+    /// Why an excluded plant is not counted, when it is not for being equivalent:
+    /// `runaway: ...` or `build: ...`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded_reason: Option<String>,
 }

@@ -143,6 +143,10 @@ impl Scratch {
             .and_then(|()| fs::create_dir_all(&tmp))
             .map_err(|e| CalibrateError::io("create", &tmp, e))?;
         self.env.push(("TMPDIR", tmp.display().to_string()));
+        // Cargo builds inside the copy even when the user's environment points
+        // CARGO_TARGET_DIR at a shared directory: the sandbox would refuse those writes, and
+        // a plant's build must not land in the user's cache.
+        self.env.push(("CARGO_TARGET_DIR", dir.path().join("target").display().to_string()));
         if self.sandboxed {
             // The system's temporary directory too (build caches live there): a tree inside it
             // is therefore not protected from these commands (docs/calibration.md#against-a-hostile-reviewer).

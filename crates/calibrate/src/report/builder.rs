@@ -130,6 +130,8 @@ pub struct ReportBuilder {
     plants: Vec<(Plant, bool)>,
     /// Why each runaway plant (by index into `plants`) was excluded.
     runaway: BTreeMap<usize, String>,
+    /// Why each plant that breaks the build (by index into `plants`) was excluded.
+    unbuildable: BTreeMap<usize, String>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
     judge: Option<crate::judge::JudgeUsage>,
@@ -147,6 +149,7 @@ impl Report {
             gates,
             plants: Vec::new(),
             runaway: BTreeMap::new(),
+            unbuildable: BTreeMap::new(),
             trials: Vec::new(),
             controls: None,
             judge: None,
@@ -182,6 +185,14 @@ impl ReportBuilder {
     /// and no trial may catch it.
     pub fn runaway_plant(mut self, plant: Plant, reason: impl Into<String>) -> Self {
         self.runaway.insert(self.plants.len(), reason.into());
+        self.plants.push((plant, true));
+        self
+    }
+
+    /// Add a plant that breaks the build: a compiler-backed reviewer would "catch" it without
+    /// reading it, so it is listed with `reason`, never counted, and no trial may catch it.
+    pub fn unbuildable_plant(mut self, plant: Plant, reason: impl Into<String>) -> Self {
+        self.unbuildable.insert(self.plants.len(), reason.into());
         self.plants.push((plant, true));
         self
     }
@@ -294,7 +305,11 @@ impl ReportBuilder {
                     diff: plant_diff(plant),
                     caught_by: caught_by[index].cloned(),
                     caught_in_trials: (trial_count > 1 && !excluded).then_some(caught_in[index]),
-                    excluded_reason: self.runaway.get(&index).cloned(),
+                    excluded_reason: self
+                        .runaway
+                        .get(&index)
+                        .map(|reason| format!("runaway: {reason}"))
+                        .or_else(|| self.unbuildable.get(&index).map(|reason| format!("build: {reason}"))),
                 }
             })
             .collect();
@@ -320,8 +335,9 @@ impl ReportBuilder {
             gate_pass: recall_gate && precision_gate,
             scorer: self.scorer,
             judge_agreement: ratio(agreed, verified),
-            equivalent_excluded: self.plants.len() - valid - self.runaway.len(),
+            equivalent_excluded: self.plants.len() - valid - self.runaway.len() - self.unbuildable.len(),
             runaway_excluded: self.runaway.len(),
+            build_excluded: self.unbuildable.len(),
             commit: self.commit,
             review_exit_code: self.trials.iter().filter_map(|t| t.review_exit_code).max(),
             per_category,

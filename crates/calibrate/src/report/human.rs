@@ -103,6 +103,10 @@ pub fn render_human(report: &Report, color: bool) -> String {
     if let Some(sandbox) = report.repro_sandbox.as_deref().filter(|s| *s != "landlock") {
         facts.push(format!("repro sandbox: {sandbox}"));
     }
+    if report.build_excluded > 0 {
+        let s = if report.build_excluded == 1 { "" } else { "s" };
+        facts.push(format!("{} plant{s} breaking the build excluded", report.build_excluded));
+    }
     if report.runaway_excluded > 0 {
         let s = if report.runaway_excluded == 1 { "" } else { "s" };
         facts.push(format!("{} runaway plant{s} excluded", report.runaway_excluded));
@@ -198,7 +202,7 @@ pub fn render_human(report: &Report, color: bool) -> String {
                 plant.file, plant.line, plant.category, plant.operator
             );
             if let Some(reason) = &plant.excluded_reason {
-                let _ = writeln!(out, "           {}", paint.dim(&format!("runaway: {reason}")));
+                let _ = writeln!(out, "           {}", paint.dim(reason));
             }
         }
     }

@@ -87,7 +87,14 @@ fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
     let expected: BTreeSet<&str> = BASE_KEYS
         .iter()
         .copied()
-        .chain(["recallInterval", "trustworthy", "controls", "runawayExcluded", "findingsPerPlant"])
+        .chain([
+            "recallInterval",
+            "trustworthy",
+            "controls",
+            "runawayExcluded",
+            "buildExcluded",
+            "findingsPerPlant",
+        ])
         .collect();
     assert_eq!(keys(&json), expected);
 

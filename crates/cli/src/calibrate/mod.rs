@@ -10,8 +10,8 @@ use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use revcal_calibrate::{
-    CalibrateError, Calibration, CommandJudge, JudgeError, Provider, Recovered, Report, ScorerKind,
-    render_html, render_human, render_junit,
+    BuildCheck, CalibrateError, Calibration, CommandJudge, JudgeError, Provider, Recovered, Report,
+    ScorerKind, render_html, render_human, render_junit,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,7 +45,8 @@ impl From<ScorerArg> for ScorerKind {
 
 const AFTER_HELP: &str = "\
 Flow: refuse a dirty tree -> targets (the commit's changed source files) -> plants ->
-drop equivalent plants (witness check) -> echo and oracle controls -> journal under .git/ ->
+drop plants that break the build (--build-cmd) -> drop equivalent plants (witness check) ->
+echo and oracle controls -> journal under .git/ ->
 plant -> run the reviewer -> restore -> parse findings -> score -> report.
 
 Examples:
@@ -111,6 +112,12 @@ pub(crate) struct CalibrateArgs {
     /// they find something (ruff, ESLint: `0,1`); pylint's code is a bit mask (`0-31`).
     #[arg(long, value_name = "LIST", default_value = "0,2", value_parser = parse_exit_codes)]
     pub(crate) ok_exit_codes: ExitCodes,
+    /// Build command run once on the original and once per plant in a scratch copy; a plant
+    /// whose build fails is excluded with the reason (a compiler-backed reviewer would
+    /// "catch" it unread). Default: `cargo check --all-targets` when a Cargo.toml is at the
+    /// repository root, none otherwise; `--build-cmd ''` turns it off.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) build_cmd: Option<String>,
     /// Seconds before the reviewer's whole process group is killed.
     #[arg(long, value_name = "SECS", default_value_t = 1800)]
     pub(crate) review_timeout: u64,
@@ -255,6 +262,9 @@ fn hint(error: &CalibrateError) -> Option<String> {
         CalibrateError::ReviewerCrashed { code: Some(code), .. } => format!(
             "if exit code {code} means the reviewer finished (linters exit 1 when they find something), accept it with --ok-exit-codes, e.g. --ok-exit-codes 0,{code}"
         ),
+        CalibrateError::BuildFails { .. } => {
+            "fix the build, give the command that builds this project with --build-cmd CMD, or turn the check off with --build-cmd ''".to_owned()
+        }
         CalibrateError::ReviewerTimedOut { seconds, .. } => {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }
@@ -322,6 +332,11 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .repro_memory((args.repro_memory > 0).then(|| args.repro_memory.saturating_mul(1 << 20)))
         .trials(args.trials)
         .ok_exit_codes(args.ok_exit_codes.0.clone())
+        .build_check(match &args.build_cmd {
+            None => BuildCheck::Auto,
+            Some(command) if command.trim().is_empty() => BuildCheck::Off,
+            Some(command) => BuildCheck::Command(command.clone()),
+        })
         .on_progress(progress_bar(args.quiet));
     if let Some(file) = &args.plants_file {
         calibration = calibration.plants_file(file);

@@ -143,6 +143,9 @@ fn calibrate(
         .plants_file(plants)
         .scorer(ScorerKind::Repro)
         .min_recall(0.5)
+        // The demo's plants are known to build (its witnesses compile each one); a build
+        // check would add a cargo check per plant to a demo meant to take seconds.
+        .build_check(revcal_calibrate::BuildCheck::Off)
         .on_progress(crate::calibrate::progress_bar(quiet))
         .run()
         .with_context(|| format!("calibrating the {} failed", reviewer.title()))?;

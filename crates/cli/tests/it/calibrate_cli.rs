@@ -1677,3 +1677,81 @@ fn messages_say_what_is_wrong_once_and_json_stays_json() {
         json(&report)["plants"].as_array().unwrap().iter().map(|p| p["line"].as_u64().unwrap()).collect();
     assert_eq!(lines, [2, 6, 10], "{}", stderr(&report));
 }
+
+/// A Rust crate in a fresh repository: `add` on integers and `greet` appending to a String.
+fn rust_repo() -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"plantme\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("src/lib.rs"),
+        "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n\npub fn greet(name: &str) -> String {\n    let mut s = String::from(\"hi \");\n    s += name;\n    s\n}\n\npub fn is_adult(age: u32) -> bool {\n    age >= 18\n}\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "crate"]);
+    let plants = r#"- {file: src/lib.rs, line: 2, original: "a + b", mutated: "a - b", category: arithmetic}
+- {file: src/lib.rs, line: 7, original: "s += name", mutated: "s -= name", category: arithmetic}
+- {file: src/lib.rs, line: 12, original: "age >= 18", mutated: "age > 18", category: off-by-one}
+- {file: src/lib.rs, line: 6, original: "let mut s", mutated: "let s", category: mutability}
+"#;
+    std::fs::write(root.path().join("plants.yaml"), plants).unwrap();
+    (root, repo)
+}
+
+#[test]
+fn plants_that_break_the_build_are_excluded_with_the_reason() {
+    let (root, repo) = rust_repo();
+    let before = snapshot(&repo);
+    let plants = root.path().join("plants.yaml").display().to_string();
+    let run = |extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
+        command
+            .args(["calibrate", "--review-cmd", "echo LGTM", "--scorer", "string", "--plants-file", &plants])
+            .args(["--min-plants", "1", "--json"])
+            .args(extra)
+            .current_dir(&repo)
+            .env_remove("CARGO_TARGET_DIR");
+        command.output().unwrap()
+    };
+    // Cargo.toml at the root: `cargo check --all-targets` by default.
+    let checked = run(&[]);
+    assert_eq!(checked.status.code(), Some(2), "{}", stderr(&checked));
+    let report = json(&checked);
+    assert_eq!(report["buildExcluded"], 2, "{report}");
+    assert_eq!(report["total"], 2, "the two plants that build are counted");
+    let reasons: Vec<&str> =
+        report["plants"].as_array().unwrap().iter().filter_map(|p| p["excludedReason"].as_str()).collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.starts_with("build: `cargo check --all-targets` fails with the plant applied"))
+    );
+    assert!(stderr(&checked).contains("2 plants breaking the build excluded"), "{}", stderr(&checked));
+    assert_untouched_repo(&repo, &before);
+
+    // Turned off: every plant counts.
+    let unchecked = run(&["--build-cmd", ""]);
+    assert_eq!(json(&unchecked)["total"], 4, "{}", stderr(&unchecked));
+    assert_eq!(json(&unchecked)["buildExcluded"], 0);
+
+    // A build that fails before any plant stops the run, naming the command.
+    let broken = run(&["--build-cmd", "exit 3"]);
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(stderr(&broken).contains("the build command `exit 3` fails on the original tree (exit code 3)"));
+    assert!(stderr(&broken).contains("--build-cmd ''"), "the hint says how to turn it off");
+    assert_untouched_repo(&repo, &before);
+}
+
+fn assert_untouched_repo(repo: &Path, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>) {
+    assert_eq!(&snapshot(repo), before, "every file byte-identical");
+    let status = git(repo, &["status", "--porcelain"]);
+    assert!(status.stdout.is_empty(), "{}", String::from_utf8_lossy(&status.stdout));
+}
