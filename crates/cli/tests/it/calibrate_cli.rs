@@ -859,7 +859,9 @@ fn a_judge_that_keeps_failing_exits_1_with_the_tree_untouched() {
         "{}",
         stderr(&output)
     );
-    assert!(output.stdout.is_empty(), "no report is printed for a run the judge could not score");
+    let document = json(&output);
+    assert!(document.get("recall").is_none(), "no report for a run the judge could not score: {document}");
+    assert!(document["error"].as_str().unwrap().contains("gave up after 2 attempts"), "{document}");
     assert_eq!(server.requests().len(), 2);
     assert_untouched(&sandbox, &before);
 }
