@@ -292,6 +292,10 @@ pub(crate) fn check_target(
                 return Err(refuse("it is not a regular file".into()));
             }
             Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let missing = parts[..=index].join("/");
+                return Err(refuse(format!("{missing} does not exist in the work tree")));
+            }
             Err(error) => return Err(refuse(format!("it cannot be read: {error}"))),
         }
     }

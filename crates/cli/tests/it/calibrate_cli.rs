@@ -1649,6 +1649,15 @@ fn messages_say_what_is_wrong_once_and_json_stays_json() {
             "{message}"
         );
     }
+    // A missing target is named as missing.
+    let missing_target =
+        sandbox.run(&["--review-cmd", "true", "--scorer", "repro", "--files", "src/gone.py"]);
+    assert_eq!(missing_target.status.code(), Some(1));
+    assert!(
+        stderr(&missing_target).contains("src/gone.py does not exist in the work tree"),
+        "{}",
+        stderr(&missing_target)
+    );
     // A missing plants file: said once, and with --json the error is the JSON on stdout.
     let missing =
         sandbox.run(&["--review-cmd", "true", "--plants-file", "nope.yaml", "--scorer", "repro", "--json"]);
