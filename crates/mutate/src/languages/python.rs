@@ -154,23 +154,30 @@ static OPERATORS: &[Operator] = &[
     op(
         "cleanup-call-removed",
         Category::ResourceCleanup,
-        "`f.close()`, `lock.release()`, `del x`, ... -> `pass`",
+        "`f.close()`, `lock.release()`, `del x`, ... removed (never the only statement of its block)",
         "f.close()",
-        "pass",
+        "",
+    ),
+    op(
+        "del-removed",
+        Category::StatementDeletion,
+        "`del items[k]`, `del obj.attr` removed (never the only statement of its block)",
+        "del cache[key]",
+        "",
     ),
     op(
         "call-statement-removed",
         Category::StatementDeletion,
-        "a call statement -> `pass`",
+        "a call statement removed (never the only statement of its block)",
         "self.validate(data)",
-        "pass",
+        "",
     ),
     op(
         "assignment-removed",
         Category::StatementDeletion,
-        "an assignment statement -> `pass`",
+        "an assignment statement removed (never the only statement of its block)",
         "self.size = size",
-        "pass",
+        "",
     ),
 ];
 
@@ -272,19 +279,30 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         }
         "return_statement" => return_statement(node, source, out),
         "expression_statement" => statement(node, source, out),
-        "delete_statement" => {
-            push(
-                out,
-                range(node),
-                "pass",
-                "cleanup-call-removed",
-                Category::ResourceCleanup,
-                changed(
-                    source.of(node),
-                    "pass",
+        "delete_statement" if !alone_in_block(node) => {
+            // `del x` releases a reference; `del items[k]` and `del obj.attr` change data.
+            let names_only = node.named_child(0).is_some_and(|target| match target.kind() {
+                "identifier" => true,
+                "expression_list" => {
+                    let mut cursor = target.walk();
+                    target.named_children(&mut cursor).all(|name| name.kind() == "identifier")
+                }
+                _ => false,
+            });
+            let (operator, category, effect) = if names_only {
+                (
+                    "cleanup-call-removed",
+                    Category::ResourceCleanup,
                     "the reference is no longer released, so the object stays alive",
-                ),
-            );
+                )
+            } else {
+                (
+                    "del-removed",
+                    Category::StatementDeletion,
+                    "the item or attribute is no longer deleted, so it is still there afterwards",
+                )
+            };
+            push(out, range(node), "", operator, category, removed(source.of(node), effect));
         }
         _ => {}
     }
@@ -295,7 +313,9 @@ fn comparison(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     let operators: Vec<Node> = node.children(&mut cursor).filter(|child| !child.is_named()).collect();
     for operator in operators {
         match source.of(operator) {
-            "<" | "<=" | ">" | ">=" => common::comparison_boundary(source, node, operator, false, out),
+            "<" | "<=" | ">" | ">=" if !is_clamp(node, source) => {
+                common::comparison_boundary(source, node, operator, false, out)
+            }
             "==" | "!=" => common::equality_flip(source, node, operator, out),
             "in" | "not in" => {
                 let replacement = if source.of(operator) == "in" { "not in" } else { "in" };
@@ -493,10 +513,52 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     }
 }
 
+/// Whether `node` is the only statement of its block, comments aside. Removing it would
+/// leave `pass`, an empty block that linters flag by itself: such a mutant is no plant.
+fn alone_in_block(node: Node) -> bool {
+    let Some(block) = node.parent().filter(|parent| parent.kind() == "block") else { return false };
+    let mut cursor = block.walk();
+    block.named_children(&mut cursor).filter(|child| child.kind() != "comment").count() == 1
+}
+
+/// Whether `comparison` is the condition of a clamp, `if x > c: x = c` (either side, any of
+/// `<`, `<=`, `>`, `>=`): moving its boundary changes nothing, since at equality the
+/// assignment writes the value the variable already holds.
+fn is_clamp(comparison: Node, source: &Source) -> bool {
+    let Some(statement) = comparison.parent().filter(|parent| parent.kind() == "if_statement") else {
+        return false;
+    };
+    if statement.child_by_field_name("condition") != Some(comparison)
+        || statement.child_by_field_name("alternative").is_some()
+        || comparison.named_child_count() != 2
+    {
+        return false;
+    }
+    let Some(body) = statement.child_by_field_name("consequence") else { return false };
+    let mut cursor = body.walk();
+    let statements: Vec<Node> = body.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+    let [only] = statements.as_slice() else { return false };
+    let Some(assignment) =
+        only.named_child(0).filter(|a| only.kind() == "expression_statement" && a.kind() == "assignment")
+    else {
+        return false;
+    };
+    let (Some(left), Some(right)) =
+        (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+    else {
+        return false;
+    };
+    let sides =
+        [comparison.named_child(0), comparison.named_child(1)].map(|side| side.map(|n| source.of(n).trim()));
+    let (target, value) = (source.of(left).trim(), source.of(right).trim());
+    sides == [Some(target), Some(value)] || sides == [Some(value), Some(target)]
+}
+
 fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     let Some(expression) = node.named_child(0) else { return };
     if node.named_child_count() != 1
         || !node.parent().is_some_and(|parent| matches!(parent.kind(), "block" | "module"))
+        || alone_in_block(node)
     {
         return;
     }
@@ -512,16 +574,16 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 push(
                     out,
                     range(node),
-                    "pass",
+                    "",
                     "cleanup-call-removed",
                     Category::ResourceCleanup,
-                    changed(text, "pass", "the resource is no longer released, so it leaks or stays locked"),
+                    removed(text, "the resource is no longer released, so it leaks or stays locked"),
                 );
             } else {
                 push(
                     out,
                     range(node),
-                    "pass",
+                    "",
                     "call-statement-removed",
                     Category::StatementDeletion,
                     removed(text, "the call's effect never happens"),
@@ -537,7 +599,7 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 push(
                     out,
                     range(node),
-                    "pass",
+                    "",
                     "assignment-removed",
                     Category::StatementDeletion,
                     removed(text, "the variable keeps its old value"),

@@ -502,6 +502,7 @@ fn return_expression(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         && text != "None"
         && !text.starts_with("Ok(")
         && !text.starts_with("Some(")
+        && !is_default_value(text)
     {
         push(
             out,
@@ -561,7 +562,9 @@ fn tail_expression(block: Node, source: &Source, out: &mut Vec<Candidate>) {
     let function = tail.child_by_field_name("function").map(|f| source.of(f));
     if let (Some("Ok"), Some(arguments)) = (function, tail.child_by_field_name("arguments")) {
         let inner = arguments.named_child(0).filter(|_| arguments.named_child_count() == 1);
-        if let Some(inner) = inner.filter(|inner| source.of(*inner) != "()") {
+        if let Some(inner) =
+            inner.filter(|inner| source.of(*inner) != "()" && !is_default_value(source.of(*inner)))
+        {
             push(
                 out,
                 range(inner),
@@ -577,7 +580,10 @@ fn tail_expression(block: Node, source: &Source, out: &mut Vec<Candidate>) {
         }
         return;
     }
-    if matches!(function, Some("Some" | "Err")) || matches!(text, "None" | "()" | "self" | "Self") {
+    if matches!(function, Some("Some" | "Err"))
+        || matches!(text, "None" | "()" | "self" | "Self")
+        || is_default_value(text)
+    {
         return;
     }
     push(
@@ -592,6 +598,29 @@ fn tail_expression(block: Node, source: &Source, out: &mut Vec<Candidate>) {
             "the function now returns an empty or zero value instead of its result",
         ),
     );
+}
+
+/// Whether `text` already is the default value of its type, so that replacing it by
+/// `Default::default()` changes nothing: `Self::default()`, `T::default()`, `Vec::new()`,
+/// `String::new()` and the other empty constructors of std's collections, `vec![]`, a zero.
+fn is_default_value(text: &str) -> bool {
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    const EMPTY: &[&str] = &[
+        "Vec::new()",
+        "String::new()",
+        "HashMap::new()",
+        "HashSet::new()",
+        "BTreeMap::new()",
+        "BTreeSet::new()",
+        "VecDeque::new()",
+        "BinaryHeap::new()",
+        "vec![]",
+        "0.0",
+    ];
+    let zero = text.trim_end_matches(|c: char| c.is_ascii_alphanumeric() && c != '0').trim_start_matches('-');
+    text.ends_with("::default()")
+        || EMPTY.iter().any(|empty| text == *empty || text.ends_with(&format!("::{empty}")))
+        || (!zero.is_empty() && zero.chars().all(|c| c == '0' || c == '_'))
 }
 
 fn is_boolean_expression(node: Node, source: &Source) -> bool {

@@ -5,6 +5,7 @@
 
 mod api;
 mod corpus;
+mod realism;
 mod skip_rules;
 mod top_level;
 mod util;
