@@ -136,8 +136,8 @@ impl Client {
             }
         };
         let status = response.status().as_u16();
-        // `retry-after-ms` (OpenAI) is more precise than `retry-after` (seconds); an HTTP-date
-        // `retry-after` is not parsed and falls back to the backoff.
+        // `retry-after-ms` (OpenAI) is more precise than `retry-after`, which is seconds or an
+        // HTTP date (RFC 9110); a date in the past means now.
         let header_number = |name: &str| {
             response
                 .headers()
@@ -148,7 +148,12 @@ impl Client {
         };
         let retry_after = header_number("retry-after-ms")
             .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-            .or_else(|| header_number("retry-after").map(Duration::from_secs_f64));
+            .or_else(|| header_number("retry-after").map(Duration::from_secs_f64))
+            .or_else(|| {
+                let date = response.headers().get("retry-after")?.to_str().ok()?;
+                let when = httpdate::parse_http_date(date.trim()).ok()?;
+                Some(when.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+            });
         let text = match response.body_mut().with_config().limit(BODY_LIMIT).read_to_string() {
             Ok(text) => text,
             Err(error) => {

@@ -241,6 +241,25 @@ fn a_429_with_retry_after_is_waited_out_then_succeeds() {
 }
 
 #[test]
+fn a_retry_after_given_as_an_http_date_is_waited_out_too() {
+    // Two seconds ahead, at the header's one-second precision: a wait of one to two seconds,
+    // where the test configuration's backoff is 10 ms.
+    let when = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2));
+    let server = TestServer::start(move |index, _| {
+        if index == 0 {
+            Reply::new(503, r#"{"error": {"message": "maintenance"}}"#).header("retry-after", &when)
+        } else {
+            ok_reply(Provider::Anthropic, true)
+        }
+    });
+    let judge = judge(Provider::Anthropic, &server);
+    let started = Instant::now();
+    assert!(judge.judge(&request()).unwrap());
+    assert!(started.elapsed() >= Duration::from_millis(900), "the date is honoured: {:?}", started.elapsed());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
 fn a_500_every_time_is_retried_a_bounded_number_of_times_then_an_error() {
     let server = TestServer::start(|_, _| Reply::new(500, r#"{"error": {"message": "boom"}}"#));
     let judge = judge(Provider::OpenAi, &server);
