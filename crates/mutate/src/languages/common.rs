@@ -124,6 +124,58 @@ fn is_zero(source: &Source, node: Node) -> bool {
 /// Comparison boundary (`<` vs `<=`, `>` vs `>=`). With `unsigned_guard`, shapes that are
 /// always true or false for unsigned values (`x >= 0`, `x < 0`, `0 <= x`, `0 > x`) are not
 /// produced: the compiler rejects or warns on them and no reviewer should have to.
+/// Whether `comparison`, whose operands are `sides`, is the condition of a clamp: an `if`
+/// without `else` whose body only assigns one operand to the other (`if x > c { x = c; }`,
+/// `if (x > c) x = c;`, `if x > c: x = c`). Moving its boundary changes nothing: at equality
+/// the assignment writes the value the variable already holds.
+pub(crate) fn is_clamp(comparison: Node, sides: [Option<Node>; 2], source: &Source) -> bool {
+    let mut condition = comparison;
+    while let Some(parent) = condition.parent().filter(|parent| parent.kind() == "parenthesized_expression") {
+        condition = parent;
+    }
+    let Some(statement) =
+        condition.parent().filter(|parent| matches!(parent.kind(), "if_statement" | "if_expression"))
+    else {
+        return false;
+    };
+    if statement.child_by_field_name("condition") != Some(condition)
+        || statement.child_by_field_name("alternative").is_some()
+    {
+        return false;
+    }
+    let Some(assignment) = statement.child_by_field_name("consequence").and_then(sole_assignment) else {
+        return false;
+    };
+    let (Some(target), Some(value)) =
+        (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+    else {
+        return false;
+    };
+    let [Some(a), Some(b)] = sides.map(|side| side.map(|node| source.of(node).trim())) else { return false };
+    let (target, value) = (source.of(target).trim(), source.of(value).trim());
+    (a, b) == (target, value) || (a, b) == (value, target)
+}
+
+/// The one plain assignment a block or statement consists of, comments aside.
+fn sole_assignment(node: Node) -> Option<Node> {
+    match node.kind() {
+        "assignment_expression" | "assignment" => Some(node),
+        "expression_statement" if node.named_child_count() == 1 => {
+            node.named_child(0).and_then(sole_assignment)
+        }
+        "block" | "statement_block" => {
+            let mut cursor = node.walk();
+            let children: Vec<Node> =
+                node.named_children(&mut cursor).filter(|child| !child.kind().contains("comment")).collect();
+            match children.as_slice() {
+                [only] => sole_assignment(*only),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 pub(crate) fn comparison_boundary(
     source: &Source,
     expression: Node,

@@ -340,10 +340,17 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     }
 }
 
+/// A clamp's condition keeps its boundary (see [`common::is_clamp`]).
+fn clamp(node: Node, source: &Source) -> bool {
+    common::is_clamp(node, [node.child_by_field_name("left"), node.child_by_field_name("right")], source)
+}
+
 fn binary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     let Some(operator) = node.child_by_field_name("operator") else { return };
     match source.of(operator) {
-        "<" | "<=" | ">" | ">=" => common::comparison_boundary(source, node, operator, false, out),
+        "<" | "<=" | ">" | ">=" if !clamp(node, source) => {
+            common::comparison_boundary(source, node, operator, false, out)
+        }
         "==" | "!=" | "===" | "!==" => common::equality_flip(source, node, operator, out),
         "&&" | "||" => common::and_or_swap(source, node, operator, out),
         "+" | "-" | "*" | "/" => {

@@ -521,37 +521,11 @@ fn alone_in_block(node: Node) -> bool {
     block.named_children(&mut cursor).filter(|child| child.kind() != "comment").count() == 1
 }
 
-/// Whether `comparison` is the condition of a clamp, `if x > c: x = c` (either side, any of
-/// `<`, `<=`, `>`, `>=`): moving its boundary changes nothing, since at equality the
-/// assignment writes the value the variable already holds.
+/// A clamp's condition keeps its boundary (see [`common::is_clamp`]); a chained comparison
+/// (`a < b < c`) is never one.
 fn is_clamp(comparison: Node, source: &Source) -> bool {
-    let Some(statement) = comparison.parent().filter(|parent| parent.kind() == "if_statement") else {
-        return false;
-    };
-    if statement.child_by_field_name("condition") != Some(comparison)
-        || statement.child_by_field_name("alternative").is_some()
-        || comparison.named_child_count() != 2
-    {
-        return false;
-    }
-    let Some(body) = statement.child_by_field_name("consequence") else { return false };
-    let mut cursor = body.walk();
-    let statements: Vec<Node> = body.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
-    let [only] = statements.as_slice() else { return false };
-    let Some(assignment) =
-        only.named_child(0).filter(|a| only.kind() == "expression_statement" && a.kind() == "assignment")
-    else {
-        return false;
-    };
-    let (Some(left), Some(right)) =
-        (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
-    else {
-        return false;
-    };
-    let sides =
-        [comparison.named_child(0), comparison.named_child(1)].map(|side| side.map(|n| source.of(n).trim()));
-    let (target, value) = (source.of(left).trim(), source.of(right).trim());
-    sides == [Some(target), Some(value)] || sides == [Some(value), Some(target)]
+    comparison.named_child_count() == 2
+        && common::is_clamp(comparison, [comparison.named_child(0), comparison.named_child(1)], source)
 }
 
 fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {

@@ -92,3 +92,42 @@ impl S {
         found.iter().filter(|m| m.operator == "default-return").map(|m| m.line).collect();
     assert_eq!(defaults, [13, 16], "only `self.v.len()` and `10` are not already defaults");
 }
+
+#[test]
+fn rust_and_javascript_clamps_keep_their_boundary_too() {
+    let rust = "\
+pub fn clamp(mut x: i64, max: i64) -> i64 {
+    if x > max {
+        x = max;
+    }
+    if 0 > x { x = 0 }
+    if x > max {
+        x = max + 1;
+    }
+    x
+}
+";
+    let found = mutants("lib.rs", rust);
+    assert!(!at(&found, 2).contains(&"comparison-boundary"), "{:?}", at(&found, 2));
+    assert!(!at(&found, 5).contains(&"comparison-boundary"), "{:?}", at(&found, 5));
+    assert!(at(&found, 6).contains(&"comparison-boundary"), "not a clamp: {:?}", at(&found, 6));
+
+    let javascript = "\
+function clamp(x, max) {
+  if (x > max) x = max;
+  if (x < 0) {
+    x = 0;
+  }
+  if (x < 0) {
+    x = 0;
+  } else {
+    x = 1;
+  }
+  return x;
+}
+";
+    let found = mutants("clamp.js", javascript);
+    assert!(!at(&found, 2).contains(&"comparison-boundary"), "{:?}", at(&found, 2));
+    assert!(!at(&found, 3).contains(&"comparison-boundary"), "{:?}", at(&found, 3));
+    assert!(at(&found, 6).contains(&"comparison-boundary"), "an else makes it no clamp: {:?}", at(&found, 6));
+}
