@@ -289,3 +289,21 @@ fn a_judge_on_this_machine_is_reached_directly_whatever_the_proxy() {
     assert_eq!(server.requests().len(), 1);
     assert!(proxy.requests().is_empty());
 }
+
+#[test]
+fn a_host_in_no_proxy_is_not_sent_to_the_proxy() {
+    let proxy = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
+    let env = vec![
+        ("OPENAI_API_KEY", "test-key".to_owned()),
+        ("OPENAI_BASE_URL", "http://judge.invalid/v1".to_owned()),
+        ("HTTPS_PROXY", proxy.url()),
+        ("HTTP_PROXY", proxy.url()),
+        ("ALL_PROXY", proxy.url()),
+        ("NO_PROXY", "localhost,judge.invalid".to_owned()),
+    ];
+    let output = revcal(&["judge", "check", "--judge-retries", "0"], &env);
+    // `.invalid` never resolves: going direct fails, and the proxy heard nothing.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(proxy.requests().is_empty(), "NO_PROXY bypasses the proxy: {:?}", proxy.requests().len());
+    assert!(stderr(&output).contains("judge.invalid"), "{}", stderr(&output));
+}
