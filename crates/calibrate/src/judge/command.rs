@@ -1,6 +1,8 @@
 //! `--judge-cmd CMD`: a judge that is any shell command.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -28,6 +30,9 @@ pub struct CommandJudge {
     timeout: Duration,
     output_limit: usize,
     working_dir: Option<PathBuf>,
+    max_calls: Option<u64>,
+    /// Requests made, shared by clones (threads asking one judge share one budget).
+    calls: Arc<AtomicU64>,
 }
 
 impl CommandJudge {
@@ -43,7 +48,21 @@ impl CommandJudge {
             timeout: Self::DEFAULT_TIMEOUT,
             output_limit: Self::DEFAULT_OUTPUT_LIMIT,
             working_dir: None,
+            max_calls: None,
+            calls: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Refuse to run the command more than `max` times ([`JudgeError::Budget`] past it), as
+    /// the built-in judge refuses to send more requests.
+    pub fn max_calls(mut self, max: Option<u64>) -> Self {
+        self.max_calls = max;
+        self
+    }
+
+    /// How many times the command has been run.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
     }
 
     /// Kill the command and report an error when it has not answered after `timeout`.
@@ -139,6 +158,16 @@ impl Judge for CommandJudge {
 
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
         let input = serde_json::to_vec(request).map_err(JudgeError::Request)?;
+        // Counted before the run, atomically: concurrent requests cannot overrun the budget.
+        if let Some(max) = self.max_calls
+            && self.calls.fetch_add(1, Ordering::SeqCst) >= max
+        {
+            self.calls.fetch_sub(1, Ordering::SeqCst);
+            return Err(JudgeError::Budget { max });
+        }
+        if self.max_calls.is_none() {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+        }
         let answer = self.run(&input)?;
         let verdict = self.verdict(&answer)?;
         tracing::debug!(command = %self.command, plant = %request.plant.file, line = request.plant.line, verdict, "judge verdict");

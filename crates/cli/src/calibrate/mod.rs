@@ -342,7 +342,8 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         calibration = calibration.plants_file(file);
     }
     if let Some(command) = &args.judge_cmd {
-        calibration = calibration.judge(Box::new(CommandJudge::new(command.clone())));
+        calibration = calibration
+            .judge(Box::new(CommandJudge::new(command.clone()).max_calls(args.judge.max_judge_calls)));
     } else if scorer == ScorerKind::Judge || args.judge.judge_provider.is_some() {
         // The built-in judge is looked for only when it will judge (or was asked for): a
         // key in the environment must not make a repro run spend money.

@@ -52,7 +52,8 @@ pub(crate) struct JudgeFlags {
     /// Retries of a judge request after 408, 429, 5xx, overload or a dropped connection.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub(crate) judge_retries: u32,
-    /// Stop (exit 1) rather than send more than N requests to the judge's provider.
+    /// Stop (exit 1) rather than send more than N requests to the judge (its provider, or
+    /// the --judge-cmd command).
     #[arg(long, value_name = "N")]
     pub(crate) max_judge_calls: Option<u64>,
 }

@@ -1766,3 +1766,29 @@ fn assert_untouched_repo(repo: &Path, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>
     let status = git(repo, &["status", "--porcelain"]);
     assert!(status.stdout.is_empty(), "{}", String::from_utf8_lossy(&status.stdout));
 }
+
+#[test]
+fn the_call_budget_holds_for_a_judge_command_too() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let calls = sandbox.path("calls");
+    let judge = sandbox.script(
+        "judge.sh",
+        &format!("cat >/dev/null; echo x >> {}; echo '{{\"match\": false}}'", calls.display()),
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo LGTM",
+        "--plants-file",
+        &sandbox.plants(),
+        "--judge-cmd",
+        &judge,
+        "--max-judge-calls",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--max-judge-calls 2"), "{}", stderr(&output));
+    let made = std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
+    assert_eq!(made, 2, "the command ran exactly as often as the budget allows");
+    assert_untouched(&sandbox, &before);
+}
