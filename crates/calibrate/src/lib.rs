@@ -103,8 +103,9 @@ pub use judge::{
 };
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
-    CategoryScore, ControlOutcome, Controls, Gates, Interval, JudgeChecks, PlantOutcome, PlantStatus, Report,
-    ReportBuilder, ReportError, TrialOutcome, TrialRecord, render_html, render_human, render_junit,
+    BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, Gates, Interval, JudgeChecks,
+    PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, TrialOutcome, TrialRecord,
+    compare_with_baseline, render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

@@ -25,6 +25,7 @@
 //! assert!(render_junit(&report).contains(r#"failures="1""#));
 //! ```
 
+mod baseline;
 mod builder;
 mod escape;
 mod html;
@@ -32,6 +33,7 @@ mod human;
 mod junit;
 mod wilson;
 
+pub use baseline::{BaselineComparison, Change, compare_with_baseline};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;
@@ -123,6 +125,22 @@ pub struct Report {
     /// `none (...)` when the kernel offers no Landlock, or `off` when turned off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repro_sandbox: Option<String>,
+    /// The comparison with a baseline report, when one was given; a significant drop fails
+    /// the gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineComparison>,
+}
+
+impl Report {
+    /// Compares this report with `baseline` (see [`compare_with_baseline`]), records the
+    /// comparison, and fails the gate when recall dropped significantly at `alpha`.
+    pub fn compare_with(&mut self, baseline: &Report, alpha: f64) {
+        let comparison = compare_with_baseline(baseline, self, alpha);
+        if comparison.regression {
+            self.gate_pass = false;
+        }
+        self.baseline = Some(comparison);
+    }
 }
 
 /// Recall of one bug category.

@@ -362,6 +362,7 @@ impl ReportBuilder {
             judge: self.judge,
             judge_errors: self.judge_errors,
             repro_sandbox: self.repro_sandbox,
+            baseline: None,
         })
     }
 

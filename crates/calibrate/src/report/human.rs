@@ -136,6 +136,30 @@ pub fn render_human(report: &Report, color: bool) -> String {
             describe("oracle", &controls.oracle)
         );
     }
+    if let Some(baseline) = &report.baseline {
+        let overall = &baseline.overall;
+        let verdict = if baseline.regression {
+            let fell = if baseline.regressed.is_empty() {
+                "overall".to_owned()
+            } else {
+                baseline.regressed.join(", ")
+            };
+            paint.red(&format!("REGRESSION in {fell}"))
+        } else {
+            paint.green("no significant drop")
+        };
+        let _ = writeln!(
+            out,
+            "  baseline   {}/{} -> {}/{} plants caught ({} p={:.3}, alpha {})  {verdict}",
+            overall.caught_before,
+            overall.total_before,
+            overall.caught_now,
+            overall.total_now,
+            baseline.test,
+            overall.p_value,
+            baseline.alpha
+        );
+    }
     if let Some(judge) = &report.judge {
         let _ = writeln!(
             out,

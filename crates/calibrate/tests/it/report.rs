@@ -514,3 +514,29 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_baseline_of_other_plants_is_compared_by_fishers_exact_test() {
+    let build = |lines: std::ops::Range<u32>, caught: usize| {
+        let mut builder = Report::builder("HEAD", "repro", gates(0.0));
+        let mut trial = TrialRecord::new(Some(0));
+        for (index, line) in lines.enumerate() {
+            builder = builder.plant(Plant::new("src/a.rs", line, "arithmetic", "op", "a + b", "a - b"));
+            if index < caught {
+                trial.caught_by.insert(index, "x".into());
+            }
+        }
+        builder.trial(trial).build().unwrap()
+    };
+    let baseline = build(1..9, 8);
+    let mut now = build(100..108, 2);
+    now.compare_with(&baseline, 0.05);
+    let comparison = now.baseline.as_ref().unwrap();
+    assert_eq!((comparison.test.as_str(), comparison.shared_plants), ("fisher", 0));
+    // 8/8 before, 2/8 now: the hypergeometric lower tail, 45 / 12870.
+    assert!((comparison.overall.p_value - 45.0 / 12870.0).abs() < 1e-12, "{}", comparison.overall.p_value);
+    assert!(comparison.regression && !now.gate_pass, "a significant drop fails the gate");
+    let mut same = build(100..108, 8);
+    same.compare_with(&baseline, 0.05);
+    assert!(!same.baseline.as_ref().unwrap().regression && same.gate_pass);
+}

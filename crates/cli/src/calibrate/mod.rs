@@ -136,6 +136,17 @@ pub(crate) struct CalibrateArgs {
     /// Run the review K times; report mean recall and a Wilson 95% interval.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = at_least_one)]
     pub(crate) trials: usize,
+    /// Compare with an earlier JSON report of this reviewer (`--json` or --save-baseline
+    /// output): a significant drop in recall, overall or in a category, fails the gate (exit 2)
+    /// naming the categories. Paired (McNemar) on the same plants, else Fisher's exact test.
+    #[arg(long, value_name = "REPORT.json")]
+    pub(crate) baseline: Option<PathBuf>,
+    /// Significance level of the baseline comparison (categories at alpha / k).
+    #[arg(long, value_name = "F", default_value_t = 0.05)]
+    pub(crate) regression_alpha: f64,
+    /// Write the JSON report to FILE, to serve as a later run's --baseline.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) save_baseline: Option<PathBuf>,
     /// Print the JSON report on stdout (the human summary goes to stderr).
     #[arg(long)]
     pub(crate) json: bool,
@@ -303,6 +314,26 @@ fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
 }
 
 fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
+    // The baseline is read before anything is planted: a bad file stops the run early.
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let text = crate::input::read_text(path, 256 << 20)?;
+            let report: Report = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{}: not a calibration report (write one with --save-baseline or --json)",
+                    path.display()
+                )
+            })?;
+            Some(report)
+        }
+        None => None,
+    };
+    if !(args.regression_alpha > 0.0 && args.regression_alpha < 1.0) {
+        anyhow::bail!(
+            "--regression-alpha must be between 0 and 1 (exclusive), got {}",
+            args.regression_alpha
+        );
+    }
     for (name, value) in [("--min-recall", Some(args.min_recall)), ("--min-precision", args.min_precision)] {
         if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
             anyhow::bail!("{name} must be between 0 and 1, got {value}");
@@ -361,7 +392,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
             calibration = calibration.judge(Box::new(args.judge.judge(config)));
         }
     }
-    let report = match calibration.run() {
+    let mut report = match calibration.run() {
         Ok(report) => report,
         Err(error) => {
             // The judge failed on some of the review's questions: the report is still written
@@ -372,7 +403,15 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
             return Err(error.into());
         }
     };
+    if let Some(baseline) = &baseline {
+        report.compare_with(baseline, args.regression_alpha);
+    }
     print_report(args, &report, scorer, style, err_style)?;
+    if let Some(path) = &args.save_baseline {
+        let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
+        text.push('\n');
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
 }
 

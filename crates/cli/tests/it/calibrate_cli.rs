@@ -1792,3 +1792,73 @@ fn the_call_budget_holds_for_a_judge_command_too() {
     assert_eq!(made, 2, "the command ran exactly as often as the budget allows");
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_reviewer_worse_in_one_category_than_its_baseline_fails_naming_it() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let source: String = (0..12).map(|i| format!("def f{i}(a, b):\n    return a + b\n\n\n")).collect();
+    std::fs::write(repo.join("src/ops.py"), &source).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ops"]);
+    // Twelve plants: eight "arithmetic", four "off-by-one" (the labels are the plants file's).
+    let lines: Vec<u32> = (0..12).map(|i| 2 + 4 * i).collect();
+    let plants: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let category = if i < 8 { "arithmetic" } else { "off-by-one" };
+            format!("- {{file: src/ops.py, line: {line}, original: \"a + b\", mutated: \"a - b\", category: {category}}}\n")
+        })
+        .collect();
+    std::fs::write(root.path().join("plants.yaml"), plants).unwrap();
+    let reviewer = |name: &str, lines: &[u32]| {
+        let findings: Vec<String> = lines
+            .iter()
+            .map(|l| format!("{{\"file\": \"src/ops.py\", \"line\": {l}, \"message\": \"sign\"}}"))
+            .collect();
+        let path = root.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\necho '[{}]'\n", findings.join(", "))).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    };
+    let good = reviewer("good.sh", &lines);
+    let worse = reviewer("worse.sh", &lines[8..]);
+    let plants = root.path().join("plants.yaml").display().to_string();
+    let baseline = root.path().join("baseline.json").display().to_string();
+    let run = |review: &str, extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
+        command
+            .args(["calibrate", "--review-cmd", review, "--scorer", "string", "--plants-file", &plants])
+            .args(["--min-recall", "0"])
+            .args(extra)
+            .current_dir(&repo);
+        command.output().unwrap()
+    };
+    let saved = run(&good, &["--save-baseline", &baseline]);
+    assert_eq!(saved.status.code(), Some(0), "{}", stderr(&saved));
+
+    let same = run(&good, &["--baseline", &baseline, "--json"]);
+    assert_eq!(same.status.code(), Some(0), "the reviewer against itself: {}", stderr(&same));
+    let comparison = &json(&same)["baseline"];
+    assert_eq!(comparison["test"], "mcnemar", "the same plants are paired");
+    assert_eq!(comparison["regression"], false);
+
+    let dropped = run(&worse, &["--baseline", &baseline, "--json"]);
+    assert_eq!(dropped.status.code(), Some(2), "{}", stderr(&dropped));
+    let comparison = &json(&dropped)["baseline"];
+    assert_eq!(comparison["regressed"], serde_json::json!(["arithmetic"]), "{comparison}");
+    // Eight plants lost, none gained: 0.5^8, tested at 0.05 / 2 categories.
+    let p = comparison["perCategory"]["arithmetic"]["pValue"].as_f64().unwrap();
+    assert!((p - 0.5f64.powi(8)).abs() < 1e-12, "{p}");
+    assert_eq!(comparison["perCategory"]["off-by-one"]["dropped"], false);
+    assert!(stderr(&dropped).contains("REGRESSION in arithmetic"), "{}", stderr(&dropped));
+
+    // Not a report: refused before anything is planted.
+    std::fs::write(root.path().join("bad.json"), "{}").unwrap();
+    let bad = run(&good, &["--baseline", &root.path().join("bad.json").display().to_string()]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("not a calibration report"), "{}", stderr(&bad));
+}
