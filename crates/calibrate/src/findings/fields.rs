@@ -72,6 +72,23 @@ pub(crate) fn line(
     None
 }
 
+/// The line number at `path` under `object`. A present but unusable value (zero, negative,
+/// fractional, not a number) is reported in `warnings` as `{at}.{path}`.
+pub(crate) fn line_at(
+    object: &Map<String, Value>,
+    path: &[&str],
+    at: &str,
+    warnings: &mut Vec<String>,
+) -> Option<u32> {
+    let value = dig(object, path)?;
+    let line = line_number(value);
+    if line.is_none() && !value.is_null() {
+        warnings
+            .push(format!("{at}.{}: {value} is not a line number (1 or more); line ignored", path.join(".")));
+    }
+    line
+}
+
 /// A 1-based line number from a JSON number or numeric string.
 pub(crate) fn line_number(value: &Value) -> Option<u32> {
     let number = match value {

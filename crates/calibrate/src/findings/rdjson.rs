@@ -61,13 +61,7 @@ pub(super) fn from_diagnostic(
     finding.file = fields::dig(diagnostic, &["location", "path"])
         .and_then(fields::scalar_text)
         .map(|p| fields::clean_path(&p));
-    let line = fields::dig(diagnostic, &["location", "range", "start", "line"]);
-    finding.line = line.and_then(fields::line_number);
-    if let (None, Some(bad)) = (finding.line, line) {
-        warnings.push(format!(
-            "{at}.location.range.start.line: {bad} is not a line number (1 or more); line ignored"
-        ));
-    }
+    finding.line = fields::line_at(diagnostic, &["location", "range", "start", "line"], at, warnings);
     finding.severity = fields::string(diagnostic, &["severity"]);
     finding.evidence = fields::string(diagnostic, &["original_output"]);
     finding

@@ -35,11 +35,7 @@ pub(super) fn from_violation(object: &Map<String, Value>, at: &str, warnings: &m
     };
     let mut finding = Finding::new(FindingFormat::Ruff, text);
     finding.file = fields::string(object, &["filename"]).map(|path| fields::clean_path(&path));
-    let row = fields::dig(object, &["location", "row"]);
-    finding.line = row.and_then(fields::line_number);
-    if let (None, Some(bad)) = (finding.line, row) {
-        warnings.push(format!("{at}.location.row: {bad} is not a line number (1 or more); line ignored"));
-    }
+    finding.line = fields::line_at(object, &["location", "row"], at, warnings);
     finding.severity = fields::string(object, &["severity"]);
     finding
 }

@@ -34,11 +34,7 @@ fn from_result(result: &Map<String, Value>, at: &str, warnings: &mut Vec<String>
     };
     let mut finding = Finding::new(FindingFormat::Semgrep, text);
     finding.file = fields::string(result, &["path"]).map(|path| fields::clean_path(&path));
-    let line = fields::dig(result, &["start", "line"]);
-    finding.line = line.and_then(fields::line_number);
-    if let (None, Some(bad)) = (finding.line, line) {
-        warnings.push(format!("{at}.start.line: {bad} is not a line number (1 or more); line ignored"));
-    }
+    finding.line = fields::line_at(result, &["start", "line"], at, warnings);
     finding.severity = fields::dig(result, &["extra", "severity"]).and_then(fields::scalar_text);
     // Without a login semgrep prints "requires login" where the matched lines would be.
     finding.evidence = fields::dig(result, &["extra", "lines"])
