@@ -39,6 +39,22 @@ pub(super) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
     }
 }
 
+/// A span inside a macro defined outside the project (std's `/rustc/...`, a dependency under
+/// an absolute path) is of no use to locate a finding in the project: follow its expansions to
+/// the call site in the project's own (relative) files. Spans in the project stay as they are.
+fn call_site(mut span: &Map<String, Value>) -> &Map<String, Value> {
+    // Expansion chains are short; the bound only guards against a hostile document.
+    for _ in 0..64 {
+        let outside = fields::string(span, &["file_name"])
+            .is_none_or(|file| file.starts_with('/') || file.starts_with('<'));
+        match fields::dig(span, &["expansion", "span"]).and_then(Value::as_object) {
+            Some(caller) if outside => span = caller,
+            _ => break,
+        }
+    }
+    span
+}
+
 fn is_diagnostic(object: &Map<String, Value>) -> bool {
     object.get("spans").is_some_and(Value::is_array)
         && object.contains_key("level")
@@ -69,7 +85,7 @@ pub(super) fn from_message(
             None => text,
         },
     );
-    if let Some(span) = primary {
+    if let Some(span) = primary.map(call_site) {
         finding.file = fields::string(span, &["file_name"]).map(|path| fields::clean_path(&path));
         finding.line = fields::line(span, &["line_start"], &format!("{at}.spans"), warnings);
     }

@@ -191,3 +191,52 @@ fn findings_without_a_location_are_counted_in_a_warning_naming_the_format() {
     let located = parse_findings(&text("ruff.json"));
     assert!(located.warnings.is_empty());
 }
+
+#[test]
+fn compile_errors_keep_their_location_and_summaries_are_no_findings() {
+    // `cargo check --message-format=json` on a crate with `String -= &str` and a type error
+    // inside a local macro (fixtures/findings/README.md).
+    let parsed = parse_findings(&text("rustc-errors.jsonl"));
+    assert_clean(&parsed, FindingFormat::Rustc, 3);
+    let summary: Vec<(String, u32, &str)> = parsed
+        .findings
+        .iter()
+        .map(|f| (f.file.clone().unwrap(), f.line.unwrap(), f.text.split(']').next().unwrap()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("src/lib.rs".to_owned(), 4, "[E0368"),
+            ("src/lib.rs".to_owned(), 5, "[E0308"),
+            ("src/lib.rs".to_owned(), 1, "[E0308"),
+        ],
+        "a local macro's span stays in its definition; `failure-note` summaries are skipped"
+    );
+    assert!(parsed.findings.iter().all(|f| f.severity.as_deref() == Some("error")));
+
+    // A span inside std's macro is followed to the call site in the project.
+    let std_macro = r#"{"reason":"compiler-message","message":{"message":"mismatched types","code":{"code":"E0308"},"level":"error","rendered":"error","spans":[{"file_name":"/rustc/59807616e1fa/library/core/src/macros/mod.rs","line_start":120,"is_primary":true,"expansion":{"span":{"file_name":"src/main.rs","line_start":7,"is_primary":false,"expansion":null},"macro_decl_name":"assert_eq!"}}]}}"#;
+    let parsed = parse_findings(std_macro);
+    assert_eq!((parsed.findings[0].file.as_deref(), parsed.findings[0].line), (Some("src/main.rs"), Some(7)));
+}
+
+#[test]
+fn linters_own_syntax_errors_are_located_findings() {
+    // ruff 0.17.6 and ESLint 9.39.5 on a file that does not parse.
+    let ruff = parse_findings(
+        r#"[{"cell": null, "code": "invalid-syntax", "end_location": {"column": 8, "row": 1}, "filename": "/tmp/pyproj/broken.py", "fix": null, "location": {"column": 7, "row": 1}, "message": "Expected a parameter or the end of the parameter list", "name": "invalid-syntax", "noqa_row": null, "severity": "error", "url": null}]"#,
+    );
+    assert_eq!(ruff.format, Some(FindingFormat::Ruff));
+    assert_eq!(
+        ruff.findings[0].text,
+        "[invalid-syntax] Expected a parameter or the end of the parameter list"
+    );
+    assert_eq!(ruff.findings[0].line, Some(1));
+    let eslint = parse_findings(
+        r#"[{"filePath":"/tmp/jslint/broken.js","messages":[{"ruleId":null,"nodeType":null,"fatal":true,"severity":2,"message":"Parsing error: Unexpected token ;","line":1,"column":11}],"suppressedMessages":[],"errorCount":1,"fatalErrorCount":1,"warningCount":0,"fixableErrorCount":0,"fixableWarningCount":0,"source":"const x = ;\n","usedDeprecatedRules":[]}]"#,
+    );
+    assert_eq!(eslint.format, Some(FindingFormat::Eslint));
+    let finding = &eslint.findings[0];
+    assert_eq!((finding.text.as_str(), finding.line), ("Parsing error: Unexpected token ;", Some(1)));
+    assert_eq!(finding.severity.as_deref(), Some("error"));
+}
