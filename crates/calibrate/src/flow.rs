@@ -359,9 +359,6 @@ impl Calibration {
             self.sandbox_repro,
         );
 
-        // Witness check: a witness must pass on the original and fail on the mutant.
-        let witnessed = plants.iter().filter(|p| p.witness.is_some()).count();
-        self.stage("checking witnesses", Some(witnessed));
         let mut excluded = vec![false; plants.len()];
         // Why a plant is excluded when it is not for being equivalent: it ran away, or it
         // breaks the build.
@@ -388,6 +385,13 @@ impl Calibration {
                 self.emit(Progress::Step);
             }
         }
+        // Witness check: a witness must pass on the original and fail on the mutant.
+        let witnessed = plants
+            .iter()
+            .zip(&excluded)
+            .filter(|(plant, excluded)| plant.witness.is_some() && !**excluded)
+            .count();
+        self.stage("checking witnesses", Some(witnessed));
         // Every witness on the original first: the scratch tree stays unchanged between these
         // runs, so build-based witnesses (cargo test, ...) build the original once.
         for witness in
