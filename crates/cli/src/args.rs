@@ -66,7 +66,7 @@ pub(crate) enum Command {
     /// Plant bugs: list the mutants tree-sitter operators make in Rust, JavaScript and Python.
     Mutate(crate::mutate::MutateArgs),
     /// Measure a reviewer: plant bugs in a commit, run the reviewer, score what it caught.
-    Calibrate(crate::calibrate::CalibrateArgs),
+    Calibrate(Box<crate::calibrate::CalibrateArgs>),
     /// Calibrate two bundled reviewers on a bundled project: no setup, no network, no API key.
     Demo(crate::demo::DemoArgs),
     /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.

@@ -64,7 +64,7 @@ where
         Command::Rubric(command) => rubric::run(command, &style),
         Command::Score(args) => score::run(args, &style),
         Command::Mutate(args) => mutate::run(args, &style),
-        Command::Calibrate(args) => calibrate::run(args, &style),
+        Command::Calibrate(args) => calibrate::run(*args, &style),
         Command::Demo(args) => demo::run(args, &style),
         Command::Elo(args) => elo::run(args, &style),
         Command::Judge(args) => judge::run(args, &style),
