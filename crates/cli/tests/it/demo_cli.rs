@@ -26,4 +26,24 @@ fn the_demo_prints_two_real_reports_side_by_side_and_exits_0() {
     assert!(stdout.contains("caught   src/lib.rs:6  arithmetic"), "{stdout}");
     assert!(stdout.contains("missed   src/lib.rs:29  off-by-one"), "{stdout}");
     assert!(!stdout.contains('\x1b'), "no colour when stdout is not a terminal");
+
+    // The README quotes this output: every line it shows is a line of the real run (the
+    // commit id differs from run to run).
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let start = readme.find("```text\ntest-suite reviewer (cargo test)").expect("the README quotes the demo");
+    let block = &readme[start + "```text\n".len()..];
+    let block = &block[..block.find("```").unwrap()];
+    let without_commit = |line: &str| {
+        line.split("  ")
+            .filter(|part| !part.trim_start().starts_with("commit "))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let real: Vec<String> = stdout.lines().map(without_commit).collect();
+    for line in block.lines().filter(|line| line.trim() != "...") {
+        assert!(
+            real.contains(&without_commit(line)),
+            "README line not in the demo's output: {line:?}\n{stdout}"
+        );
+    }
 }
