@@ -26,6 +26,9 @@
 //!   [`JudgeCalibration`] of [`CaseOutcome`]s and [`KindScore`]s;
 //! - findings: [`parse_findings`] into [`ParsedFindings`] of [`Finding`]s in a
 //!   [`FindingFormat`], and [`locates`], the location half of the matching rule;
+//! - real bugs: [`BugMiner`] mines a repository's fixes into [`Bug`]s (a [`MineReport`], with
+//!   [`Rejection`]s and their [`RejectReason`]s, [`MineEvent`]s for progress, [`BugsError`]);
+//!   [`read_bugs_file`] and [`write_bugs_yaml`] read and write the bugs file;
 //! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`JudgeError`] and
 //!   [`ReportError`] as its sources.
 //!
@@ -73,6 +76,7 @@
 //! ```
 
 mod assemble;
+mod bugs;
 mod controls;
 mod error;
 mod findings;
@@ -92,6 +96,10 @@ mod selection;
 mod signals;
 mod targets;
 
+pub use bugs::{
+    Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, RejectReason, Rejection,
+    read_bugs_file, write_bugs_yaml,
+};
 pub use error::CalibrateError;
 pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};

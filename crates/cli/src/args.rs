@@ -65,6 +65,8 @@ pub(crate) enum Command {
     Score(crate::score::ScoreArgs),
     /// Plant bugs: list the mutants tree-sitter operators make in Rust, JavaScript and Python.
     Mutate(crate::mutate::MutateArgs),
+    /// Real bugs: mine a repository's fixes that came with a test into a bugs file, list one.
+    Bugs(crate::bugs::BugsArgs),
     /// Measure a reviewer: plant bugs in a commit, run the reviewer, score what it caught.
     Calibrate(Box<crate::calibrate::CalibrateArgs>),
     /// Calibrate two bundled reviewers on a bundled project: no setup, no network, no API key.
@@ -84,6 +86,7 @@ impl Command {
             Command::Rubric(_) => "rubric",
             Command::Score(_) => "score",
             Command::Mutate(_) => "mutate",
+            Command::Bugs(_) => "bugs",
             Command::Calibrate(_) => "calibrate",
             Command::Demo(_) => "demo",
             Command::Elo(_) => "elo",

@@ -108,3 +108,10 @@ Exit status:
   1  a refusal: ingest rejected a line, handle rejected the message, sign refused the
      message, verify-receipt found a bad signature, check found an inconsistency
   2  usage or I/O error (unknown flag, bad value, unreadable file or ledger)";
+
+/// `revcal bugs`'s exit-code table, for `--help`.
+pub(crate) const BUGS_TABLE: &str = "\
+Exit status:
+  0  done (mine: also when no candidate was verified; the summary says why)
+  2  usage or I/O error (unknown flag, not a repository, a bad range, an unreadable bugs file)
+  130, 143  interrupted (the scratch clones are removed; your repository was never touched)";

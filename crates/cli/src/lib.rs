@@ -19,6 +19,7 @@
 //! ```
 
 mod args;
+mod bugs;
 mod calibrate;
 mod completions;
 mod demo;
@@ -64,6 +65,7 @@ where
         Command::Rubric(command) => rubric::run(command, &style),
         Command::Score(args) => score::run(args, &style),
         Command::Mutate(args) => mutate::run(args, &style),
+        Command::Bugs(args) => bugs::run(args, &style),
         Command::Calibrate(args) => calibrate::run(*args, &style),
         Command::Demo(args) => demo::run(args, &style),
         Command::Elo(args) => elo::run(args, &style),

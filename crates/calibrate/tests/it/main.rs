@@ -1,6 +1,7 @@
 //! The integration tests of revcal-calibrate, through its public API only: one test binary,
 //! one module per area.
 
+mod bugs;
 mod findings;
 mod findings_never_panics;
 mod flow;

@@ -1,0 +1,98 @@
+//! The bugs file: the plants-file format with a `patch` instead of `original`/`mutated`,
+//! and where each bug came from. Reviewable, editable YAML.
+
+use crate::input::{self, InputError};
+use crate::plants::{MAX_PLANTS_FILE_BYTES, PlantError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One real bug: a patch that re-introduces it, the fix it undoes and the test that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bug {
+    /// The first file the patch changes, relative to the repository root.
+    pub file: String,
+    /// The first line the patch changes in that file, once applied (1-based).
+    pub line: u32,
+    /// A best guess at the category from the shape of the change, or `real`.
+    pub category: String,
+    /// One sentence: what is wrong once the patch is applied.
+    pub defect: String,
+    /// A command that passes without the patch and fails with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<String>,
+    /// A unified diff against the target commit that re-introduces the bug (several hunks
+    /// and files are allowed).
+    pub patch: String,
+    /// The commit that fixed the bug.
+    pub fix_commit: String,
+    /// That commit's subject line.
+    pub fix_subject: String,
+}
+
+/// Reads a bugs file (YAML, or JSON when it ends in `.json`), with the same limits as a
+/// plants file.
+pub fn read_bugs_file(path: &Path) -> Result<Vec<Bug>, PlantError> {
+    let text = match input::read_text(path, MAX_PLANTS_FILE_BYTES) {
+        Ok(text) => text,
+        Err(InputError::Io(source)) => return Err(PlantError::Read { path: path.to_path_buf(), source }),
+        Err(other) => {
+            return Err(PlantError::Syntax { path: path.to_path_buf(), message: other.to_string() });
+        }
+    };
+    let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
+    input::check_nesting(&text).map_err(|(line, message)| syntax(format!("line {line}: {message}")))?;
+    if path.extension().is_some_and(|ext| ext == "json") {
+        serde_json::from_str(&text)
+            .map_err(|e| syntax(format!("line {} column {}: {e}", e.line(), e.column())))
+    } else {
+        serde_yaml::from_str(&text).map_err(|e| syntax(e.to_string()))
+    }
+}
+
+/// The YAML text of a bugs file, with a header comment saying how it was made.
+pub fn write_bugs_yaml(bugs: &[Bug], header: &str) -> String {
+    let mut text = String::new();
+    for line in header.lines() {
+        text.push_str("# ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    if bugs.is_empty() {
+        text.push_str("[]\n");
+    } else {
+        // Serialising plain strings and numbers cannot fail.
+        text.push_str(&serde_yaml::to_string(bugs).unwrap_or_default());
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bugs_files_round_trip_with_patches_as_blocks() {
+        let bug = Bug {
+            file: "src/a.py".into(),
+            line: 3,
+            category: "off-by-one".into(),
+            defect: "The bug fixed by \"Fix: it\" is back.".into(),
+            witness: Some("python3 -m pytest -q 'tests/test_a.py::test_x'".into()),
+            patch: "--- a/src/a.py\n+++ b/src/a.py\n@@ -3 +3 @@\n-    return s[:n - 1]\n+    return s[:n]\n \n\tx\n".into(),
+            fix_commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            fix_subject: "Fix: it".into(),
+        };
+        let text = write_bugs_yaml(std::slice::from_ref(&bug), "mined by revcal\nfrom repo");
+        assert!(text.starts_with("# mined by revcal\n# from repo\n"), "{text}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bugs.yaml");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(read_bugs_file(&path).unwrap(), vec![bug]);
+        std::fs::write(&path, write_bugs_yaml(&[], "none")).unwrap();
+        assert!(read_bugs_file(&path).unwrap().is_empty());
+        std::fs::write(&path, "- file: a.py\n  line: 3\n  colour: red\n").unwrap();
+        let error = read_bugs_file(&path).unwrap_err().to_string();
+        assert!(error.contains("bugs.yaml") && error.contains("colour"), "{error}");
+    }
+}

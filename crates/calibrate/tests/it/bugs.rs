@@ -1,0 +1,219 @@
+//! Mining real bugs from real git histories: fixes that came with a test are verified by
+//! re-introducing them and running the tests; everything else is rejected with its reason.
+
+use crate::util::git;
+use revcal_calibrate::{BugMiner, MineEvent, RejectReason, read_bugs_file, write_bugs_yaml};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Writes `files` (path, content; empty content deletes) and commits them with `message`;
+/// returns the commit id.
+fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
+    for (path, content) in files {
+        let full = repo.join(path);
+        if content.is_empty() {
+            std::fs::remove_file(&full).unwrap();
+            continue;
+        }
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(&full, content).unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", message]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+const CALC_BUGGY: &str =
+    "def last_index(items):\n    return len(items)\n\n\ndef is_adult(age):\n    return age > 18\n";
+const CALC_FIXED: &str =
+    "def last_index(items):\n    return len(items) - 1\n\n\ndef is_adult(age):\n    return age > 18\n";
+const CALC_BOTH: &str =
+    "def last_index(items):\n    return len(items) - 1\n\n\ndef is_adult(age):\n    return age >= 18\n";
+const TEST_BASE: &str = "import unittest\nimport calc\n\n\nclass CalcTest(unittest.TestCase):\n    def test_adult(self):\n        self.assertTrue(calc.is_adult(30))\n";
+
+/// A Python project whose history holds, newest first: a flaky fix, a refactor that rewrote
+/// a fixed line, a fix whose test does not flip, a docs commit, a fix that only touches tests,
+/// the fix of `is_adult` (boundary), the fix of `last_index` (off-by-one), and the start.
+fn python_history(repo: &Path) -> BTreeMap<&'static str, String> {
+    git(repo, &["init", "-q", "-b", "main"]);
+    let mut ids = BTreeMap::new();
+    commit(
+        repo,
+        &[
+            ("pyproject.toml", "[project]\nname = \"calc\"\n"),
+            ("calc.py", CALC_BUGGY),
+            ("test_calc.py", TEST_BASE),
+        ],
+        "Start",
+    );
+    let test_last = format!(
+        "{TEST_BASE}\n    def test_last_index(self):\n        self.assertEqual(calc.last_index([1, 2, 3]), 2)\n"
+    );
+    ids.insert(
+        "off-by-one",
+        commit(
+            repo,
+            &[("calc.py", CALC_FIXED), ("test_calc.py", &test_last)],
+            "Fix last_index off by one\n\nlast_index returned the length, one past the end.",
+        ),
+    );
+    let test_adult =
+        format!("{test_last}\n    def test_adult_at_18(self):\n        self.assertTrue(calc.is_adult(18))\n");
+    ids.insert(
+        "boundary",
+        commit(
+            repo,
+            &[
+                ("calc.py", CALC_BOTH),
+                ("test_calc.py", &test_adult),
+                ("CHANGES.md", "- is_adult(18) is true\n"),
+            ],
+            "Fix is_adult at exactly 18",
+        ),
+    );
+    let test_more = format!(
+        "{test_adult}\n    def test_adult_at_40(self):\n        self.assertTrue(calc.is_adult(40))\n"
+    );
+    commit(repo, &[("test_calc.py", &test_more)], "Test more ages");
+    commit(repo, &[("README.md", "calc\n")], "Docs");
+    // A "fix" whose new test passes with or without it.
+    let names = "def greet(name):\n    return 'hello ' + name\n";
+    let names_fixed = "def greet(name):\n    return 'hello ' + str(name)\n";
+    let test_names = "import unittest\nimport names\n\n\nclass NamesTest(unittest.TestCase):\n    def test_greet(self):\n        self.assertEqual(names.greet('bo'), 'hello bo')\n";
+    commit(repo, &[("names.py", names)], "Add names");
+    ids.insert(
+        "no-flip",
+        commit(repo, &[("names.py", names_fixed), ("test_names.py", test_names)], "Accept any name"),
+    );
+    // A fix whose line a later refactor rewrote: its reversal cannot apply to HEAD.
+    let fmt = "def money(cents):\n    return '%d.%d' % (cents // 100, cents % 100)\n";
+    let fmt_fixed = "def money(cents):\n    return '%d.%02d' % (cents // 100, cents % 100)\n";
+    let fmt_refactored =
+        "def money(cents):\n    whole, part = divmod(cents, 100)\n    return f'{whole}.{part:02d}'\n";
+    let test_fmt = "import unittest\nimport fmt\n\n\nclass FmtTest(unittest.TestCase):\n    def test_pads(self):\n        self.assertEqual(fmt.money(105), '1.05')\n";
+    commit(repo, &[("fmt.py", fmt)], "Add money formatting");
+    ids.insert("moved-on", commit(repo, &[("fmt.py", fmt_fixed), ("test_fmt.py", test_fmt)], "Pad cents"));
+    commit(repo, &[("fmt.py", fmt_refactored)], "Use divmod");
+    // A flaky test: it passes only on its first run (a marker file outside the tree).
+    let flaky = "def ping():\n    return 'pong'\n";
+    let flaky_fixed = "def ping():\n    return 'pong'  # always\n";
+    let test_flaky = "import os, unittest\nimport flaky\n\n\nclass FlakyTest(unittest.TestCase):\n    def test_ping(self):\n        marker = os.environ['FLAKY_MARKER']\n        first = not os.path.exists(marker)\n        open(marker, 'w').close()\n        self.assertTrue(first)\n        self.assertEqual(flaky.ping(), 'pong')\n";
+    commit(repo, &[("flaky.py", flaky)], "Add ping");
+    ids.insert(
+        "flaky",
+        commit(repo, &[("flaky.py", flaky_fixed), ("test_flaky.py", test_flaky)], "Make ping explicit"),
+    );
+    ids
+}
+
+#[test]
+fn a_python_history_yields_its_tested_fixes_and_rejects_the_rest_with_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let ids = python_history(&repo);
+    let head_before = git(&repo, &["rev-parse", "HEAD"]);
+    let status_before = git(&repo, &["status", "--porcelain", "--ignored"]);
+    let marker = dir.path().join("flaky-marker");
+    let mut events = Vec::new();
+    let report = BugMiner::new(&repo)
+        .test_cmd(format!("FLAKY_MARKER={} python3 -m unittest", marker.display()))
+        .mine(&mut |event| events.push(event))
+        .unwrap();
+
+    assert_eq!(report.scanned, 12);
+    // The two fixes, the no-flip and moved-on and flaky ones: "Test more ages" touches only
+    // tests, "Docs" only docs, the "Add ..." commits no test.
+    assert_eq!(report.candidates, 5, "{report:#?}");
+    let verified: Vec<&str> = report.verified.iter().map(|bug| bug.fix_commit.as_str()).collect();
+    assert_eq!(verified, vec![ids["boundary"].as_str(), ids["off-by-one"].as_str()]);
+    let rejected: BTreeMap<&str, &str> =
+        report.rejected.iter().map(|r| (r.fix_commit.as_str(), r.reason.name())).collect();
+    assert_eq!(rejected[ids["no-flip"].as_str()], "no-test-flips");
+    assert_eq!(rejected[ids["moved-on"].as_str()], "reversal-does-not-apply");
+    assert_eq!(rejected[ids["flaky"].as_str()], "flaky");
+    assert!(
+        matches!(&report.rejected[0].reason, RejectReason::Flaky { detail } if detail.contains("fails on a rerun at the fix"))
+    );
+
+    let boundary = &report.verified[0];
+    assert_eq!(
+        (boundary.file.as_str(), boundary.line, boundary.category.as_str()),
+        ("calc.py", 6, "off-by-one")
+    );
+    assert!(boundary.patch.contains("-    return age >= 18\n+    return age > 18\n"), "{}", boundary.patch);
+    assert!(
+        boundary
+            .witness
+            .as_deref()
+            .unwrap()
+            .ends_with("python3 -m unittest test_calc.CalcTest.test_adult_at_18")
+    );
+    assert_eq!(
+        boundary.defect,
+        "The bug fixed by \"Fix is_adult at exactly 18\" is back: calc.py:6 reads `return age > 18` where the fix has `return age >= 18`."
+    );
+    let off_by_one = &report.verified[1];
+    assert_eq!((off_by_one.line, off_by_one.category.as_str()), (2, "off-by-one"));
+    assert!(
+        off_by_one.defect.ends_with("(last_index returned the length, one past the end)."),
+        "{}",
+        off_by_one.defect
+    );
+
+    // Each patch, applied to HEAD, makes its witness fail; without it the witness passes.
+    for bug in &report.verified {
+        let witness = bug.witness.as_deref().unwrap();
+        let run = |dir: &Path| {
+            std::process::Command::new("sh").args(["-c", witness]).current_dir(dir).output().unwrap()
+        };
+        assert!(run(&repo).status.success(), "{witness} fails on HEAD");
+        let copy = dir.path().join("copy");
+        git(dir.path(), &["clone", "-q", repo.to_str().unwrap(), "copy"]);
+        std::fs::write(dir.path().join("bug.diff"), &bug.patch).unwrap();
+        git(&copy, &["apply", "../bug.diff"]);
+        assert!(!run(&copy).status.success(), "{witness} passes with the bug");
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
+
+    // The user's repository is as it was; progress named every candidate.
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(git(&repo, &["status", "--porcelain", "--ignored"]), status_before);
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    let checked = events.iter().filter(|e| matches!(e, MineEvent::Checked { .. })).count();
+    assert_eq!(checked, 5);
+
+    // The bugs file reads back.
+    let file = dir.path().join("bugs.yaml");
+    std::fs::write(&file, write_bugs_yaml(&report.verified, "test")).unwrap();
+    assert_eq!(read_bugs_file(&file).unwrap(), report.verified);
+}
+
+#[test]
+fn max_stops_after_enough_bugs_and_a_broken_build_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    python_history(&repo);
+    let marker = dir.path().join("flaky-marker");
+    let test_cmd = format!("FLAKY_MARKER={} python3 -m unittest", marker.display());
+    let report = BugMiner::new(&repo).test_cmd(&test_cmd).max_bugs(1).mine(&mut |_| {}).unwrap();
+    assert_eq!(report.verified.len(), 1);
+    assert_eq!(report.unverified, 1, "the older fix was left: {report:#?}");
+
+    // A build check that fails whenever `calc.py` lacks `>=` rejects the boundary fix only.
+    let report = BugMiner::new(&repo)
+        .test_cmd(&test_cmd)
+        .build_cmd("grep -q '>=' calc.py")
+        .range("HEAD~11..HEAD~9")
+        .mine(&mut |_| {})
+        .unwrap();
+    assert_eq!(report.candidates, 2);
+    assert!(report.verified.is_empty());
+    let reasons: Vec<&str> = report.rejected.iter().map(|r| r.reason.name()).collect();
+    assert_eq!(reasons, vec!["build-breaks", "build-breaks"]);
+
+    // A bad range is an error that names it.
+    let error = BugMiner::new(&repo).range("nonsense..HEAD").mine(&mut |_| {}).unwrap_err().to_string();
+    assert!(error.contains("nonsense"), "{error}");
+}

@@ -1,0 +1,241 @@
+//! `revcal bugs ...`: mine a repository's fixes into a bugs file of real bugs, and list one.
+
+use crate::output::{emit, emit_json, outln, plural};
+use crate::style::Style;
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use revcal_calibrate::{Bug, BugMiner, BugsError, MineEvent, MineReport, read_bugs_file, write_bugs_yaml};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `revcal bugs`.
+#[derive(Debug, Args)]
+#[command(after_help = crate::exit::with_table(
+    "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml          the last 2,000 commits of HEAD\n  revcal bugs mine --rev v2.0..HEAD --jobs 2 -o bugs.yaml\n  revcal bugs list bugs.yaml\n  revcal calibrate --review-cmd './review.sh {base}' --plants-file bugs.yaml\n\nThe method and its limits: docs/real-bugs.md.",
+    crate::exit::BUGS_TABLE,
+))]
+pub(crate) struct BugsArgs {
+    #[command(subcommand)]
+    command: BugsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum BugsCommand {
+    /// Find fixes that came with a test in a repository's history and verify each by
+    /// re-introducing the bug: the bugs file lists those whose test fails with the bug and
+    /// passes with the fix.
+    ///
+    /// A candidate is a non-merge commit that changes 1-3 Rust, Python or JavaScript source
+    /// files (at most --max-lines changed lines), adds or changes a test file, and touches
+    /// nothing else but docs and changelogs. Each is verified in a scratch clone (your work
+    /// tree, index and refs are never touched): at the fix the tests run, the fix's source
+    /// hunks are reversed, the build is checked, the tests run again; the tests that fail with
+    /// the bug and passed at the fix make the witness, which is rerun both ways to rule out a
+    /// flaky test. The reversal must apply to --target: the bugs file's patches are against it.
+    #[command(
+        after_help = "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml\n  revcal bugs mine ../markupsafe --test-cmd 'python3 -m pytest -q -x' -o bugs.yaml\n  revcal bugs mine --rev v1.0..v2.0 --target v2.0 --jobs 2 --json > mined.json\n\nDefault test commands: cargo test; python3 -m pytest -q (python3 -m unittest without\npytest); npm test. Default build checks: cargo test --no-run; python3 -m py_compile; node --check."
+    )]
+    Mine(MineArgs),
+    /// Show a bugs file: one line per bug with its fix, category, place and witness.
+    #[command(after_help = "Examples:\n  revcal bugs list bugs.yaml\n  revcal bugs list bugs.yaml --json")]
+    List {
+        /// The bugs file (YAML, or JSON ending in .json).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Print the entries as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+struct MineArgs {
+    /// The repository [default: the current directory].
+    #[arg(value_name = "REPO", default_value = ".")]
+    repo: PathBuf,
+    /// A `git log` range to read (`v1.0..HEAD`) [default: the last 2,000 commits of --target].
+    #[arg(long, value_name = "RANGE")]
+    rev: Option<String>,
+    /// Stop once this many bugs are verified (newest fixes first).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max: Option<u64>,
+    /// The test command, run at the repository root [default: by ecosystem, see below].
+    #[arg(long, value_name = "CMD")]
+    test_cmd: Option<String>,
+    /// The build check run with the fix reversed; exit 0 means it builds [default: by ecosystem].
+    #[arg(long, value_name = "CMD")]
+    build_cmd: Option<String>,
+    /// Candidates verified at once, each in its own scratch clone.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: u64,
+    /// Time limit of one test or build run, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    test_timeout: u64,
+    /// The commit the bugs file's patches apply to.
+    #[arg(long, value_name = "REF", default_value = "HEAD")]
+    target: String,
+    /// The most source lines (added plus deleted) a fix may change.
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    max_lines: u32,
+    /// Write the bugs file here (YAML) [default: standard output, unless --json].
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Print the whole report (bugs, rejections with reasons, counts) as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub(crate) fn run(args: BugsArgs, style: &Style) -> Result<ExitCode> {
+    match args.command {
+        BugsCommand::Mine(args) => mine(args),
+        BugsCommand::List { file, json } => list(&file, json, style),
+    }
+}
+
+fn mine(args: MineArgs) -> Result<ExitCode> {
+    let stderr = Style::for_stderr(crate::args::ColorChoice::Auto);
+    if !args.repo.is_dir() {
+        bail!("{} is not a directory", args.repo.display());
+    }
+    let mut miner = BugMiner::new(&args.repo)
+        .jobs(usize::try_from(args.jobs).unwrap_or(1))
+        .test_timeout(Duration::from_secs(args.test_timeout))
+        .target(&args.target)
+        .max_fix_size(3, args.max_lines);
+    if let Some(range) = &args.rev {
+        miner = miner.range(range);
+    }
+    if let Some(max) = args.max {
+        miner = miner.max_bugs(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    if let Some(cmd) = &args.test_cmd {
+        miner = miner.test_cmd(cmd);
+    }
+    if let Some(cmd) = &args.build_cmd {
+        miner = miner.build_cmd(cmd);
+    }
+    let quiet = args.quiet;
+    let mut progress = |event: MineEvent| {
+        if quiet {
+            return;
+        }
+        match event {
+            MineEvent::Scanned { commits, candidates } => eprintln!(
+                "revcal: {commits} commit{} read, {candidates} fix candidate{} to verify",
+                plural(commits),
+                plural(candidates)
+            ),
+            MineEvent::Checked { done, total, fix_commit, subject, rejected, elapsed } => {
+                let verdict = match rejected {
+                    None => stderr.success("verified"),
+                    Some(reason) => format!("{} ({reason})", stderr.dim("rejected")),
+                };
+                eprintln!(
+                    "revcal: [{done}/{total}] {} {verdict} in {:.1}s: {}",
+                    &fix_commit[..fix_commit.len().min(10)],
+                    elapsed.as_secs_f64(),
+                    subject
+                );
+            }
+            _ => {}
+        }
+    };
+    let report = match miner.mine(&mut progress) {
+        Ok(report) => report,
+        Err(BugsError::Interrupted { signal, name }) => {
+            eprintln!("revcal: stopped by {name}; the scratch clones are removed");
+            return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)));
+        }
+        Err(error) => return Err(error).with_context(|| format!("cannot mine {}", args.repo.display())),
+    };
+    if !quiet {
+        eprintln!("{}", summary(&report));
+    }
+    let header = format!(
+        "Real bugs mined by revcal {} from {}: patches against {}.\nEach patch re-introduces the bug its fix_commit fixed; the witness passes without it and fails with it.\nCalibrate on them: revcal calibrate --review-cmd CMD --plants-file FILE",
+        env!("CARGO_PKG_VERSION"),
+        args.repo.display(),
+        report.target,
+    );
+    let yaml = write_bugs_yaml(&report.verified, &header);
+    if let Some(path) = &args.output {
+        std::fs::write(path, &yaml).with_context(|| format!("cannot write {}", path.display()))?;
+        if !quiet {
+            eprintln!(
+                "revcal: wrote {} bug{} to {}",
+                report.verified.len(),
+                plural(report.verified.len()),
+                path.display()
+            );
+        }
+    }
+    if args.json {
+        emit_json(&report).context("cannot write the report")?;
+    } else if args.output.is_none() {
+        emit(&yaml).context("cannot write the bugs file")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One paragraph: counts, rejections by reason, time.
+fn summary(report: &MineReport) -> String {
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    for rejection in &report.rejected {
+        *reasons.entry(rejection.reason.name()).or_default() += 1;
+    }
+    let by_reason: Vec<String> = reasons.iter().map(|(reason, n)| format!("{n} {reason}")).collect();
+    let mut text = format!(
+        "revcal: {} candidate{} of {} commit{}: {} verified, {} rejected",
+        report.candidates,
+        plural(report.candidates),
+        report.scanned,
+        plural(report.scanned),
+        report.verified.len(),
+        report.rejected.len()
+    );
+    if !by_reason.is_empty() {
+        text.push_str(&format!(" ({})", by_reason.join(", ")));
+    }
+    if report.unverified > 0 {
+        text.push_str(&format!(", {} not verified (--max reached)", report.unverified));
+    }
+    text.push_str(&format!(" in {:.1}s", report.seconds));
+    text
+}
+
+fn list(file: &Path, json: bool, style: &Style) -> Result<ExitCode> {
+    let bugs: Vec<Bug> = read_bugs_file(file)?;
+    if json {
+        emit_json(&bugs).context("cannot write the list")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    for (index, bug) in bugs.iter().enumerate() {
+        let lines = bug
+            .patch
+            .lines()
+            .filter(|l| l.starts_with(['+', '-']) && !l.starts_with("+++") && !l.starts_with("---"))
+            .count();
+        outln!(
+            out,
+            "{:>3}  {}  {:<16} {}:{}  {} changed line{}",
+            index + 1,
+            style.bold(&bug.fix_commit[..bug.fix_commit.len().min(10)]),
+            bug.category,
+            bug.file,
+            bug.line,
+            lines,
+            plural(lines)
+        );
+        outln!(out, "     fix:     {}", bug.fix_subject);
+        outln!(out, "     witness: {}", bug.witness.as_deref().unwrap_or("(none)"));
+    }
+    outln!(out, "{} bug{} in {}", bugs.len(), plural(bugs.len()), file.display());
+    emit(&out).context("cannot write the list")?;
+    Ok(ExitCode::SUCCESS)
+}
