@@ -349,6 +349,9 @@ impl Calibration {
         };
         for plant in &mut plants {
             plant.file = check_target(&work_tree, &tracked, &plant.file)?;
+            for edit in &mut plant.edits {
+                edit.file = check_target(&work_tree, &tracked, &edit.file)?;
+            }
         }
         // Witness and repro commands run in a copy of the tracked files, made on first use.
         let mut scratch = Scratch::deferred(
@@ -426,6 +429,9 @@ impl Calibration {
                 self.emit(Progress::Step);
             }
         }
+        // Real bugs add and remove lines: where each valid plant sits once all are planted.
+        let is_valid: Vec<bool> = excluded.iter().map(|x| !x).collect();
+        crate::plants::place(&mut plants, &is_valid);
         let valid: Vec<&Plant> = plants.iter().zip(&excluded).filter(|(_, x)| !**x).map(|(p, _)| p).collect();
         let excluded_count = excluded.iter().filter(|x| **x).count();
         if valid.len() < self.min_plants || valid.is_empty() {
@@ -586,13 +592,15 @@ impl Calibration {
         let work_tree = repo.work_tree();
         let mut by_file: BTreeMap<&str, Vec<&Plant>> = BTreeMap::new();
         for plant in plants {
-            by_file.entry(plant.file.as_str()).or_default().push(plant);
+            for file in plant.files() {
+                by_file.entry(file).or_default().push(plant);
+            }
         }
         let mut planted = Vec::with_capacity(by_file.len());
         for (file, file_plants) in &by_file {
             let path = work_tree.join(file);
             let original = std::fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
-            let mutated = apply_to(&original, file_plants)
+            let mutated = apply_to(&original, file, file_plants)
                 .map_err(|source| CalibrateError::ApplyPlant { file: (*file).to_owned(), source })?;
             planted.push((PathBuf::from(file), mutated));
         }

@@ -35,6 +35,40 @@ pub struct Plant {
     /// A shell command that passes on the original and fails on the mutant, if known.
     #[serde(skip)]
     pub witness: Option<String>,
+    /// The last line of a plant that spans several lines (a real bug's patch), in the planted
+    /// file; `None` for a one-line plant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// The commit that fixed this bug, for a real bug from a bugs file; `None` for a
+    /// synthetic plant.
+    #[serde(skip)]
+    pub fix_commit: Option<String>,
+    /// A real bug's line replacements (from its patch); empty for a one-line plant, which
+    /// replaces `line` of `file`.
+    #[serde(skip)]
+    pub(crate) edits: Vec<Edit>,
+    /// Where the plant sits in the planted tree when other plants moved its lines (set when
+    /// a file holds a real bug); empty means `file` at `line..=end_line`.
+    #[serde(skip)]
+    pub(crate) spans: Vec<Span>,
+}
+
+/// One contiguous replacement of lines: the lines of `file` from `start` (0-based, before
+/// planting) that read `old` become `new`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Edit {
+    pub(crate) file: String,
+    pub(crate) start: usize,
+    pub(crate) old: Vec<String>,
+    pub(crate) new: Vec<String>,
+}
+
+/// Lines `first..=last` (1-based) of `file` in the planted tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) file: String,
+    pub(crate) first: u32,
+    pub(crate) last: u32,
 }
 
 impl Plant {
@@ -60,6 +94,10 @@ impl Plant {
             original: original.into(),
             mutated: mutated.into(),
             witness: None,
+            end_line: None,
+            fix_commit: None,
+            edits: Vec::new(),
+            spans: Vec::new(),
         }
     }
 
@@ -69,9 +107,67 @@ impl Plant {
         self
     }
 
-    /// `file:line`.
+    /// The same plant with a witness command.
+    pub fn with_witness(mut self, witness: impl Into<String>) -> Self {
+        self.witness = Some(witness.into());
+        self
+    }
+
+    /// `file:line`, or `file:line-end` for a plant over several lines.
     pub fn location(&self) -> String {
-        format!("{}:{}", self.file, self.line)
+        match self.end_line.filter(|end| *end != self.line) {
+            Some(end) => format!("{}:{}-{end}", self.file, self.line),
+            None => format!("{}:{}", self.file, self.line),
+        }
+    }
+
+    /// True for a real bug (re-introduced from a bugs file's patch), false for a synthetic one.
+    pub fn is_real(&self) -> bool {
+        self.fix_commit.is_some()
+    }
+
+    /// The files the plant changes.
+    pub(crate) fn files(&self) -> Vec<&str> {
+        if self.edits.is_empty() {
+            return vec![self.file.as_str()];
+        }
+        let mut files: Vec<&str> = Vec::new();
+        for edit in &self.edits {
+            if !files.contains(&edit.file.as_str()) {
+                files.push(&edit.file);
+            }
+        }
+        files
+    }
+
+    /// The plant's replacements in `file`, before planting.
+    fn edits_in(&self, file: &str) -> Vec<Edit> {
+        if self.edits.is_empty() {
+            if self.file != file {
+                return Vec::new();
+            }
+            let start = usize::try_from(self.line).ok().and_then(|l| l.checked_sub(1)).unwrap_or(usize::MAX);
+            return vec![Edit {
+                file: file.to_owned(),
+                start,
+                old: vec![self.original.clone()],
+                new: vec![self.mutated.clone()],
+            }];
+        }
+        self.edits.iter().filter(|edit| edit.file == file).cloned().collect()
+    }
+
+    /// Whether `finding` points at this plant: same basename, a line within 3 of one of its
+    /// lines in the planted tree.
+    pub(crate) fn located_by(&self, finding: &crate::findings::Finding) -> bool {
+        let near = |file: &str, first: u32, last: u32| {
+            (first..=last).step_by(7).chain([last]).any(|line| crate::findings::locates(finding, file, line))
+        };
+        if self.spans.is_empty() {
+            near(&self.file, self.line, self.end_line.unwrap_or(self.line).max(self.line))
+        } else {
+            self.spans.iter().any(|span| near(&span.file, span.first, span.last))
+        }
     }
 }
 
@@ -96,6 +192,12 @@ pub enum ApplyError {
         /// The plant's 1-based line.
         line: u32,
     },
+    /// Two plants replace the same line.
+    #[error("two plants change line {line}")]
+    Overlap {
+        /// The 1-based line.
+        line: u32,
+    },
 }
 
 /// A plants-file entry as written.
@@ -107,9 +209,20 @@ pub(crate) struct PlantSpec {
     /// 1-based line.
     pub(crate) line: u32,
     /// The whole line (surrounding whitespace ignored) or a part of it that occurs once.
-    pub(crate) original: String,
+    #[serde(default)]
+    pub(crate) original: Option<String>,
     /// What takes its place.
-    pub(crate) mutated: String,
+    #[serde(default)]
+    pub(crate) mutated: Option<String>,
+    /// A unified diff that plants a real bug, instead of `original` and `mutated`.
+    #[serde(default)]
+    pub(crate) patch: Option<String>,
+    /// The commit that fixed the bug (a bugs file's entry).
+    #[serde(default)]
+    pub(crate) fix_commit: Option<String>,
+    /// That commit's subject line.
+    #[serde(default)]
+    pub(crate) fix_subject: Option<String>,
     /// Category; `hand-written` when absent.
     #[serde(default)]
     pub(crate) category: Option<String>,
@@ -231,6 +344,28 @@ pub(crate) fn resolve_specs(
             line: spec.line,
             message,
         };
+        if let Some(patch) = &spec.patch {
+            match resolve_patch(spec, patch, index, work_tree, &mut cache) {
+                Ok(Ok(plant)) => {
+                    if let Some(other) = plants.iter().find(|other| overlaps(other, &plant)) {
+                        tracing::warn!(
+                            "{}: plant {index} ({}) left out: it changes lines that {} also changes",
+                            plants_file.display(),
+                            plant.location(),
+                            other.location()
+                        );
+                    } else {
+                        plants.push(plant);
+                    }
+                }
+                Ok(Err(why)) => tracing::warn!("{}: plant {index} left out: {why}", plants_file.display()),
+                Err(message) => return Err(entry_error(message)),
+            }
+            continue;
+        }
+        let (Some(original), Some(mutated)) = (&spec.original, &spec.mutated) else {
+            return Err(entry_error("an entry needs `original` and `mutated`, or a `patch`".into()));
+        };
         let relative = normalise(&spec.file)
             .ok_or_else(|| entry_error("`file` must be a path inside the repository".into()))?;
         if !cache.contains_key(&relative) {
@@ -248,32 +383,155 @@ pub(crate) fn resolve_specs(
                 text.lines().count()
             )));
         };
-        let mutated = rewrite_line(current, &spec.original, &spec.mutated).ok_or_else(|| {
+        let mutated = rewrite_line(current, original, mutated).ok_or_else(|| {
             entry_error(format!(
                 "`original` no longer matches the line: expected `{}`, the line is `{}`; update the plants file",
-                spec.original.trim(),
+                original.trim(),
                 current.trim()
             ))
         })?;
         if mutated == current {
             return Err(entry_error("`mutated` leaves the line unchanged".into()));
         }
-        if plants.iter().any(|p: &Plant| p.file == relative && p.line == spec.line) {
+        if plants.iter().any(|p: &Plant| p.file == relative && p.line == spec.line && p.edits.is_empty()) {
             return Err(entry_error("another plant already uses this line".into()));
         }
-        plants.push(Plant {
+        let plant = Plant {
             id: format!("plants-file#{index}"),
             file: relative,
             line: spec.line,
             category: spec.category.clone().unwrap_or_else(|| "hand-written".into()),
             operator: spec.operator.clone().unwrap_or_else(|| "plants-file".into()),
-            defect: spec.defect.clone().unwrap_or_else(|| changed_defect(&spec.original, &spec.mutated)),
+            defect: spec.defect.clone().unwrap_or_else(|| changed_defect(original, &mutated)),
             original: current.to_owned(),
             mutated,
             witness: spec.witness.clone().filter(|w| !w.trim().is_empty()),
-        });
+            end_line: None,
+            fix_commit: None,
+            edits: Vec::new(),
+            spans: Vec::new(),
+        };
+        if let Some(other) = plants.iter().find(|other| overlaps(other, &plant)) {
+            return Err(entry_error(format!("it changes a line that {} also changes", other.location())));
+        }
+        plants.push(plant);
     }
     Ok(plants)
+}
+
+/// True when two plants change a line in common.
+fn overlaps(a: &Plant, b: &Plant) -> bool {
+    b.files().into_iter().any(|file| {
+        a.edits_in(file).iter().any(|x| {
+            b.edits_in(file).iter().any(|y| {
+                let (x_end, y_end) = (x.start + x.old.len().max(1), y.start + y.old.len().max(1));
+                x.start < y_end && y.start < x_end
+            })
+        })
+    })
+}
+
+/// How far from its stated line a hunk's text is looked for, in each direction: the target
+/// may have moved on since the patch was made.
+const HUNK_SEARCH: usize = 300;
+
+/// A patch entry as a plant: `Ok(Err(why))` when the patch does not apply to the files as
+/// they are (the entry is left out), `Err` when the entry itself is wrong.
+fn resolve_patch(
+    spec: &PlantSpec,
+    patch: &str,
+    index: usize,
+    work_tree: &Path,
+    cache: &mut BTreeMap<String, String>,
+) -> Result<Result<Plant, String>, String> {
+    let hunks = crate::bugs::hunks(patch);
+    if hunks.is_empty() {
+        return Err("`patch` holds no hunk of a unified diff".into());
+    }
+    let mut edits = Vec::with_capacity(hunks.len());
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    for hunk in &hunks {
+        let file = normalise(&hunk.file)
+            .ok_or_else(|| format!("the patch names `{}`, outside the repository", hunk.file))?;
+        if !cache.contains_key(&file) {
+            let limit = revcal_mutate::Options::default().max_file_bytes as u64;
+            match input::read_text(&work_tree.join(&file), limit) {
+                Ok(text) => cache.insert(file.clone(), text),
+                Err(e) => return Ok(Err(format!("the patch changes {file}, which cannot be read: {e}"))),
+            };
+        }
+        let text = cache.get(&file).map(String::as_str).unwrap_or("");
+        let current: Vec<&str> =
+            text.split_inclusive('\n').map(|l| l.trim_end_matches('\n').trim_end_matches('\r')).collect();
+        let old: Vec<String> =
+            hunk.lines.iter().filter(|(m, _)| *m != '+').map(|(_, text)| text.clone()).collect();
+        let new: Vec<String> =
+            hunk.lines.iter().filter(|(m, _)| *m != '-').map(|(_, text)| text.clone()).collect();
+        let (hunk_removed, hunk_added) = hunk.changes();
+        removed.extend(hunk_removed.iter().map(|l| (*l).to_owned()));
+        added.extend(hunk_added.iter().map(|l| (*l).to_owned()));
+        // `-5,0` (nothing removed, no context) inserts after line 5; otherwise line 5 is the first.
+        let stated = if old.is_empty() {
+            hunk.old_start as usize
+        } else {
+            (hunk.old_start as usize).saturating_sub(1)
+        };
+        let matches_at = |start: usize| {
+            start + old.len() <= current.len()
+                && current[start..start + old.len()].iter().zip(&old).all(|(a, b)| a == b)
+        };
+        let found = (0..=HUNK_SEARCH).find_map(|distance| {
+            [stated.checked_add(distance), stated.checked_sub(distance)]
+                .into_iter()
+                .flatten()
+                .find(|s| matches_at(*s))
+        });
+        let Some(start) = found else {
+            return Ok(Err(format!(
+                "its patch does not apply to the target: the hunk at {file}:{} does not match the file",
+                hunk.old_start
+            )));
+        };
+        // Kept to the changed lines: the context served to find the place, and two bugs a
+        // few lines apart share context without changing the same line.
+        let same_start = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+        let same_end = old[same_start..]
+            .iter()
+            .rev()
+            .zip(new[same_start..].iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let old = old[same_start..old.len() - same_end].to_vec();
+        let new = new[same_start..new.len() - same_end].to_vec();
+        edits.push(Edit { file, start: start + same_start, old, new });
+    }
+    let first = &hunks[0];
+    let (line, _) = first.new_span();
+    let subject = spec.fix_subject.clone().unwrap_or_default();
+    let defect = spec.defect.clone().unwrap_or_else(|| {
+        if subject.is_empty() {
+            "a real bug is back".into()
+        } else {
+            format!("The bug fixed by \"{subject}\" is back")
+        }
+    });
+    let mut plant = Plant {
+        id: format!("plants-file#{index}"),
+        file: edits[0].file.clone(),
+        line,
+        category: spec.category.clone().unwrap_or_else(|| "real".into()),
+        operator: spec.operator.clone().unwrap_or_else(|| "real-bug".into()),
+        defect,
+        original: removed.join("\n"),
+        mutated: added.join("\n"),
+        witness: spec.witness.clone().filter(|w| !w.trim().is_empty()),
+        end_line: None,
+        fix_commit: Some(spec.fix_commit.clone().unwrap_or_default()),
+        edits,
+        spans: Vec::new(),
+    };
+    place(std::slice::from_mut(&mut plant), &[true]);
+    Ok(Ok(plant))
 }
 
 /// A relative `/`-separated path that stays inside the tree, or `None`.
@@ -340,36 +598,115 @@ pub(crate) fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -
         original: mutant.original_line.clone(),
         mutated: mutant.mutated_line.clone(),
         witness: None,
+        end_line: None,
+        fix_commit: None,
+        edits: Vec::new(),
+        spans: Vec::new(),
     })
 }
 
-/// `content` with each plant's line replaced (line breaks, `\r\n` included, kept). Every
-/// plant must belong to this file and its line must still read `original`.
-pub(crate) fn apply_to(content: &[u8], plants: &[&Plant]) -> Result<Vec<u8>, ApplyError> {
-    let mut lines: Vec<&[u8]> = content.split_inclusive(|byte| *byte == b'\n').collect();
-    let mut replaced: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-    for plant in plants {
-        let index = usize::try_from(plant.line).ok().and_then(|l| l.checked_sub(1)).unwrap_or(usize::MAX);
-        let Some(line) = lines.get(index) else {
-            return Err(ApplyError::NoSuchLine { line: plant.line });
-        };
-        let ending_len = if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
-        let (body, ending) = line.split_at(line.len() - ending_len);
-        if body != plant.original.as_bytes() {
-            return Err(ApplyError::LineChanged { line: plant.line });
-        }
-        let mut new_line = plant.mutated.as_bytes().to_vec();
-        new_line.extend_from_slice(ending);
-        replaced.insert(index, new_line);
-    }
+/// `content` (the bytes of `file`) with every plant's replacements in that file made (line
+/// breaks, `\r\n` included, kept). Each replaced line must still read as the plant expects,
+/// and no two replacements may overlap.
+pub(crate) fn apply_to(content: &[u8], file: &str, plants: &[&Plant]) -> Result<Vec<u8>, ApplyError> {
+    let lines: Vec<&[u8]> = content.split_inclusive(|byte| *byte == b'\n').collect();
+    let mut edits: Vec<Edit> = plants.iter().flat_map(|plant| plant.edits_in(file)).collect();
+    edits.sort_by_key(|edit| edit.start);
+    let split = |line: &[u8]| -> (usize, usize) {
+        let ending = if line.ends_with(b"\r\n") { 2 } else { usize::from(line.ends_with(b"\n")) };
+        (line.len() - ending, ending)
+    };
+    // New lines that replace no old line take the file's own line break.
+    let default_ending: &[u8] = match lines.first() {
+        Some(line) if line.ends_with(b"\r\n") => b"\r\n",
+        _ => b"\n",
+    };
     let mut out = Vec::with_capacity(content.len() + 64);
-    for (index, line) in lines.drain(..).enumerate() {
-        match replaced.get(&index) {
-            Some(new_line) => out.extend_from_slice(new_line),
-            None => out.extend_from_slice(line),
+    let mut next = 0usize;
+    for edit in &edits {
+        let line_number = u32::try_from(edit.start.saturating_add(1)).unwrap_or(u32::MAX);
+        if edit.start < next {
+            return Err(ApplyError::Overlap { line: line_number });
         }
+        let end = edit.start.checked_add(edit.old.len()).filter(|end| *end <= lines.len());
+        let Some(end) = end.filter(|_| edit.start <= lines.len()) else {
+            return Err(ApplyError::NoSuchLine { line: line_number });
+        };
+        for line in &lines[next..edit.start] {
+            out.extend_from_slice(line);
+        }
+        let old_lines = &lines[edit.start..end];
+        for (offset, (line, expected)) in old_lines.iter().zip(&edit.old).enumerate() {
+            let (body, _) = split(line);
+            if &line[..body] != expected.as_bytes() {
+                let line = u32::try_from(edit.start + offset + 1).unwrap_or(u32::MAX);
+                return Err(ApplyError::LineChanged { line });
+            }
+        }
+        for (index, new_line) in edit.new.iter().enumerate() {
+            // The last new line keeps the last old line's ending (none at the end of a file
+            // without a final break); the others keep their old line's, or the file's.
+            let ending: &[u8] = if index + 1 == edit.new.len() {
+                old_lines.last().map_or(default_ending, |line| &line[split(line).0..])
+            } else {
+                old_lines.get(index).map_or(default_ending, |line| {
+                    let (body, ending) = split(line);
+                    if ending == 0 { default_ending } else { &line[body..] }
+                })
+            };
+            out.extend_from_slice(new_line.as_bytes());
+            out.extend_from_slice(ending);
+        }
+        next = end;
+    }
+    for line in &lines[next.min(lines.len())..] {
+        out.extend_from_slice(line);
     }
     Ok(out)
+}
+
+/// Sets where each valid plant sits in the planted tree, in files where a real bug's patch
+/// adds or removes lines (so that lines after it move): a finding is matched against these.
+pub(crate) fn place(plants: &mut [Plant], valid: &[bool]) {
+    let mut files: Vec<String> = Vec::new();
+    for (plant, _) in plants.iter().zip(valid).filter(|(plant, valid)| **valid && !plant.edits.is_empty()) {
+        for file in plant.files() {
+            if !files.iter().any(|f| f == file) {
+                files.push(file.to_owned());
+            }
+        }
+    }
+    for plant in plants.iter_mut() {
+        plant.spans.clear();
+    }
+    for file in files {
+        let mut edits: Vec<(usize, Edit)> = Vec::new();
+        for (index, plant) in
+            plants.iter().enumerate().filter(|(i, _)| valid.get(*i).copied().unwrap_or(false))
+        {
+            edits.extend(plant.edits_in(&file).into_iter().map(|edit| (index, edit)));
+        }
+        edits.sort_by_key(|(_, edit)| edit.start);
+        let mut delta: i64 = 0;
+        for (index, edit) in edits {
+            let first_new = edit.start as i64 + delta + 1;
+            let same_start = edit.old.iter().zip(&edit.new).take_while(|(a, b)| a == b).count();
+            let same_end =
+                edit.old.iter().rev().zip(edit.new.iter().rev()).take_while(|(a, b)| a == b).count();
+            let changed_new = edit.new.len().saturating_sub(same_start + same_end);
+            let first = first_new + same_start as i64;
+            let last = first + changed_new.saturating_sub(1) as i64;
+            delta += edit.new.len() as i64 - edit.old.len() as i64;
+            let to_line = |n: i64| u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+            plants[index].spans.push(Span { file: file.clone(), first: to_line(first), last: to_line(last) });
+        }
+    }
+    for plant in plants.iter_mut().filter(|plant| !plant.edits.is_empty()) {
+        if let Some(span) = plant.spans.first() {
+            plant.line = span.first;
+            plant.end_line = (span.last != span.first).then_some(span.last);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -387,6 +724,10 @@ mod tests {
             original: original.into(),
             mutated: mutated.into(),
             witness: None,
+            end_line: None,
+            fix_commit: None,
+            edits: Vec::new(),
+            spans: Vec::new(),
         }
     }
 
@@ -394,11 +735,11 @@ mod tests {
     fn applying_keeps_line_endings_and_other_lines() {
         let content = b"a\r\n    if x < n {\r\nz";
         let planted =
-            apply_to(content, &[&plant(2, "    if x < n {", "    if x <= n {"), &plant(3, "z", "y")])
+            apply_to(content, "a.rs", &[&plant(2, "    if x < n {", "    if x <= n {"), &plant(3, "z", "y")])
                 .unwrap();
         assert_eq!(planted, b"a\r\n    if x <= n {\r\ny");
-        assert!(apply_to(content, &[&plant(2, "if x < n {", "")]).is_err());
-        assert!(apply_to(content, &[&plant(9, "z", "y")]).is_err());
+        assert!(apply_to(content, "a.rs", &[&plant(2, "if x < n {", "")]).is_err());
+        assert!(apply_to(content, "a.rs", &[&plant(9, "z", "y")]).is_err());
     }
 
     #[test]
@@ -408,8 +749,11 @@ mod tests {
         let spec = |line: u32, original: &str, mutated: &str| PlantSpec {
             file: "./a.rs".into(),
             line,
-            original: original.into(),
-            mutated: mutated.into(),
+            original: Some(original.into()),
+            mutated: Some(mutated.into()),
+            patch: None,
+            fix_commit: None,
+            fix_subject: None,
             category: None,
             defect: None,
             witness: Some("  ".into()),
@@ -466,6 +810,10 @@ mod tests {
                 original,
                 mutated,
                 witness: None,
+                end_line: None,
+                fix_commit: None,
+                edits: Vec::new(),
+                spans: Vec::new(),
             }
         }
 
@@ -490,12 +838,12 @@ mod tests {
                 let dir = tempfile::tempdir().unwrap();
                 std::fs::write(dir.path().join("a.rs"), &content).unwrap();
                 let spec = PlantSpec {
-                    file: "a.rs".into(), line, original, mutated,
+                    file: "a.rs".into(), line, original: Some(original), mutated: Some(mutated), patch: None, fix_commit: None, fix_subject: None,
                     category: None, defect: None, witness: None, operator: None,
                 };
                 if let Ok(plants) = resolve_specs(Path::new("p.yaml"), &[spec], dir.path()) {
                     // A resolved plant applies cleanly and changes only its line.
-                    let planted = apply_to(content.as_bytes(), &[&plants[0]]).unwrap();
+                    let planted = apply_to(content.as_bytes(), "a.rs", &[&plants[0]]).unwrap();
                     let before: Vec<&str> = content.split('\n').collect();
                     let planted = String::from_utf8(planted).unwrap();
                     let after: Vec<&str> = planted.split('\n').collect();
@@ -515,7 +863,7 @@ mod tests {
                 original in ".{0,10}",
                 mutated in ".{0,10}",
             ) {
-                let _ = apply_to(&content, &[&plant(line, original, mutated)]);
+                let _ = apply_to(&content, "a.rs", &[&plant(line, original, mutated)]);
             }
         }
     }

@@ -90,6 +90,10 @@ pub struct Report {
     pub review_exit_code: Option<i32>,
     /// Per bug category, over valid plants.
     pub per_category: BTreeMap<String, CategoryScore>,
+    /// Per kind of plant (`real`, `synthetic`), over valid plants: one number must not hide
+    /// the other.
+    #[serde(default)]
+    pub per_kind: BTreeMap<String, CategoryScore>,
     /// Every plant, excluded ones included.
     pub plants: Vec<PlantOutcome>,
     /// Wilson 95% interval of the recall over the valid plants (with trials, of the mean of
@@ -209,6 +213,20 @@ pub struct PlantOutcome {
     /// `runaway: ...` or `build: ...`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded_reason: Option<String>,
+    /// `synthetic` (a mutant or a hand-written line) or `real` (a bug re-introduced from a
+    /// bugs file's patch).
+    #[serde(default = "synthetic")]
+    pub kind: String,
+    /// The last line of a plant over several lines (a real bug), in the planted file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// The commit that fixed a real bug.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_commit: Option<String>,
+}
+
+fn synthetic() -> String {
+    "synthetic".into()
 }
 
 /// The result of one review run when there were several: an entry of the report's `trials`.

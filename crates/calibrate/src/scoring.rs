@@ -5,7 +5,7 @@
 //! in `scorers.rs`.
 
 use crate::error::CalibrateError;
-use crate::findings::{Finding, locates};
+use crate::findings::Finding;
 use crate::plants::Plant;
 use serde::{Deserialize, Serialize};
 
@@ -104,10 +104,7 @@ pub(crate) fn score(
 /// How many (finding, plant) pairs [`score_with_progress`] checks: every plant each finding
 /// locates.
 pub(crate) fn located_pairs(plants: &[&Plant], findings: &[Finding]) -> usize {
-    findings
-        .iter()
-        .map(|finding| plants.iter().filter(|plant| locates(finding, &plant.file, plant.line)).count())
-        .sum()
+    findings.iter().map(|finding| plants.iter().filter(|plant| plant.located_by(finding)).count()).sum()
 }
 
 /// [`score`], calling `checked` once per located (finding, plant) pair: after the scorer's
@@ -122,8 +119,7 @@ pub(crate) fn score_with_progress(
     let mut caught_by = vec![None; plants.len()];
     let mut outcomes = Vec::with_capacity(findings.len());
     for (finding_index, finding) in findings.iter().enumerate() {
-        let mut located: Vec<usize> =
-            (0..plants.len()).filter(|&i| locates(finding, &plants[i].file, plants[i].line)).collect();
+        let mut located: Vec<usize> = (0..plants.len()).filter(|&i| plants[i].located_by(finding)).collect();
         if located.is_empty() {
             outcomes.push(FindingOutcome::FalsePositive);
             continue;
@@ -160,6 +156,10 @@ mod tests {
             original: "a".into(),
             mutated: "b".into(),
             witness: None,
+            end_line: None,
+            fix_commit: None,
+            edits: Vec::new(),
+            spans: Vec::new(),
         }
     }
 

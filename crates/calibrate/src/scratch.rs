@@ -46,7 +46,7 @@ pub(crate) struct Scratch {
     dir: Option<tempfile::TempDir>,
     tracked: Vec<String>,
     source: PathBuf,
-    planted: Option<String>,
+    planted: Vec<String>,
     timeout: Duration,
     memory_cap: Option<u64>,
     env: Vec<(&'static str, String)>,
@@ -85,7 +85,7 @@ impl Scratch {
             dir: None,
             tracked,
             source: work_tree.to_path_buf(),
-            planted: None,
+            planted: Vec::new(),
             timeout,
             memory_cap,
             env: Vec::new(),
@@ -157,9 +157,9 @@ impl Scratch {
         Ok(root)
     }
 
-    /// Puts the planted file (if any) back to its original bytes.
+    /// Puts the planted files (if any) back to their original bytes.
     fn unplant(&mut self) -> Result<(), CalibrateError> {
-        if let Some(file) = self.planted.take() {
+        for file in std::mem::take(&mut self.planted) {
             let root = self.materialise()?;
             let path = self.source.join(&file);
             let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
@@ -170,13 +170,15 @@ impl Scratch {
 
     fn plant(&mut self, plant: &Plant) -> Result<(), CalibrateError> {
         self.unplant()?;
-        let path = self.source.join(&plant.file);
-        let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
-        let mutated = apply_to(&original, &[plant])
-            .map_err(|source| CalibrateError::ApplyPlant { file: plant.file.clone(), source })?;
-        let root = self.materialise()?;
-        write_keeping_mode(&root.join(&plant.file), &mutated)?;
-        self.planted = Some(plant.file.clone());
+        for file in plant.files() {
+            let path = self.source.join(file);
+            let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
+            let mutated = apply_to(&original, file, &[plant])
+                .map_err(|source| CalibrateError::ApplyPlant { file: file.to_owned(), source })?;
+            let root = self.materialise()?;
+            write_keeping_mode(&root.join(file), &mutated)?;
+            self.planted.push(file.to_owned());
+        }
         Ok(())
     }
 

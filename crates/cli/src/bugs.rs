@@ -159,7 +159,7 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
     let header = format!(
         "Real bugs mined by revcal {} from {}: patches against {}.\nEach patch re-introduces the bug its fix_commit fixed; the witness passes without it and fails with it.\nCalibrate on them: revcal calibrate --review-cmd CMD --plants-file FILE",
         env!("CARGO_PKG_VERSION"),
-        args.repo.display(),
+        report.repo.display(),
         report.target,
     );
     let yaml = write_bugs_yaml(&report.verified, &header);

@@ -60,11 +60,52 @@ pub fn write_bugs_yaml(bugs: &[Bug], header: &str) -> String {
     }
     if bugs.is_empty() {
         text.push_str("[]\n");
-    } else {
-        // Serialising plain strings and numbers cannot fail.
-        text.push_str(&serde_yaml::to_string(bugs).unwrap_or_default());
+    }
+    for bug in bugs {
+        // Serialising plain strings and numbers cannot fail. The patch is written as a literal
+        // block, so that the file reads (and edits) as a diff; the rest is serde_yaml's.
+        let without_patch = Bug { patch: String::new(), ..bug.clone() };
+        let entry = serde_yaml::to_string(std::slice::from_ref(&without_patch)).unwrap_or_default();
+        for line in entry.lines() {
+            if line == "  patch: ''" {
+                text.push_str(&patch_field(&bug.patch));
+            } else {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
     }
     text
+}
+
+/// `  patch: |2` and the patch indented by four spaces; a patch with characters a literal
+/// block cannot hold (control characters, a carriage return) is quoted instead.
+fn patch_field(patch: &str) -> String {
+    let blockable = !patch.is_empty()
+        && patch.chars().all(|c| c == '\n' || c == '\t' || (!c.is_control() && c != '\u{feff}'));
+    if !blockable {
+        let quoted = serde_yaml::to_string(patch).unwrap_or_default();
+        return format!("  patch: {}\n", quoted.trim_end());
+    }
+    let body = patch.strip_suffix('\n').unwrap_or(patch);
+    // `|2`: the indentation is stated, so a first line that starts with a space still reads;
+    // `-` when the patch does not end with a line break, `+` when it ends with several.
+    let chomp = if !patch.ends_with('\n') {
+        "-"
+    } else if body.ends_with('\n') {
+        "+"
+    } else {
+        ""
+    };
+    let mut field = format!("  patch: |2{chomp}\n");
+    for line in body.split('\n') {
+        if !line.is_empty() {
+            field.push_str("    ");
+            field.push_str(line);
+        }
+        field.push('\n');
+    }
+    field
 }
 
 #[cfg(test)]
@@ -88,7 +129,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bugs.yaml");
         std::fs::write(&path, &text).unwrap();
-        assert_eq!(read_bugs_file(&path).unwrap(), vec![bug]);
+        assert_eq!(read_bugs_file(&path).unwrap(), vec![bug.clone()]);
+        assert!(text.contains("  patch: |2\n    --- a/src/a.py\n"), "{text}");
+        for patch in ["-a\n+b", " lead\n\n\n", "x\r\ny\n", "\u{7}bell\n", ""] {
+            let odd = Bug { patch: patch.into(), ..bug.clone() };
+            std::fs::write(&path, write_bugs_yaml(std::slice::from_ref(&odd), "odd")).unwrap();
+            assert_eq!(read_bugs_file(&path).unwrap(), vec![odd], "{patch:?}");
+        }
         std::fs::write(&path, write_bugs_yaml(&[], "none")).unwrap();
         assert!(read_bugs_file(&path).unwrap().is_empty());
         std::fs::write(&path, "- file: a.py\n  line: 3\n  colour: red\n").unwrap();

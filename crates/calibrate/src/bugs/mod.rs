@@ -14,6 +14,8 @@
 mod file;
 mod history;
 mod patch;
+
+pub(crate) use patch::hunks;
 mod runner;
 mod shape;
 mod verify;
@@ -170,6 +172,8 @@ pub struct Rejection {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MineReport {
+    /// The repository's root.
+    pub repo: PathBuf,
     /// The commit the patches apply to.
     pub target: String,
     /// Commits read from the history.
@@ -319,8 +323,11 @@ impl BugMiner {
         let started = Instant::now();
         let signals = SignalWatch::install()
             .map_err(|source| BugsError::Io { what: "install the signal handlers".into(), source })?;
+        // The clones are made from elsewhere: they need the work tree's root, absolute.
+        let root = git(&self.repo, &["rev-parse".into(), "--show-toplevel".into()])?;
+        let repo = PathBuf::from(String::from_utf8_lossy(&root).trim());
         let target = String::from_utf8_lossy(&git(
-            &self.repo,
+            &repo,
             &["rev-parse".into(), "--verify".into(), format!("{}^{{commit}}", self.target)],
         )?)
         .trim()
@@ -329,7 +336,7 @@ impl BugMiner {
             Some(range) => (range.clone(), None),
             None => (target.clone(), Some(self.max_commits)),
         };
-        let commits = history::log(&self.repo, &range, limit)?;
+        let commits = history::log(&repo, &range, limit)?;
         let candidates: Vec<history::Candidate> = commits
             .iter()
             .filter_map(|commit| match candidate(commit, self.rule) {
@@ -344,7 +351,7 @@ impl BugMiner {
         progress(MineEvent::Scanned { commits: commits.len(), candidates: candidates.len() });
 
         let settings = verify::Settings {
-            repo: &self.repo,
+            repo: &repo,
             target: &target,
             test_cmd: self.test_cmd.as_deref(),
             build_cmd: self.build_cmd.as_deref(),
@@ -366,6 +373,7 @@ impl BugMiner {
             }
         }
         Ok(MineReport {
+            repo,
             target,
             scanned: commits.len(),
             candidates: candidates.len(),

@@ -114,7 +114,8 @@ pub(crate) fn failing_tests(output: &str) -> BTreeSet<TestName> {
 fn pytest_failure(line: &str) -> Option<String> {
     let rest = line.strip_prefix("FAILED ").or_else(|| line.strip_prefix("ERROR "))?;
     let id = rest.split(" - ").next()?.trim();
-    id.contains("::").then(|| id.to_owned())
+    // A node id, or a test file that failed to collect (`ERROR tests/test_a.py`).
+    (id.contains("::") || (id.ends_with(".py") && !id.contains(' '))).then(|| id.to_owned())
 }
 
 /// `FAIL: test_x (test_a.T.test_x)` (Python 3.11+) or `FAIL: test_x (test_a.T)` (older).
@@ -179,8 +180,11 @@ mod tests {
 
     #[test]
     fn each_runner_s_failures_are_read_from_its_own_output() {
-        let pytest = "..F.\n=== short test summary info ===\nFAILED tests/test_a.py::test_x - assert 1 == 2\nERROR tests/test_b.py::test_y[1-2]\n1 failed, 3 passed\n";
-        assert_eq!(names(pytest), vec!["tests/test_a.py::test_x", "tests/test_b.py::test_y[1-2]"]);
+        let pytest = "..F.\n=== short test summary info ===\nFAILED tests/test_a.py::test_x - assert 1 == 2\nERROR tests/test_b.py::test_y[1-2]\nERROR tests/test_c.py\n1 failed, 3 passed\n";
+        assert_eq!(
+            names(pytest),
+            vec!["tests/test_a.py::test_x", "tests/test_b.py::test_y[1-2]", "tests/test_c.py"]
+        );
         let unittest = "======\nFAIL: test_bad (test_calc.CalcTest.test_bad)\n------\nERROR: test_old (test_calc.CalcTest)\n";
         assert_eq!(names(unittest), vec!["test_calc.CalcTest.test_bad", "test_calc.CalcTest.test_old"]);
         let libtest = "running 2 tests\ntest tests::ok ... ok\ntest tests::clamps ... FAILED\n";

@@ -75,16 +75,28 @@ impl Workspace {
         Ok(())
     }
 
-    /// Applies `diff` in reverse; `Err` carries what git said.
-    fn reverse(&self, diff: &str) -> Result<(), String> {
+    /// Applies `diff` in reverse; with `merge`, a diff that does not apply as it is (the
+    /// code around it moved on) is merged three ways from the blobs it names. `Err` carries
+    /// what git said.
+    fn reverse(&self, diff: &str, merge: bool) -> Result<(), String> {
         let path = self.tree.with_file_name("fix.diff");
         std::fs::write(&path, diff).map_err(|e| e.to_string())?;
         let path = path.display().to_string();
-        self.git(&["apply", "--reverse", "--whitespace=nowarn", &path]).map(drop).map_err(|error| match error
-        {
+        let first_line = |error: BugsError| match error {
             BugsError::Git { message, .. } => message.lines().next().unwrap_or("git apply failed").to_owned(),
             other => other.to_string(),
-        })
+        };
+        let plain =
+            self.git(&["apply", "--reverse", "--whitespace=nowarn", &path]).map(drop).map_err(first_line);
+        match plain {
+            Err(error) if merge => {
+                // A conflicted merge leaves markers behind: the caller checks out again.
+                self.git(&["apply", "--reverse", "--3way", "--whitespace=nowarn", &path])
+                    .map(drop)
+                    .map_err(|_| format!("{error}; a three-way merge conflicts too"))
+            }
+            other => other,
+        }
     }
 
     fn run(&self, script: &str, timeout: Duration, signals: &SignalWatch) -> Result<Finished, BugsError> {
@@ -160,7 +172,7 @@ pub(crate) fn verify(
     let at_fix = test_run(&at_fix);
 
     // The fix reversed: it must build, and some test must flip.
-    if let Err(detail) = workspace.reverse(&fix_diff) {
+    if let Err(detail) = workspace.reverse(&fix_diff, false) {
         return Ok(Err(RejectReason::ReversalDoesNotApply {
             detail: format!("at the fix itself: {detail}"),
         }));
@@ -209,7 +221,7 @@ pub(crate) fn verify(
             detail: format!("`{witness}` fails on a rerun at the fix ({})", rerun.exit),
         }));
     }
-    if let Err(detail) = workspace.reverse(&fix_diff) {
+    if let Err(detail) = workspace.reverse(&fix_diff, false) {
         return Ok(Err(RejectReason::ReversalDoesNotApply {
             detail: format!("at the fix itself: {detail}"),
         }));
@@ -223,10 +235,12 @@ pub(crate) fn verify(
 
     // The same reversal on the target: the bugs file's patch.
     workspace.checkout(settings.target)?;
-    if let Err(detail) = workspace.reverse(&fix_diff) {
+    if let Err(detail) = workspace.reverse(&fix_diff, true) {
+        workspace.checkout(settings.target)?;
         return Ok(Err(RejectReason::ReversalDoesNotApply { detail }));
     }
-    let mut args = vec!["diff", "--no-ext-diff", "--no-color", "--"];
+    // Against the target's tree (a three-way merge also updates the index).
+    let mut args = vec!["diff", "--no-ext-diff", "--no-color", "HEAD", "--"];
     args.extend(candidate.sources.iter().map(String::as_str));
     let patch_text = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
     workspace.checkout(settings.target)?;

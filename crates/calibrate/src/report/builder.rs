@@ -20,13 +20,25 @@ pub struct Gates {
     pub min_precision: Option<f64>,
 }
 
-/// A one-hunk unified diff of a plant's changed line.
+/// `real` or `synthetic`: the report's name for the kind of a plant.
+fn kind(plant: &Plant) -> &'static str {
+    if plant.is_real() { "real" } else { "synthetic" }
+}
+
+/// A one-hunk unified diff of a plant's changed lines.
 fn plant_diff(plant: &Plant) -> String {
     let (file, line) = (&plant.file, plant.line);
+    let lines = |text: &str, marker: char| -> String {
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() && plant.is_real() {
+            return String::new();
+        }
+        text.split('\n').map(|l| format!("{marker}{}\n", l.trim_end_matches('\r'))).collect()
+    };
     format!(
-        "--- a/{file}\n+++ b/{file}\n@@ -{line} +{line} @@\n-{}\n+{}\n",
-        plant.original.trim_end_matches(['\r', '\n']),
-        plant.mutated.trim_end_matches(['\r', '\n'])
+        "--- a/{file}\n+++ b/{file}\n@@ -{line} +{line} @@\n{}{}",
+        lines(&plant.original, '-'),
+        lines(&plant.mutated, '+')
     )
 }
 
@@ -280,6 +292,20 @@ impl ReportBuilder {
         for score in per_category.values_mut() {
             score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
         }
+        let mut per_kind: BTreeMap<String, CategoryScore> = BTreeMap::new();
+        for ((plant, _), caught) in self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
+        {
+            let score = per_kind.entry(kind(plant).to_owned()).or_insert(CategoryScore {
+                caught: 0,
+                total: 0,
+                recall: 0.0,
+            });
+            score.caught += caught;
+            score.total += trial_count;
+        }
+        for score in per_kind.values_mut() {
+            score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
+        }
 
         let mut plants: Vec<PlantOutcome> = self
             .plants
@@ -310,6 +336,9 @@ impl ReportBuilder {
                         .get(&index)
                         .map(|reason| format!("runaway: {reason}"))
                         .or_else(|| self.unbuildable.get(&index).map(|reason| format!("build: {reason}"))),
+                    kind: kind(plant).to_owned(),
+                    end_line: plant.end_line,
+                    fix_commit: plant.fix_commit.clone(),
                 }
             })
             .collect();
@@ -341,6 +370,7 @@ impl ReportBuilder {
             commit: self.commit,
             review_exit_code: self.trials.iter().filter_map(|t| t.review_exit_code).max(),
             per_category,
+            per_kind,
             plants,
             recall_interval: wilson_interval_of_mean(recall, valid).filter(|_| total > 0),
             findings_per_plant: ratio(self.trials.iter().map(|t| t.findings.len()).sum(), total),

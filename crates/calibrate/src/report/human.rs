@@ -196,6 +196,15 @@ pub fn render_human(report: &Report, color: bool) -> String {
         );
     }
 
+    if report.per_kind.len() > 1 || report.per_kind.contains_key("real") {
+        let kinds: Vec<String> = report
+            .per_kind
+            .iter()
+            .map(|(kind, score)| format!("{kind} {}/{} ({:.2})", score.caught, score.total, score.recall))
+            .collect();
+        let _ = writeln!(out, "  by kind: {}", kinds.join(", "));
+    }
+
     if !report.per_category.is_empty() {
         let width = report.per_category.keys().map(|c| c.chars().count()).max().unwrap_or(0).max(8);
         let _ = writeln!(out);

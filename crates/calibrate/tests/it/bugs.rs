@@ -217,3 +217,93 @@ fn max_stops_after_enough_bugs_and_a_broken_build_is_rejected() {
     let error = BugMiner::new(&repo).range("nonsense..HEAD").mine(&mut |_| {}).unwrap_err().to_string();
     assert!(error.contains("nonsense"), "{error}");
 }
+
+/// A reviewer that reads the planted change (`git diff -U0`) and reports each hunk with the
+/// test suite as its repro: it catches exactly the bugs the suite catches.
+const SUITE_REVIEWER: &str = r#"python3 -c '
+import json, re, subprocess
+diff = subprocess.run(["git", "diff", "-U0"], capture_output=True, text=True).stdout
+findings, path = [], None
+for line in diff.splitlines():
+    if line.startswith("+++ b/"):
+        path = line[6:]
+    m = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", line)
+    if m and path:
+        findings.append({"file": path, "line": int(m.group(1)), "message": "the tests fail here", "repro": "python3 -m unittest"})
+print(json.dumps(findings))
+'"#;
+
+#[test]
+fn calibrating_on_mined_bugs_scores_a_test_suite_reviewer_by_the_bugs_its_tests_catch() {
+    use revcal_calibrate::{Calibration, ScorerKind};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    python_history(&repo);
+    // The flaky test goes (it fails without its marker): the suite passes on HEAD.
+    commit(&repo, &[("test_flaky.py", "")], "Drop the flaky test");
+    let marker = dir.path().join("flaky-marker");
+    let mut bugs = BugMiner::new(&repo)
+        .test_cmd(format!("FLAKY_MARKER={} python3 -m unittest", marker.display()))
+        .mine(&mut |_| {})
+        .unwrap()
+        .verified;
+    assert_eq!(bugs.len(), 2);
+    // A third, hand-written real bug that no test catches (and so has no witness): a
+    // two-line change to `greet`.
+    bugs.push(revcal_calibrate::Bug {
+        file: "names.py".into(),
+        line: 1,
+        category: "real".into(),
+        defect: "greet drops its argument's text".into(),
+        witness: None,
+        patch: "--- a/names.py\n+++ b/names.py\n@@ -1,2 +1,3 @@\n def greet(name):\n-    return 'hello ' + str(name)\n+    name = str(name).strip()\n+    return 'hello ' + name\n".into(),
+        fix_commit: "0000000".into(),
+        fix_subject: "hand-written".into(),
+    });
+    let bugs_file = dir.path().join("bugs.yaml");
+    std::fs::write(&bugs_file, write_bugs_yaml(&bugs, "test")).unwrap();
+    let before: Vec<(String, Vec<u8>)> = ["calc.py", "names.py"]
+        .iter()
+        .map(|f| ((*f).to_owned(), std::fs::read(repo.join(f)).unwrap()))
+        .collect();
+
+    // Independently: which bugs make the test suite fail, each alone on HEAD.
+    let mut suite_fails = 0;
+    for bug in &bugs {
+        let copy = dir.path().join("copy");
+        git(dir.path(), &["clone", "-q", repo.to_str().unwrap(), "copy"]);
+        std::fs::write(dir.path().join("bug.diff"), &bug.patch).unwrap();
+        git(&copy, &["apply", "../bug.diff"]);
+        let status = std::process::Command::new("python3")
+            .args(["-m", "unittest", "-q"])
+            .current_dir(&copy)
+            .output()
+            .unwrap()
+            .status;
+        suite_fails += usize::from(!status.success());
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
+    assert_eq!(suite_fails, 2);
+
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(SUITE_REVIEWER)
+        .plants_file(&bugs_file)
+        .scorer(ScorerKind::Repro)
+        .min_plants(1)
+        .run()
+        .unwrap();
+    assert_eq!((report.caught, report.total), (suite_fails, bugs.len()), "{report:#?}");
+    assert_eq!(report.per_kind["real"].total, 3);
+    assert!(report.plants.iter().all(|p| p.kind == "real" && p.fix_commit.is_some()));
+    let multi = report.plants.iter().find(|p| p.file == "names.py").unwrap();
+    assert_eq!((multi.line, multi.end_line), (2, Some(3)));
+    assert_eq!(multi.mutated, "    name = str(name).strip()\n    return 'hello ' + name");
+    let controls = report.controls.as_ref().unwrap();
+    assert!(controls.echo.recall.unwrap() <= 0.2, "{controls:?}");
+    assert_eq!(controls.oracle.recall, Some(1.0), "{controls:?}");
+    for (file, bytes) in &before {
+        assert_eq!(&std::fs::read(repo.join(file)).unwrap(), bytes, "{file} restored");
+    }
+}

@@ -9,17 +9,17 @@ use revcal_calibrate::{CommandJudge, Finding, FindingFormat, Judge, JudgeError, 
 /// A plant as a judge receives it: a judge never sees a plant's id or witness, so a request
 /// read back from JSON has neither.
 fn plant() -> Plant {
-    Plant {
-        id: String::new(),
-        file: "src/window.rs".into(),
-        line: 12,
-        category: "off-by-one".into(),
-        operator: "relational-boundary".into(),
-        defect: "`<` became `<=`: the loop reads one element past the end of the buffer".into(),
-        original: "    while i < buf.len() {".into(),
-        mutated: "    while i <= buf.len() {".into(),
-        witness: None,
-    }
+    let mut plant = Plant::new(
+        "src/window.rs",
+        12,
+        "off-by-one",
+        "relational-boundary",
+        "    while i < buf.len() {",
+        "    while i <= buf.len() {",
+    )
+    .with_defect("`<` became `<=`: the loop reads one element past the end of the buffer");
+    plant.id = String::new();
+    plant
 }
 
 fn finding(text: &str) -> Finding {
@@ -68,7 +68,8 @@ fn the_request_arrives_on_stdin_as_json_and_the_verdict_is_read() {
 
 #[test]
 fn a_request_never_carries_the_plants_id_or_witness() {
-    let plant = Plant { id: "plants-file#1".into(), witness: Some("cargo test".into()), ..plant() };
+    let mut plant = plant().with_witness("cargo test");
+    plant.id = "plants-file#1".into();
     let json = serde_json::to_value(JudgeRequest::new(plant, &finding("x"))).unwrap();
     assert!(json["plant"].get("id").is_none() && json["plant"].get("witness").is_none(), "{json}");
     assert_eq!(json["plant"]["file"], "src/window.rs");

@@ -94,12 +94,16 @@ fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
             "runawayExcluded",
             "buildExcluded",
             "findingsPerPlant",
+            "perKind",
         ])
         .collect();
     assert_eq!(keys(&json), expected);
+    // Every plant here is synthetic: one kind, scored like the whole.
+    assert_eq!(json["perKind"]["synthetic"]["total"], json["total"]);
+    assert_eq!(json["perKind"]["synthetic"]["caught"], json["caught"]);
 
     let plant_keys: BTreeSet<&str> =
-        BASE_PLANT_KEYS.iter().copied().chain(["defect", "diff", "caughtBy"]).collect();
+        BASE_PLANT_KEYS.iter().copied().chain(["defect", "diff", "caughtBy", "kind"]).collect();
     for plant in json["plants"].as_array().unwrap() {
         assert_eq!(keys(plant), plant_keys);
     }

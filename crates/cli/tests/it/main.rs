@@ -2,6 +2,7 @@
 //! one module per command.
 
 mod assets;
+mod bugs_cli;
 mod calibrate_cli;
 mod demo_cli;
 mod elo_cli;

@@ -1,0 +1,121 @@
+//! `revcal bugs mine`, `revcal bugs list` and calibration on the bugs file, as a user runs
+//! them: on a real Python history with two tested fixes and a fix whose test never flips.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+fn commit(repo: &Path, files: &[(&str, &str)], message: &str) {
+    for (path, content) in files {
+        std::fs::write(repo.join(path), content).unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", message]);
+}
+
+fn revcal(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+const TEST: &str = "import unittest\nimport shop\n\n\nclass ShopTest(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(shop.total([1, 2]), 3)\n";
+
+#[test]
+fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("shop");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let v1 = "def total(prices):\n    return sum(prices)\n\n\ndef discount(price, percent):\n    return price * percent / 100\n\n\ndef free_shipping(total):\n    return total > 50\n";
+    commit(
+        &repo,
+        &[
+            ("setup.py", "from setuptools import setup\nsetup(name='shop')\n"),
+            ("shop.py", v1),
+            ("test_shop.py", TEST),
+        ],
+        "Start",
+    );
+    let v2 = v1.replace("return price * percent / 100", "return price - price * percent / 100");
+    let t2 = format!(
+        "{TEST}\n    def test_discount(self):\n        self.assertEqual(shop.discount(200, 10), 180)\n"
+    );
+    commit(&repo, &[("shop.py", &v2), ("test_shop.py", &t2)], "Fix discount: subtract it from the price");
+    let v3 = v2.replace("return total > 50", "return total >= 50");
+    let t3 = format!(
+        "{t2}\n    def test_free_shipping_at_50(self):\n        self.assertTrue(shop.free_shipping(50))\n"
+    );
+    commit(&repo, &[("shop.py", &v3), ("test_shop.py", &t3)], "Ship free from 50 on");
+    let v4 = v3.replace("return sum(prices)", "return sum(prices, 0)");
+    let t4 = format!("{t3}\n    def test_total_empty(self):\n        self.assertEqual(shop.total([]), 0)\n");
+    commit(&repo, &[("shop.py", &v4), ("test_shop.py", &t4)], "Total of nothing");
+
+    let mined =
+        revcal(&repo, &["bugs", "mine", "--test-cmd", "python3 -m unittest", "-o", "../bugs.yaml", "--json"]);
+    assert_eq!(mined.status.code(), Some(0), "{}", stderr(&mined));
+    let report: Value = serde_json::from_slice(&mined.stdout).unwrap();
+    assert_eq!((report["scanned"].as_u64(), report["candidates"].as_u64()), (Some(4), Some(3)));
+    assert_eq!(report["verified"].as_array().unwrap().len(), 2);
+    assert_eq!(report["rejected"][0]["reason"], "no-test-flips");
+    let log = stderr(&mined);
+    assert!(log.contains("[3/3]") && log.contains("2 verified, 1 rejected (1 no-test-flips)"), "{log}");
+    let yaml = std::fs::read_to_string(dir.path().join("bugs.yaml")).unwrap();
+    assert!(yaml.contains("  patch: |2\n    diff --git a/shop.py b/shop.py\n"), "{yaml}");
+
+    let listed = revcal(dir.path(), &["bugs", "list", "bugs.yaml"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains("fix:     Ship free from 50 on") && text.contains("2 bugs in bugs.yaml"), "{text}");
+    assert!(
+        text.contains("witness: python3 -m unittest test_shop.ShopTest.test_free_shipping_at_50"),
+        "{text}"
+    );
+
+    let before = std::fs::read(repo.join("shop.py")).unwrap();
+    let lgtm = revcal(
+        &repo,
+        &[
+            "calibrate",
+            "--review-cmd",
+            "echo LGTM",
+            "--plants-file",
+            "../bugs.yaml",
+            "--scorer",
+            "repro",
+            "--min-plants",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(lgtm.status.code(), Some(2), "{}", stderr(&lgtm));
+    let calibration: Value = serde_json::from_slice(&lgtm.stdout).unwrap();
+    assert_eq!((calibration["recall"].as_f64(), calibration["total"].as_u64()), (Some(0.0), Some(2)));
+    assert_eq!(calibration["perKind"]["real"]["total"], 2);
+    assert!(calibration["plants"].as_array().unwrap().iter().all(|p| p["kind"] == "real"));
+    assert!(stderr(&lgtm).contains("by kind: real 0/2"), "{}", stderr(&lgtm));
+    assert_eq!(std::fs::read(repo.join("shop.py")).unwrap(), before);
+
+    let missing = revcal(dir.path(), &["bugs", "list", "nope.yaml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("nope.yaml"), "{}", stderr(&missing));
+}
