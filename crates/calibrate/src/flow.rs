@@ -97,6 +97,7 @@ pub struct Calibration {
     plants: usize,
     seed: u64,
     plants_file: Option<PathBuf>,
+    also_synthetic: bool,
     min_recall: f64,
     min_precision: Option<f64>,
     min_plants: usize,
@@ -139,6 +140,7 @@ impl Calibration {
             plants: 8,
             seed: 0,
             plants_file: None,
+            also_synthetic: false,
             min_recall: 0.5,
             min_precision: None,
             min_plants: 3,
@@ -187,9 +189,17 @@ impl Calibration {
         self.seed = seed;
         self
     }
-    /// Plants from a JSON/YAML file instead of the mutation engine.
+    /// Plants from a JSON/YAML file (a plants file or a bugs file) instead of the mutation
+    /// engine.
     pub fn plants_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.plants_file = Some(path.into());
+        self
+    }
+    /// With a plants file, also plant [`plants`](Self::plants) mutants from the commit's files
+    /// (never on a line the file's entries change): real and synthetic bugs in one run, with
+    /// recall for each kind in the report's `per_kind`.
+    pub fn also_synthetic(mut self, yes: bool) -> Self {
+        self.also_synthetic = yes;
         self
     }
     /// The recall gate.
@@ -337,15 +347,35 @@ impl Calibration {
             .iter()
             .map(|file| check_target(&work_tree, &tracked, file))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut plants = match &self.plants_file {
-            Some(file) => resolve_specs(file, &read_plants_file(file)?, &work_tree)?,
-            None => {
-                let targets = choose_targets(&commit, &fallback)?;
-                for target in &targets {
-                    check_target(&work_tree, &tracked, target)?;
-                }
-                crate::selection::select_plants(&work_tree, &targets, self.plants, self.seed)?
+        let synthetic = |count: usize| -> Result<Vec<Plant>, CalibrateError> {
+            let targets = choose_targets(&commit, &fallback)?;
+            for target in &targets {
+                check_target(&work_tree, &tracked, target)?;
             }
+            crate::selection::select_plants(&work_tree, &targets, count, self.seed)
+        };
+        let mut plants = match &self.plants_file {
+            Some(file) => {
+                let mut plants = resolve_specs(file, &read_plants_file(file)?, &work_tree)?;
+                if self.also_synthetic {
+                    // Both kinds in one run: mutants on lines no entry of the file changes.
+                    // Chosen from a larger pool, so that the ones left out for sharing a line
+                    // with an entry are replaced.
+                    let changed_lines: usize = plants
+                        .iter()
+                        .map(|p| p.edits.iter().map(|e| e.old.len().max(1)).sum::<usize>().max(1))
+                        .sum();
+                    let chosen = synthetic(self.plants + changed_lines)?;
+                    let kept: Vec<Plant> = chosen
+                        .into_iter()
+                        .filter(|mutant| !plants.iter().any(|plant| crate::plants::overlaps(plant, mutant)))
+                        .take(self.plants)
+                        .collect();
+                    plants.extend(kept);
+                }
+                plants
+            }
+            None => synthetic(self.plants)?,
         };
         for plant in &mut plants {
             plant.file = check_target(&work_tree, &tracked, &plant.file)?;

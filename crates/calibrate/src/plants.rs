@@ -420,7 +420,7 @@ pub(crate) fn resolve_specs(
 }
 
 /// True when two plants change a line in common.
-fn overlaps(a: &Plant, b: &Plant) -> bool {
+pub(crate) fn overlaps(a: &Plant, b: &Plant) -> bool {
     b.files().into_iter().any(|file| {
         a.edits_in(file).iter().any(|x| {
             b.edits_in(file).iter().any(|y| {

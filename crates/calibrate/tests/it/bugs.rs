@@ -306,4 +306,99 @@ fn calibrating_on_mined_bugs_scores_a_test_suite_reviewer_by_the_bugs_its_tests_
     for (file, bytes) in &before {
         assert_eq!(&std::fs::read(repo.join(file)).unwrap(), bytes, "{file} restored");
     }
+
+    // Under a judge (here one that matches a finding stating the defect), the echo control,
+    // which quotes each multi-line change at its place, still catches nothing.
+    let judge = revcal_calibrate::CommandJudge::new(
+        r#"req=$(cat); case "$req" in *'is back'*'is back'*|*'drops its argument'*'drops its argument'*) echo '{"match": true}';; *) echo '{"match": false}';; esac"#,
+    );
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(SUITE_REVIEWER)
+        .plants_file(&bugs_file)
+        .scorer(ScorerKind::Judge)
+        .judge(Box::new(judge))
+        .min_plants(1)
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    let controls = report.controls.as_ref().unwrap();
+    assert_eq!((controls.echo.recall, controls.echo.total), (Some(0.0), 3), "{controls:?}");
+    assert_eq!(controls.oracle.recall, Some(1.0), "{controls:?}");
+    assert_eq!(report.caught, 0, "the suite reviewer's findings do not state the defects");
+}
+
+#[test]
+fn a_javascript_history_is_mined_with_npm_test_and_node_s_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let package = r#"{"name": "range", "version": "1.0.0", "scripts": {"test": "node --test test/"}}"#;
+    let lib =
+        "function inRange(x, lo, hi) {\n  return x >= lo && x < hi;\n}\nmodule.exports = { inRange };\n";
+    let test = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { inRange } = require('../lib/range.js');\n\ntest('inside', () => assert.ok(inRange(2, 1, 3)));\n";
+    commit(&repo, &[("package.json", package), ("lib/range.js", lib), ("test/range.test.js", test)], "Start");
+    let fixed = lib.replace("x < hi", "x <= hi");
+    let tested = format!("{test}test('upper bound is inside', () => assert.ok(inRange(3, 1, 3)));\n");
+    let fix = commit(
+        &repo,
+        &[("lib/range.js", &fixed), ("test/range.test.js", &tested)],
+        "Include the upper bound",
+    );
+
+    let report = BugMiner::new(&repo).mine(&mut |_| {}).unwrap();
+    assert_eq!(report.candidates, 1);
+    assert_eq!(report.verified.len(), 1, "{report:#?}");
+    let bug = &report.verified[0];
+    assert_eq!((bug.fix_commit.as_str(), bug.file.as_str(), bug.line), (fix.as_str(), "lib/range.js", 2));
+    assert_eq!(bug.category, "off-by-one");
+    // node's runner cannot be narrowed through `npm test`: the whole suite is the witness.
+    assert_eq!(bug.witness.as_deref(), Some("npm test"));
+}
+
+#[test]
+fn a_rust_history_is_mined_with_cargo_and_a_fix_that_adds_api_breaks_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let manifest = "[package]\nname = \"window\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    let lib = "pub fn last(xs: &[u32]) -> Option<u32> {\n    xs.get(xs.len()).copied()\n}\n";
+    let test = "#[test]\nfn empty() {\n    assert_eq!(window::last(&[]), None);\n}\n";
+    commit(
+        &repo,
+        &[
+            ("Cargo.toml", manifest),
+            ("src/lib.rs", lib),
+            ("tests/last.rs", test),
+            (".gitignore", "/target\nCargo.lock\n"),
+        ],
+        "Start",
+    );
+    let fixed = lib.replace("xs.get(xs.len())", "xs.get(xs.len().wrapping_sub(1))");
+    let tested =
+        format!("{test}\n#[test]\nfn three() {{\n    assert_eq!(window::last(&[1, 2, 3]), Some(3));\n}}\n");
+    let fix = commit(
+        &repo,
+        &[("src/lib.rs", &fixed), ("tests/last.rs", &tested)],
+        "Fix last: the index is len - 1",
+    );
+    let with_api =
+        format!("{fixed}\npub fn first(xs: &[u32]) -> Option<u32> {{\n    xs.first().copied()\n}}\n");
+    let api_test =
+        format!("{tested}\n#[test]\nfn first() {{\n    assert_eq!(window::first(&[4]), Some(4));\n}}\n");
+    let api = commit(&repo, &[("src/lib.rs", &with_api), ("tests/last.rs", &api_test)], "Add first");
+
+    let report = BugMiner::new(&repo).mine(&mut |_| {}).unwrap();
+    assert_eq!(report.candidates, 2);
+    assert_eq!(report.verified.len(), 1, "{report:#?}");
+    let bug = &report.verified[0];
+    assert_eq!((bug.fix_commit.as_str(), bug.line), (fix.as_str(), 2));
+    assert_eq!(bug.witness.as_deref(), Some("cargo test -- --exact three"));
+    assert_eq!(report.rejected.len(), 1);
+    assert_eq!(
+        (report.rejected[0].fix_commit.as_str(), report.rejected[0].reason.name()),
+        (api.as_str(), "build-breaks")
+    );
 }

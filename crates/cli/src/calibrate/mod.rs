@@ -43,6 +43,9 @@ impl From<ScorerArg> for ScorerKind {
     }
 }
 
+/// Plants selected when neither --plants nor --plants-file says otherwise (SPEC section 6).
+const DEFAULT_PLANTS: usize = 8;
+
 const AFTER_HELP: &str = "\
 Flow: refuse a dirty tree -> targets (the commit's changed source files) -> plants ->
 drop plants that break the build (--build-cmd) -> drop equivalent plants (witness check) ->
@@ -73,14 +76,17 @@ pub(crate) struct CalibrateArgs {
     /// Fallback targets when the commit touches no eligible file (comma-separated).
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub(crate) files: Vec<String>,
-    /// Plants to select (at least 1).
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = at_least_one)]
-    pub(crate) plants: usize,
+    /// Plants to select (at least 1) [default: 8]. With --plants-file, this many mutants are
+    /// planted too, beside the file's entries: real and synthetic bugs in one run, with recall
+    /// per kind.
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub(crate) plants: Option<usize>,
     /// Seed for plant selection (same seed, same plants).
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub(crate) seed: u64,
     /// JSON/YAML plants `[{file, line, original, mutated, category?, defect?, witness?}]`
-    /// instead of the mutation engine.
+    /// instead of the mutation engine, or a bugs file from `revcal bugs mine` (entries with a
+    /// `patch`: real bugs).
     #[arg(long, value_name = "FILE")]
     pub(crate) plants_file: Option<PathBuf>,
     /// Recall gate.
@@ -351,7 +357,8 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .review_cmd(args.review_cmd.clone().unwrap_or_default())
         .commit(&args.commit)
         .files(args.files.clone())
-        .plants(args.plants)
+        .plants(args.plants.unwrap_or(DEFAULT_PLANTS))
+        .also_synthetic(args.plants_file.is_some() && args.plants.is_some())
         .seed(args.seed)
         .min_recall(args.min_recall)
         .min_precision(args.min_precision)

@@ -115,6 +115,41 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
     assert!(stderr(&lgtm).contains("by kind: real 0/2"), "{}", stderr(&lgtm));
     assert_eq!(std::fs::read(repo.join("shop.py")).unwrap(), before);
 
+    // Both kinds in one run: mutants of HEAD's change beside the two real bugs, each kind with
+    // its own recall, never on a line a real bug changes: of shop.py's three lines with
+    // mutants (2, 6, 10), the bugs hold 6 and 10, so one mutant of the two asked for fits.
+    let both = revcal(
+        &repo,
+        &[
+            "calibrate",
+            "--review-cmd",
+            "echo LGTM",
+            "--plants-file",
+            "../bugs.yaml",
+            "--plants",
+            "2",
+            "--scorer",
+            "repro",
+            "--min-plants",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    let calibration: Value = serde_json::from_slice(&both.stdout).unwrap();
+    assert_eq!(calibration["perKind"]["real"]["total"], 2);
+    assert_eq!(calibration["perKind"]["synthetic"]["total"], 1, "{calibration:#}");
+    let plants = calibration["plants"].as_array().unwrap();
+    let real_lines: Vec<u64> =
+        plants.iter().filter(|p| p["kind"] == "real").map(|p| p["line"].as_u64().unwrap()).collect();
+    assert!(
+        plants
+            .iter()
+            .filter(|p| p["kind"] == "synthetic")
+            .all(|p| !real_lines.contains(&p["line"].as_u64().unwrap()))
+    );
+    assert_eq!(std::fs::read(repo.join("shop.py")).unwrap(), before);
+
     let missing = revcal(dir.path(), &["bugs", "list", "nope.yaml"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("nope.yaml"), "{}", stderr(&missing));
