@@ -29,6 +29,11 @@ pub(crate) struct Settings<'a> {
 /// long outputs, so the cap is generous.
 const OUTPUT_CAP: usize = 16 << 20;
 
+/// The runs with the bug may take this many times the run at the fix...
+const BUG_TIMEOUT_MULTIPLIER: u32 = 5;
+/// ...and at least this long.
+const BUG_TIMEOUT_FLOOR: Duration = Duration::from_secs(20);
+
 /// A scratch clone sharing the repository's objects (`git clone --shared`): checking out
 /// and patching it never touches the user's work tree, index or refs. Removed when dropped.
 #[derive(Debug)]
@@ -169,6 +174,9 @@ pub(crate) fn verify(
     if at_fix.exit == Exit::TimedOut {
         return Ok(Err(RejectReason::TimedOut { detail: "the tests at the fix".into() }));
     }
+    // A bug may loop forever: the runs with it get five times the run at the fix (at least
+    // 20 s, at most the limit), cargo-mutants' rule for its test timeout.
+    let bug_timeout = (at_fix.elapsed * BUG_TIMEOUT_MULTIPLIER).max(BUG_TIMEOUT_FLOOR).min(settings.timeout);
     let at_fix = test_run(&at_fix);
 
     // The fix reversed: it must build, and some test must flip.
@@ -191,9 +199,11 @@ pub(crate) fn verify(
             }));
         }
     }
-    let with_bug = workspace.run(&test_cmd, settings.timeout, signals)?;
+    let with_bug = workspace.run(&test_cmd, bug_timeout, signals)?;
     if with_bug.exit == Exit::TimedOut {
-        return Ok(Err(RejectReason::TimedOut { detail: "the tests with the bug".into() }));
+        return Ok(Err(RejectReason::TimedOut {
+            detail: format!("the tests with the bug ran past {:.0} s", bug_timeout.as_secs_f64()),
+        }));
     }
     let with_bug = test_run(&with_bug);
     let flipped: BTreeSet<runner::TestName> = with_bug.failing.difference(&at_fix.failing).cloned().collect();
@@ -208,7 +218,11 @@ pub(crate) fn verify(
         } else if with_bug.failing.is_empty() && at_fix.failing.is_empty() {
             format!("the tests fail at the fix already ({}) and name no failing test", at_fix.exit)
         } else {
-            format!("{} test(s) fail with the bug, all of them at the fix too", with_bug.failing.len())
+            let first = with_bug.failing.iter().next().map(|test| test.name.as_str()).unwrap_or("");
+            format!(
+                "{} test(s) fail with the bug, all of them at the fix too ({first})",
+                with_bug.failing.len()
+            )
         };
         return Ok(Err(RejectReason::NoTestFlips { detail }));
     };
@@ -226,7 +240,7 @@ pub(crate) fn verify(
             detail: format!("at the fix itself: {detail}"),
         }));
     }
-    let rerun = workspace.run(&witness, settings.timeout, signals)?;
+    let rerun = workspace.run(&witness, bug_timeout, signals)?;
     if rerun.exit.success() {
         return Ok(Err(RejectReason::Flaky {
             detail: format!("`{witness}` passes on a rerun with the bug"),

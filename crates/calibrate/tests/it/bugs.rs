@@ -402,3 +402,25 @@ fn a_rust_history_is_mined_with_cargo_and_a_fix_that_adds_api_breaks_the_build()
         (api.as_str(), "build-breaks")
     );
 }
+
+#[test]
+fn a_bug_that_hangs_its_tests_is_rejected_for_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let spin = "def countdown(n):\n    while n != 0:\n        n -= 2\n    return n\n";
+    commit(&repo, &[("setup.cfg", "[metadata]\nname = spin\n"), ("spin.py", spin)], "Start");
+    let fixed = spin.replace("while n != 0:", "while n > 0:");
+    let test = "import unittest\nimport spin\n\n\nclass SpinTest(unittest.TestCase):\n    def test_odd(self):\n        self.assertEqual(spin.countdown(3), -1)\n";
+    commit(&repo, &[("spin.py", &fixed), ("test_spin.py", test)], "Stop at odd numbers");
+    let started = std::time::Instant::now();
+    let report =
+        BugMiner::new(&repo).test_timeout(std::time::Duration::from_secs(3)).mine(&mut |_| {}).unwrap();
+    assert_eq!(report.rejected.len(), 1, "{report:#?}");
+    assert!(
+        matches!(&report.rejected[0].reason, RejectReason::TimedOut { detail } if detail == "the tests with the bug ran past 3 s"),
+        "{report:#?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
