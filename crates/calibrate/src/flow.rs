@@ -8,7 +8,7 @@ use crate::error::CalibrateError;
 use crate::findings::{ParsedFindings, parse_findings};
 use crate::guard::{self, Guard, Lock, Recovered};
 use crate::judge::{Judge, JudgeError};
-use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs};
+use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs_with};
 use crate::report::{ControlOutcome, Controls};
 use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, JudgeScorer, ReproScorer, StringScorer};
@@ -98,6 +98,7 @@ pub struct Calibration {
     seed: u64,
     plants_file: Option<PathBuf>,
     also_synthetic: bool,
+    one_at_a_time: bool,
     min_recall: f64,
     min_precision: Option<f64>,
     min_plants: usize,
@@ -141,6 +142,7 @@ impl Calibration {
             seed: 0,
             plants_file: None,
             also_synthetic: false,
+            one_at_a_time: false,
             min_recall: 0.5,
             min_precision: None,
             min_plants: 3,
@@ -200,6 +202,14 @@ impl Calibration {
     /// recall for each kind in the report's `per_kind`.
     pub fn also_synthetic(mut self, yes: bool) -> Self {
         self.also_synthetic = yes;
+        self
+    }
+    /// Plant each bug alone, one review per plant (per trial), instead of all at once: for
+    /// real bugs that change the same lines, which cannot be planted together (they are
+    /// otherwise left out). The findings of every review are scored against its one plant and
+    /// reported together.
+    pub fn one_at_a_time(mut self, yes: bool) -> Self {
+        self.one_at_a_time = yes;
         self
     }
     /// The recall gate.
@@ -356,7 +366,8 @@ impl Calibration {
         };
         let mut plants = match &self.plants_file {
             Some(file) => {
-                let mut plants = resolve_specs(file, &read_plants_file(file)?, &work_tree)?;
+                let mut plants =
+                    resolve_specs_with(file, &read_plants_file(file)?, &work_tree, self.one_at_a_time)?;
                 if self.also_synthetic {
                     // Both kinds in one run: mutants on lines no entry of the file changes.
                     // Chosen from a larger pool, so that the ones left out for sharing a line
@@ -461,7 +472,13 @@ impl Calibration {
         }
         // Real bugs add and remove lines: where each valid plant sits once all are planted.
         let is_valid: Vec<bool> = excluded.iter().map(|x| !x).collect();
-        crate::plants::place(&mut plants, &is_valid);
+        if self.one_at_a_time {
+            for (plant, _) in plants.iter_mut().zip(&is_valid).filter(|(_, valid)| **valid) {
+                crate::plants::place(std::slice::from_mut(plant), &[true]);
+            }
+        } else {
+            crate::plants::place(&mut plants, &is_valid);
+        }
         let valid: Vec<&Plant> = plants.iter().zip(&excluded).filter(|(_, x)| !**x).map(|(p, _)| p).collect();
         let excluded_count = excluded.iter().filter(|x| **x).count();
         if valid.len() < self.min_plants || valid.is_empty() {
@@ -516,41 +533,61 @@ impl Calibration {
             }
         }
 
-        // Plant, review, restore.
-        let runs = self.review(&repo, &lock, &commit.base, &valid, &signals)?;
+        // Plant, review, restore: every plant at once, or each alone (one review per plant).
+        let rounds: Vec<Vec<usize>> = if self.one_at_a_time {
+            (0..valid.len()).map(|index| vec![index]).collect()
+        } else {
+            vec![(0..valid.len()).collect()]
+        };
+        let mut round_runs = Vec::with_capacity(rounds.len());
+        for round in &rounds {
+            let round_plants: Vec<&Plant> = round.iter().map(|&index| valid[index]).collect();
+            round_runs.push(self.review(&repo, &lock, &commit.base, &round_plants, &signals)?);
+        }
 
-        // Score every trial.
-        let mut trials = Vec::with_capacity(runs.len());
+        // Score every trial: each round's findings against its plants, put together.
+        let trial_count = round_runs.first().map_or(0, Vec::len);
+        let mut trials = Vec::with_capacity(trial_count);
         let mut failures = JudgeFailures::default();
-        let trial_count = runs.len();
-        for (number, run) in (1..).zip(runs) {
-            tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
-            let parsed = parse_findings(&run.output);
-            if run.truncated {
-                tracing::warn!(
-                    "the reviewer printed more than {} bytes; only the first were read for findings",
-                    self.output_cap
-                );
+        for trial in 0..trial_count {
+            let number = trial + 1;
+            let mut merged: Option<Trial> = None;
+            for (round, runs) in rounds.iter().zip(&round_runs) {
+                let run = runs[trial].clone();
+                tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
+                let parsed = parse_findings(&run.output);
+                if run.truncated {
+                    tracing::warn!(
+                        "the reviewer printed more than {} bytes; only the first were read for findings",
+                        self.output_cap
+                    );
+                }
+                for warning in &parsed.warnings {
+                    tracing::warn!("reviewer output: {warning}");
+                }
+                let label = if trial_count > 1 {
+                    format!("scoring the findings of trial {number}/{trial_count}")
+                } else {
+                    "scoring the findings".to_owned()
+                };
+                let round_plants: Vec<&Plant> = round.iter().map(|&index| valid[index]).collect();
+                self.stage(&label, Some(located_pairs(&round_plants, &parsed.findings)));
+                let mut judge_checks = (0, 0);
+                let scored = self.score_with(
+                    &round_plants,
+                    &parsed.findings,
+                    &mut scratch,
+                    &signals,
+                    &mut judge_checks,
+                    Some(&mut failures),
+                )?;
+                let this = Trial { run, parsed, scored: scored.for_plants(round, valid.len()), judge_checks };
+                merged = Some(match merged {
+                    None => this,
+                    Some(so_far) => so_far.and(this),
+                });
             }
-            for warning in &parsed.warnings {
-                tracing::warn!("reviewer output: {warning}");
-            }
-            let label = if trial_count > 1 {
-                format!("scoring the findings of trial {number}/{trial_count}")
-            } else {
-                "scoring the findings".to_owned()
-            };
-            self.stage(&label, Some(located_pairs(&valid, &parsed.findings)));
-            let mut judge_checks = (0, 0);
-            let scored = self.score_with(
-                &valid,
-                &parsed.findings,
-                &mut scratch,
-                &signals,
-                &mut judge_checks,
-                Some(&mut failures),
-            )?;
-            trials.push(Trial { run, parsed, scored, judge_checks });
+            trials.extend(merged);
         }
         let measurement = Measurement {
             commit: commit.id,
@@ -714,6 +751,32 @@ pub(crate) struct Trial {
     pub(crate) scored: Scored,
     /// (repro-verified findings, of which the judge agreed), when a judge scored.
     pub(crate) judge_checks: (usize, usize),
+}
+
+impl Trial {
+    /// This trial and `other`, the reviews of other plants in the same trial, as one: the
+    /// findings one after the other, the highest exit code, the wall times added.
+    fn and(mut self, other: Trial) -> Trial {
+        let offset = self.parsed.findings.len();
+        self.run.exit_code = self.run.exit_code.max(other.run.exit_code);
+        self.run.truncated |= other.run.truncated;
+        self.run.elapsed += other.run.elapsed;
+        self.run.output.push('\n');
+        self.run.output.push_str(&other.run.output);
+        self.parsed.format = self.parsed.format.or(other.parsed.format);
+        self.parsed.findings.extend(other.parsed.findings);
+        self.parsed.warnings.extend(other.parsed.warnings);
+        self.parsed.embedded |= other.parsed.embedded;
+        for (mine, theirs) in self.scored.caught_by.iter_mut().zip(other.scored.caught_by) {
+            if mine.is_none() {
+                *mine = theirs.map(|finding| finding + offset);
+            }
+        }
+        self.scored.findings.extend(other.scored.findings);
+        self.judge_checks.0 += other.judge_checks.0;
+        self.judge_checks.1 += other.judge_checks.1;
+        self
+    }
 }
 
 /// Everything a run measured, before it becomes a report.

@@ -325,13 +325,27 @@ pub fn check_plants_text(text: &str, path: &Path) -> Result<usize, PlantError> {
     specs_from_text(text, path).map(|specs| specs.len())
 }
 
-/// Checks every entry against the work tree and turns it into a [`Plant`]. An entry whose
-/// `original` no longer matches its line is refused: the code moved on since the plants file
-/// was written, and planting elsewhere would measure something else.
+/// [`resolve_specs_with`] keeping no overlapping bugs.
+#[cfg(test)]
 pub(crate) fn resolve_specs(
     plants_file: &Path,
     specs: &[PlantSpec],
     work_tree: &Path,
+) -> Result<Vec<Plant>, PlantError> {
+    resolve_specs_with(plants_file, specs, work_tree, false)
+}
+
+/// Checks every entry against the work tree and turns it into a [`Plant`]. An entry whose
+/// `original` no longer matches its line is refused: the code moved on since the plants file
+/// was written, and planting elsewhere would measure something else. A real bug (an entry
+/// with a `patch`) that does not apply is left out with a warning, and so is one that changes
+/// a line an earlier entry changes, unless `overlapping` (each is then planted alone, one per
+/// review).
+pub(crate) fn resolve_specs_with(
+    plants_file: &Path,
+    specs: &[PlantSpec],
+    work_tree: &Path,
+    overlapping: bool,
 ) -> Result<Vec<Plant>, PlantError> {
     let mut plants = Vec::with_capacity(specs.len());
     let mut cache: BTreeMap<String, String> = BTreeMap::new();
@@ -347,7 +361,7 @@ pub(crate) fn resolve_specs(
         if let Some(patch) = &spec.patch {
             match resolve_patch(spec, patch, index, work_tree, &mut cache) {
                 Ok(Ok(plant)) => {
-                    if let Some(other) = plants.iter().find(|other| overlaps(other, &plant)) {
+                    if let Some(other) = plants.iter().find(|other| !overlapping && overlaps(other, &plant)) {
                         tracing::warn!(
                             "{}: plant {index} ({}) left out: it changes lines that {} also changes",
                             plants_file.display(),

@@ -84,6 +84,28 @@ pub(crate) struct Scored {
 }
 
 impl Scored {
+    /// The same result in the numbering of a larger set of `total` plants, where this one was
+    /// scored against the plants at `indices` of it.
+    pub(crate) fn for_plants(self, indices: &[usize], total: usize) -> Scored {
+        let mut caught_by = vec![None; total];
+        for (local, finding) in self.caught_by.into_iter().enumerate() {
+            if let Some(&index) = indices.get(local) {
+                caught_by[index] = finding;
+            }
+        }
+        let findings = self
+            .findings
+            .into_iter()
+            .map(|outcome| match outcome {
+                FindingOutcome::TruePositive(local) => {
+                    FindingOutcome::TruePositive(indices.get(local).copied().unwrap_or(local))
+                }
+                other => other,
+            })
+            .collect();
+        Scored { caught_by, findings }
+    }
+
     /// Plants caught.
     pub(crate) fn caught(&self) -> usize {
         self.caught_by.iter().filter(|c| c.is_some()).count()

@@ -307,6 +307,26 @@ fn calibrating_on_mined_bugs_scores_a_test_suite_reviewer_by_the_bugs_its_tests_
         assert_eq!(&std::fs::read(repo.join(file)).unwrap(), bytes, "{file} restored");
     }
 
+    // One review per bug scores the same: each review's findings against its one bug.
+    let alone = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(SUITE_REVIEWER)
+        .plants_file(&bugs_file)
+        .scorer(ScorerKind::Repro)
+        .one_at_a_time(true)
+        .min_plants(1)
+        .run()
+        .unwrap();
+    assert_eq!((alone.caught, alone.total), (report.caught, report.total));
+    assert_eq!(
+        (alone.true_positives, alone.false_positives),
+        (report.true_positives, report.false_positives)
+    );
+    let caught = |r: &revcal_calibrate::Report| -> Vec<(String, u32, bool)> {
+        r.plants.iter().map(|p| (p.file.clone(), p.line, p.caught_by.is_some())).collect()
+    };
+    assert_eq!(caught(&alone), caught(&report));
+
     // Under a judge (here one that matches a finding stating the defect), the echo control,
     // which quotes each multi-line change at its place, still catches nothing.
     let judge = revcal_calibrate::CommandJudge::new(

@@ -89,6 +89,10 @@ pub(crate) struct CalibrateArgs {
     /// `patch`: real bugs).
     #[arg(long, value_name = "FILE")]
     pub(crate) plants_file: Option<PathBuf>,
+    /// Plant each bug alone, one review per plant, instead of all at once: for a bugs file
+    /// whose bugs change the same lines (otherwise those are left out with a warning).
+    #[arg(long)]
+    pub(crate) one_at_a_time: bool,
     /// Recall gate.
     #[arg(long, value_name = "F", default_value_t = 0.5)]
     pub(crate) min_recall: f64,
@@ -359,6 +363,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .files(args.files.clone())
         .plants(args.plants.unwrap_or(DEFAULT_PLANTS))
         .also_synthetic(args.plants_file.is_some() && args.plants.is_some())
+        .one_at_a_time(args.one_at_a_time)
         .seed(args.seed)
         .min_recall(args.min_recall)
         .min_precision(args.min_precision)

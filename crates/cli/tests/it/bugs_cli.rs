@@ -150,6 +150,59 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
     );
     assert_eq!(std::fs::read(repo.join("shop.py")).unwrap(), before);
 
+    // A hand-written bug on the line of "Ship free from 50 on": left out with a warning when
+    // all are planted at once, planted alone with --one-at-a-time (one review per bug).
+    let overlapping = format!(
+        "{yaml}- file: shop.py\n  line: 10\n  category: boundary\n  defect: free shipping starts at 500\n  patch: |\n    --- a/shop.py\n    +++ b/shop.py\n    @@ -10 +10 @@\n    -    return total >= 50\n    +    return total >= 500\n  fix_commit: hand\n  fix_subject: hand-written\n"
+    );
+    std::fs::write(dir.path().join("overlap.yaml"), overlapping).unwrap();
+    let reviewer = "echo run >> ../runs.log; echo LGTM";
+    let together = revcal(
+        &repo,
+        &[
+            "calibrate",
+            "--review-cmd",
+            reviewer,
+            "--plants-file",
+            "../overlap.yaml",
+            "--scorer",
+            "repro",
+            "--min-plants",
+            "1",
+            "--json",
+        ],
+    );
+    let calibration: Value = serde_json::from_slice(&together.stdout).unwrap();
+    assert_eq!(calibration["total"], 2, "{}", stderr(&together));
+    assert!(
+        stderr(&together)
+            .contains("plant 3 (shop.py:10) left out: it changes lines that shop.py:10 also changes"),
+        "{}",
+        stderr(&together)
+    );
+    let alone = revcal(
+        &repo,
+        &[
+            "calibrate",
+            "--review-cmd",
+            reviewer,
+            "--plants-file",
+            "../overlap.yaml",
+            "--one-at-a-time",
+            "--scorer",
+            "repro",
+            "--min-plants",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(alone.status.code(), Some(2), "{}", stderr(&alone));
+    let calibration: Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!((calibration["total"].as_u64(), calibration["caught"].as_u64()), (Some(3), Some(0)));
+    let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 3, "one review together, then one per bug");
+    assert_eq!(std::fs::read(repo.join("shop.py")).unwrap(), before);
+
     let missing = revcal(dir.path(), &["bugs", "list", "nope.yaml"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("nope.yaml"), "{}", stderr(&missing));
