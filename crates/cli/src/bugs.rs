@@ -52,7 +52,7 @@ enum BugsCommand {
 
 #[derive(Debug, Args)]
 struct MineArgs {
-    /// The repository [default: the current directory].
+    /// The repository.
     #[arg(value_name = "REPO", default_value = ".")]
     repo: PathBuf,
     /// A `git log` range to read (`v1.0..HEAD`) [default: the last 2,000 commits of --target].

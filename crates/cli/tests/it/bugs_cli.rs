@@ -207,3 +207,42 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("nope.yaml"), "{}", stderr(&missing));
 }
+
+#[test]
+fn ctrl_c_while_mining_exits_130_and_removes_the_scratch_clones() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("slow");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, &[("setup.py", "\n"), ("slow.py", "X = 1\n")], "Start");
+    let test = "import time, unittest\nimport slow\n\n\nclass SlowTest(unittest.TestCase):\n    def test_x(self):\n        time.sleep(60)\n        self.assertEqual(slow.X, 2)\n";
+    commit(&repo, &[("slow.py", "X = 2\n"), ("test_slow.py", test)], "Fix X");
+    let child = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["bugs", "mine", "--test-cmd", "python3 -m unittest"])
+        .current_dir(&repo)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the scratch clone exists and the tests run in it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_dir(&tmp).unwrap().count() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let started = std::time::Instant::now();
+    // SAFETY: kill only sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the 60 s test was not waited for");
+    assert!(stderr(&output).contains("stopped by SIGINT"), "{}", stderr(&output));
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "scratch clones left behind: {left:?}");
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
