@@ -8,10 +8,19 @@ use super::patch::Hunk;
 pub(crate) fn category(hunks: &[Hunk]) -> &'static str {
     let mut fixed: Vec<&str> = Vec::new();
     let mut buggy: Vec<&str> = Vec::new();
+    // Whole-line comments say nothing about the shape of the code.
+    let code = |line: &&str| {
+        let trimmed = line.trim_start();
+        !(trimmed.is_empty()
+            || trimmed.starts_with('#')
+            || trimmed.starts_with("//")
+            || trimmed.starts_with("/*"))
+            && !trimmed.starts_with('*')
+    };
     for hunk in hunks {
         let (removed, added) = hunk.changes();
-        fixed.extend(removed);
-        buggy.extend(added);
+        fixed.extend(removed.into_iter().filter(code));
+        buggy.extend(added.into_iter().filter(code));
     }
     let fixed_tokens = tokens(&fixed.join("\n"));
     let buggy_tokens = tokens(&buggy.join("\n"));
@@ -150,6 +159,11 @@ mod tests {
         let removed_raise =
             hunks("--- a/a.py\n+++ b/a.py\n@@ -3,2 +3,1 @@\n-    raise ValueError(x)\n     return x\n");
         assert_eq!(category(&removed_raise), "error-handling");
+        // Comments are not code: a removed comment that names None makes no null-handling bug.
+        let commented = hunks(
+            "--- a/a.py\n+++ b/a.py\n@@ -3,3 +3,2 @@\n-    # None means unset\n-    x = escape(x)\n+    x = x\n",
+        );
+        assert_eq!(category(&commented), "real");
     }
 
     #[test]
