@@ -11,11 +11,7 @@ pub(crate) fn category(hunks: &[Hunk]) -> &'static str {
     // Whole-line comments say nothing about the shape of the code.
     let code = |line: &&str| {
         let trimmed = line.trim_start();
-        !(trimmed.is_empty()
-            || trimmed.starts_with('#')
-            || trimmed.starts_with("//")
-            || trimmed.starts_with("/*"))
-            && !trimmed.starts_with('*')
+        !trimmed.is_empty() && !["#", "//", "/*", "*"].iter().any(|marker| trimmed.starts_with(marker))
     };
     for hunk in hunks {
         let (removed, added) = hunk.changes();
