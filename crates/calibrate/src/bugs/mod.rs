@@ -100,9 +100,10 @@ pub enum RejectReason {
         /// What `git apply` said.
         detail: String,
     },
-    /// With the fix reversed the code does not build: no review target.
+    /// The code does not build with the fix reversed (no review target), or already not
+    /// at the fix (an old fix and today's tools).
     BuildBreaks {
-        /// The end of the build's output.
+        /// Which build failed, and the end of its output.
         detail: String,
     },
     /// No test fails with the bug that passed at the fix.
@@ -146,7 +147,7 @@ impl std::fmt::Display for RejectReason {
                 write!(f, "the reversal does not apply to the target: {detail}")
             }
             RejectReason::BuildBreaks { detail } => {
-                write!(f, "the build breaks with the fix reversed: {detail}")
+                write!(f, "the build breaks {detail}")
             }
             RejectReason::NoTestFlips { detail } => write!(f, "no test flips: {detail}"),
             RejectReason::Flaky { detail } => write!(f, "flaky: {detail}"),

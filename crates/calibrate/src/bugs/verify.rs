@@ -169,7 +169,21 @@ pub(crate) fn verify(
     args.extend(candidate.sources.iter().map(String::as_str));
     let fix_diff = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
 
-    // At the fix.
+    // At the fix: it must build (old fixes may not with today's tools), then the tests run.
+    let quoted: Vec<String> = candidate.sources.iter().map(|s| runner::shell_quote(s)).collect();
+    let build_cmd = match (settings.build_cmd, ecosystem) {
+        (Some(cmd), _) => Some(cmd.to_owned()),
+        (None, Some(ecosystem)) => Some(ecosystem.default_build_cmd(&quoted.join(" "))),
+        (None, None) => None,
+    };
+    if let Some(build_cmd) = &build_cmd {
+        let built = workspace.run(build_cmd, settings.timeout, signals)?;
+        if !built.exit.success() {
+            return Ok(Err(RejectReason::BuildBreaks {
+                detail: format!("at the fix already ({}): {}", built.exit, tail(&built, 3)),
+            }));
+        }
+    }
     let at_fix = workspace.run(&test_cmd, settings.timeout, signals)?;
     if at_fix.exit == Exit::TimedOut {
         return Ok(Err(RejectReason::TimedOut { detail: "the tests at the fix".into() }));
@@ -185,17 +199,11 @@ pub(crate) fn verify(
             detail: format!("at the fix itself: {detail}"),
         }));
     }
-    let quoted: Vec<String> = candidate.sources.iter().map(|s| runner::shell_quote(s)).collect();
-    let build_cmd = match (settings.build_cmd, ecosystem) {
-        (Some(cmd), _) => Some(cmd.to_owned()),
-        (None, Some(ecosystem)) => Some(ecosystem.default_build_cmd(&quoted.join(" "))),
-        (None, None) => None,
-    };
     if let Some(build_cmd) = &build_cmd {
         let built = workspace.run(build_cmd, settings.timeout, signals)?;
         if !built.exit.success() {
             return Ok(Err(RejectReason::BuildBreaks {
-                detail: format!("{}: {}", built.exit, tail(&built, 3)),
+                detail: format!("with the fix reversed ({}): {}", built.exit, tail(&built, 3)),
             }));
         }
     }
