@@ -278,34 +278,24 @@ impl ReportBuilder {
             None => true,
         };
 
-        let mut per_category: BTreeMap<String, CategoryScore> = BTreeMap::new();
-        for ((plant, _), caught) in self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
-        {
-            let score = per_category.entry(plant.category.clone()).or_insert(CategoryScore {
-                caught: 0,
-                total: 0,
-                recall: 0.0,
-            });
-            score.caught += caught;
-            score.total += trial_count;
-        }
-        for score in per_category.values_mut() {
-            score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
-        }
-        let mut per_kind: BTreeMap<String, CategoryScore> = BTreeMap::new();
-        for ((plant, _), caught) in self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
-        {
-            let score = per_kind.entry(kind(plant).to_owned()).or_insert(CategoryScore {
-                caught: 0,
-                total: 0,
-                recall: 0.0,
-            });
-            score.caught += caught;
-            score.total += trial_count;
-        }
-        for score in per_kind.values_mut() {
-            score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
-        }
+        // Caught and total over valid plants, grouped by `group` (a category, a kind).
+        let scores_by = |group: &dyn Fn(&Plant) -> String| -> BTreeMap<String, CategoryScore> {
+            let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
+            for ((plant, _), caught) in
+                self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
+            {
+                let score =
+                    scores.entry(group(plant)).or_insert(CategoryScore { caught: 0, total: 0, recall: 0.0 });
+                score.caught += caught;
+                score.total += trial_count;
+            }
+            for score in scores.values_mut() {
+                score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
+            }
+            scores
+        };
+        let per_category = scores_by(&|plant| plant.category.clone());
+        let per_kind = scores_by(&|plant| kind(plant).to_owned());
 
         let mut plants: Vec<PlantOutcome> = self
             .plants
