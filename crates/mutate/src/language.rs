@@ -14,11 +14,14 @@ pub enum Language {
     JavaScript,
     /// Python: `.py`.
     Python,
+    /// TypeScript: `.ts .mts .cts` (JavaScript's operators; types are never mutated).
+    TypeScript,
 }
 
 impl Language {
     /// Every supported language.
-    pub const ALL: [Language; 3] = [Language::Rust, Language::JavaScript, Language::Python];
+    pub const ALL: [Language; 4] =
+        [Language::Rust, Language::JavaScript, Language::Python, Language::TypeScript];
 
     /// The language of a file, from its extension; `None` for anything else.
     pub fn from_path(path: &Path) -> Option<Language> {
@@ -32,6 +35,7 @@ impl Language {
             Language::Rust => "rust",
             Language::JavaScript => "javascript",
             Language::Python => "python",
+            Language::TypeScript => "typescript",
         }
     }
 
@@ -41,6 +45,7 @@ impl Language {
             Language::Rust => &["rs"],
             Language::JavaScript => &["js", "mjs", "cjs", "jsx"],
             Language::Python => &["py"],
+            Language::TypeScript => &["ts", "mts", "cts"],
         }
     }
 }
@@ -64,7 +69,10 @@ mod tests {
             ("a.jsx", Some(Language::JavaScript)),
             ("a.js", Some(Language::JavaScript)),
             ("a.py", Some(Language::Python)),
-            ("a.ts", None),
+            ("a.ts", Some(Language::TypeScript)),
+            ("a.mts", Some(Language::TypeScript)),
+            ("a.d.ts", Some(Language::TypeScript)),
+            ("a.tsx", None),
             ("Makefile", None),
             ("rs", None),
         ] {

@@ -1,6 +1,6 @@
-//! Planted bugs for Rust, JavaScript and Python: tree-sitter mutation operators whose every
-//! mutant is syntactically valid, sits in real logic (never in comments, strings, test
-//! code or skip-marked lines), carries a one-sentence defect description, and belongs to
+//! Planted bugs for Rust, JavaScript, TypeScript and Python: tree-sitter mutation operators
+//! whose every mutant is syntactically valid, sits in real logic (never in comments, strings,
+//! test code or skip-marked lines), carries a one-sentence defect description, and belongs to
 //! one of nine [`Category`]s.
 //!
 //! [`generate_mutants`] lists the mutants of one file, [`select`](fn@select) picks a seeded,

@@ -29,7 +29,7 @@ pub fn is_test_path(path: &Path) -> bool {
     match Path::new(name).extension().and_then(|ext| ext.to_str()) {
         Some("py") => stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest",
         Some("rs") => stem == "tests" || stem.ends_with("_test") || stem.ends_with("_tests"),
-        Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx") => js_marker,
+        Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx") => js_marker,
         _ => false,
     }
 }

@@ -49,7 +49,7 @@ pub(crate) fn classify(path: &str) -> FileKind {
     {
         return FileKind::Docs;
     }
-    if matches!(extension, "rs" | "py" | "js" | "mjs" | "cjs") {
+    if matches!(extension, "rs" | "py" | "js" | "mjs" | "cjs" | "ts" | "mts" | "cts") {
         return FileKind::Source;
     }
     FileKind::Other

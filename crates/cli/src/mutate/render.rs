@@ -107,31 +107,20 @@ pub(crate) fn stats(scan: &Scan, mutants: &[Mutant], json: bool, style: &Style) 
         outln!(out, "skipped: {}", parts.join(", "));
     }
     outln!(out);
-    outln!(
-        out,
-        "{}",
-        style.bold(&format!("{:<20} {:>10} {:>10} {:>10}", "category", "rust", "javascript", "python"))
-    );
+    let header: String = Language::ALL.iter().map(|language| format!(" {:>10}", language.as_str())).collect();
+    outln!(out, "{}", style.bold(&format!("{:<20}{header}", "category")));
     for category in Category::ALL {
-        let cell = |language| grid.get(&(category, language)).copied().unwrap_or(0);
-        outln!(
-            out,
-            "{:<20} {:>10} {:>10} {:>10}",
-            category.as_str(),
-            cell(Language::Rust),
-            cell(Language::JavaScript),
-            cell(Language::Python)
-        );
+        let cells: String = Language::ALL
+            .iter()
+            .map(|language| format!(" {:>10}", grid.get(&(category, *language)).copied().unwrap_or(0)))
+            .collect();
+        outln!(out, "{:<20}{cells}", category.as_str());
     }
-    let total = |language| per_language.get(&language).copied().unwrap_or(0);
-    outln!(
-        out,
-        "{:<20} {:>10} {:>10} {:>10}",
-        "total",
-        total(Language::Rust),
-        total(Language::JavaScript),
-        total(Language::Python)
-    );
+    let totals: String = Language::ALL
+        .iter()
+        .map(|language| format!(" {:>10}", per_language.get(language).copied().unwrap_or(0)))
+        .collect();
+    outln!(out, "{:<20}{totals}", "total");
     outln!(out);
     outln!(out, "{}", style.bold("operator"));
     for ((language, name), n) in &per_operator {

@@ -12,46 +12,60 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     opaque,
     skipped_item: |_, _| None,
     mutate,
-    operators: OPERATORS,
+    operators: || OPERATORS,
     // Statements first (the innermost unit is used), then blocks for mutants that span a
     // whole statement. Kinds that do not parse cleanly alone fail their baseline and are
     // passed over for the unit around them.
-    units: &[
-        "expression_statement",
-        "return_statement",
-        "throw_statement",
-        "lexical_declaration",
-        "variable_declaration",
-        "if_statement",
-        "for_statement",
-        "for_in_statement",
-        "while_statement",
-        "do_statement",
-        "switch_statement",
-        "try_statement",
-        "statement_block",
-    ],
+    units: UNITS,
     indented_units: false,
     verify_rejections: true,
     // Every one of the 6,252 units met in npm's own JavaScript stands alone: checking each
     // first would only cost a parse.
     unit_baselines: false,
-    wrapped_units: &[
-        ("pair", "({", "})"),
-        ("field_definition", "class C {", "}"),
-        ("method_definition", "class C {", "}"),
-        ("switch_case", "switch (0) {", "}"),
-        ("switch_default", "switch (0) {", "}"),
-        // Bracketed: what lies between the brackets parses the same wherever they stand, so
-        // a condition is checked without the body of its `if`.
-        ("parenthesized_expression", "", ";"),
-        ("arguments", "f", ";"),
-    ],
-    statement_lists: &[("statement_block", "{", "}"), ("program", "", ""), ("class_body", "class C {", "}")],
+    wrapped_units: WRAPPED_UNITS,
+    statement_lists: STATEMENT_LISTS,
     // A call's `arguments` are a wrapped unit already.
-    element_lists: &[("array", "[", "]")],
+    element_lists: ELEMENT_LISTS,
     starts_closed,
 };
+
+/// Statement and block kinds that parse alone (shared with TypeScript, whose grammar extends
+/// JavaScript's).
+pub(super) const UNITS: &[&str] = &[
+    "expression_statement",
+    "return_statement",
+    "throw_statement",
+    "lexical_declaration",
+    "variable_declaration",
+    "if_statement",
+    "for_statement",
+    "for_in_statement",
+    "while_statement",
+    "do_statement",
+    "switch_statement",
+    "try_statement",
+    "statement_block",
+];
+
+/// Kinds that parse alone inside a wrapper: `(kind, prefix, suffix)`.
+pub(super) const WRAPPED_UNITS: &[(&str, &str, &str)] = &[
+    ("pair", "({", "})"),
+    ("field_definition", "class C {", "}"),
+    ("method_definition", "class C {", "}"),
+    ("switch_case", "switch (0) {", "}"),
+    ("switch_default", "switch (0) {", "}"),
+    // Bracketed: what lies between the brackets parses the same wherever they stand, so
+    // a condition is checked without the body of its `if`.
+    ("parenthesized_expression", "", ";"),
+    ("arguments", "f", ";"),
+];
+
+/// Statement lists checked in windows.
+pub(super) const STATEMENT_LISTS: &[(&str, &str, &str)] =
+    &[("statement_block", "{", "}"), ("program", "", ""), ("class_body", "class C {", "}")];
+
+/// Element lists checked in windows.
+pub(super) const ELEMENT_LISTS: &[(&str, &str, &str)] = &[("array", "[", "]")];
 
 const fn op(
     name: &'static str,
@@ -63,7 +77,7 @@ const fn op(
     Operator { name, category, language: Language::JavaScript, summary, before, after }
 }
 
-static OPERATORS: &[Operator] = &[
+pub(super) static OPERATORS: &[Operator] = &[
     op(
         "comparison-boundary",
         Category::OffByOne,
@@ -185,7 +199,7 @@ static OPERATORS: &[Operator] = &[
     ),
 ];
 
-fn opaque(kind: &str) -> bool {
+pub(super) fn opaque(kind: &str) -> bool {
     matches!(
         kind,
         "string"
@@ -201,7 +215,7 @@ fn opaque(kind: &str) -> bool {
 /// Statements that start with a keyword no statement is continued or completed by (unlike
 /// `else`, `catch`, `in` or `(`), and class members that start with a plain name (unlike
 /// `[key]` or `*gen`, which would continue a field's value).
-fn starts_closed(node: Node, source: &Source) -> bool {
+pub(super) fn starts_closed(node: Node, source: &Source) -> bool {
     match node.kind() {
         "function_declaration"
         | "generator_function_declaration"
@@ -236,7 +250,7 @@ fn is_string(node: Node) -> bool {
     matches!(node.kind(), "string" | "template_string")
 }
 
-fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
+pub(super) fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     match node.kind() {
         "binary_expression" => binary(node, source, out),
         "unary_expression" => {

@@ -5,6 +5,7 @@ pub(crate) mod common;
 mod javascript;
 mod python;
 mod rust;
+mod typescript;
 
 use crate::source::Source;
 use crate::{Category, Language};
@@ -59,7 +60,7 @@ pub(crate) struct Grammar {
     /// The operators' proposals for one node.
     pub(crate) mutate: fn(Node, &Source, &mut Vec<Candidate>),
     /// The operator table.
-    pub(crate) operators: &'static [Operator],
+    pub(crate) operators: fn() -> &'static [Operator],
     /// Node kinds that parse on their own as a whole document (a Rust `fn` item, a
     /// JavaScript block): the re-parse check of a mutant inside one parses just that unit.
     pub(crate) units: &'static [&'static str],
@@ -103,10 +104,11 @@ pub(crate) fn grammar(language: Language) -> &'static Grammar {
         Language::Rust => &rust::GRAMMAR,
         Language::JavaScript => &javascript::GRAMMAR,
         Language::Python => &python::GRAMMAR,
+        Language::TypeScript => &typescript::GRAMMAR,
     }
 }
 
 /// Every operator of every language, in table order.
 pub fn operators() -> impl Iterator<Item = &'static Operator> {
-    Language::ALL.into_iter().flat_map(|language| grammar(language).operators.iter())
+    Language::ALL.into_iter().flat_map(|language| (grammar(language).operators)().iter())
 }

@@ -12,7 +12,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     opaque,
     skipped_item: |_, _| None,
     mutate,
-    operators: OPERATORS,
+    operators: || OPERATORS,
     // Statements that start their line: a mutant inside one is checked by parsing that
     // statement alone, at its indentation (the innermost that parses cleanly alone).
     units: &[

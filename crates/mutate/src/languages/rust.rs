@@ -12,7 +12,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     opaque,
     skipped_item,
     mutate,
-    operators: OPERATORS,
+    operators: || OPERATORS,
     units: &["block", "function_item"],
     indented_units: false,
     verify_rejections: false,

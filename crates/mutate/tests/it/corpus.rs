@@ -124,6 +124,7 @@ fn parser(language: Language) -> tree_sitter::Parser {
         Language::Rust => tree_sitter_rust::LANGUAGE.into(),
         Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
         Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
     };
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&grammar).unwrap();
@@ -171,6 +172,7 @@ fn excerpts_in_the_repository() {
         ("bisect.py", Language::Python, 40),
         ("ini.js", Language::JavaScript, 100),
         ("lcs.rs", Language::Rust, 60),
+        ("util.ts", Language::TypeScript, 60),
     ] {
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
         // Analysed under a relative path: the fixture directory lies under `tests/`.
