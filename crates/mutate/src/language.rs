@@ -16,12 +16,14 @@ pub enum Language {
     Python,
     /// TypeScript: `.ts .mts .cts` (JavaScript's operators; types are never mutated).
     TypeScript,
+    /// TypeScript with JSX: `.tsx` (the same operators over the TSX grammar).
+    Tsx,
 }
 
 impl Language {
     /// Every supported language.
-    pub const ALL: [Language; 4] =
-        [Language::Rust, Language::JavaScript, Language::Python, Language::TypeScript];
+    pub const ALL: [Language; 5] =
+        [Language::Rust, Language::JavaScript, Language::Python, Language::TypeScript, Language::Tsx];
 
     /// The language of a file, from its extension; `None` for anything else.
     pub fn from_path(path: &Path) -> Option<Language> {
@@ -36,6 +38,7 @@ impl Language {
             Language::JavaScript => "javascript",
             Language::Python => "python",
             Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
         }
     }
 
@@ -46,6 +49,7 @@ impl Language {
             Language::JavaScript => &["js", "mjs", "cjs", "jsx"],
             Language::Python => &["py"],
             Language::TypeScript => &["ts", "mts", "cts"],
+            Language::Tsx => &["tsx"],
         }
     }
 }
@@ -72,7 +76,7 @@ mod tests {
             ("a.ts", Some(Language::TypeScript)),
             ("a.mts", Some(Language::TypeScript)),
             ("a.d.ts", Some(Language::TypeScript)),
-            ("a.tsx", None),
+            ("a.tsx", Some(Language::Tsx)),
             ("Makefile", None),
             ("rs", None),
         ] {

@@ -105,6 +105,7 @@ pub(crate) fn grammar(language: Language) -> &'static Grammar {
         Language::JavaScript => &javascript::GRAMMAR,
         Language::Python => &python::GRAMMAR,
         Language::TypeScript => &typescript::GRAMMAR,
+        Language::Tsx => &typescript::TSX_GRAMMAR,
     }
 }
 

@@ -1,4 +1,4 @@
-//! TypeScript (`.ts .mts .cts`): JavaScript's operators and rules over the TypeScript grammar,
+//! TypeScript (`.ts .mts .cts`) and TSX (`.tsx`): JavaScript's operators and rules over the TypeScript grammar,
 //! which extends JavaScript's. Types are opaque: a mutant changes what the code does, never
 //! what it declares (a changed type is a compile error or nothing at all).
 
@@ -24,6 +24,13 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     starts_closed: javascript::starts_closed,
 };
 
+/// TSX: the same over the grammar that also reads JSX.
+pub(super) static TSX_GRAMMAR: Grammar = Grammar {
+    grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+    operators: || TSX_OPERATORS.as_slice(),
+    ..GRAMMAR
+};
+
 /// JavaScript's, and TypeScript's own kind of class field.
 const WRAPPED_UNITS: &[(&str, &str, &str)] = &[
     ("pair", "({", "})"),
@@ -35,13 +42,13 @@ const WRAPPED_UNITS: &[(&str, &str, &str)] = &[
     ("arguments", "f", ";"),
 ];
 
-/// JavaScript's operators, as TypeScript's.
-static OPERATORS: LazyLock<Vec<Operator>> = LazyLock::new(|| {
-    javascript::OPERATORS
-        .iter()
-        .map(|operator| Operator { language: Language::TypeScript, ..*operator })
-        .collect()
-});
+/// JavaScript's operators, as TypeScript's and as TSX's.
+static OPERATORS: LazyLock<Vec<Operator>> = LazyLock::new(|| as_language(Language::TypeScript));
+static TSX_OPERATORS: LazyLock<Vec<Operator>> = LazyLock::new(|| as_language(Language::Tsx));
+
+fn as_language(language: Language) -> Vec<Operator> {
+    javascript::OPERATORS.iter().map(|operator| Operator { language, ..*operator }).collect()
+}
 
 /// JavaScript's opaque kinds, and every kind that only speaks of types.
 fn opaque(kind: &str) -> bool {
@@ -85,6 +92,17 @@ mod tests {
             .into_iter()
             .map(|m| (m.operator.clone(), m.mutated_line.trim().to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn tsx_reads_jsx_and_mutates_the_code_around_it() {
+        let source =
+            "export function Badge({ n }: { n: number }) {\n  return n > 9 ? <b>9+</b> : <i>{n}</i>;\n}\n";
+        let analysis = analyze(std::path::Path::new("a.tsx"), source, &Options::default()).unwrap();
+        assert!(analysis.warnings.is_empty(), "{:?}", analysis.warnings);
+        let lines: Vec<&str> = analysis.mutants.iter().map(|m| m.mutated_line.trim()).collect();
+        assert!(lines.contains(&"return n >= 9 ? <b>9+</b> : <i>{n}</i>;"), "{lines:?}");
+        assert!(analysis.mutants.iter().all(|m| m.language == Language::Tsx));
     }
 
     #[test]

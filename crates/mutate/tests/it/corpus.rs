@@ -125,6 +125,7 @@ fn parser(language: Language) -> tree_sitter::Parser {
         Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
     };
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&grammar).unwrap();
