@@ -284,6 +284,12 @@ pub enum PlantError {
 /// [`MAX_NESTING`](crate::input::MAX_NESTING) levels; both are checked before the deserializer
 /// runs.
 pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
+    read_entries(path)
+}
+
+/// The entries of a plants-file-shaped file (a plants file, a bugs file), with the plants
+/// file's limits and errors.
+pub(crate) fn read_entries<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, PlantError> {
     let text = match input::read_text(path, MAX_PLANTS_FILE_BYTES) {
         Ok(text) => text,
         Err(InputError::Io(source)) => return Err(PlantError::Read { path: path.to_path_buf(), source }),
@@ -291,12 +297,12 @@ pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError
             return Err(PlantError::Syntax { path: path.to_path_buf(), message: other.to_string() });
         }
     };
-    specs_from_text(&text, path)
+    entries_from_text(&text, path)
 }
 
 /// The entries of a plants file's text; `path` names it in errors and, by its extension,
 /// chooses JSON or YAML.
-fn specs_from_text(text: &str, path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
+fn entries_from_text<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<T>, PlantError> {
     let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
     if text.len() as u64 > MAX_PLANTS_FILE_BYTES {
         return Err(syntax(format!("larger than the limit of {} MiB", MAX_PLANTS_FILE_BYTES >> 20)));
@@ -322,7 +328,7 @@ fn specs_from_text(text: &str, path: &Path) -> Result<Vec<PlantSpec>, PlantError
 /// assert!(revcal_calibrate::check_plants_text("- {line: 3}", Path::new("plants.yaml")).is_err());
 /// ```
 pub fn check_plants_text(text: &str, path: &Path) -> Result<usize, PlantError> {
-    specs_from_text(text, path).map(|specs| specs.len())
+    entries_from_text::<PlantSpec>(text, path).map(|specs| specs.len())
 }
 
 /// [`resolve_specs_with`] keeping no overlapping bugs.

@@ -1,8 +1,7 @@
 //! The bugs file: the plants-file format with a `patch` instead of `original`/`mutated`,
 //! and where each bug came from. Reviewable, editable YAML.
 
-use crate::input::{self, InputError};
-use crate::plants::{MAX_PLANTS_FILE_BYTES, PlantError};
+use crate::plants::PlantError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -33,21 +32,7 @@ pub struct Bug {
 /// Reads a bugs file (YAML, or JSON when it ends in `.json`), with the same limits as a
 /// plants file.
 pub fn read_bugs_file(path: &Path) -> Result<Vec<Bug>, PlantError> {
-    let text = match input::read_text(path, MAX_PLANTS_FILE_BYTES) {
-        Ok(text) => text,
-        Err(InputError::Io(source)) => return Err(PlantError::Read { path: path.to_path_buf(), source }),
-        Err(other) => {
-            return Err(PlantError::Syntax { path: path.to_path_buf(), message: other.to_string() });
-        }
-    };
-    let syntax = |message: String| PlantError::Syntax { path: path.to_path_buf(), message };
-    input::check_nesting(&text).map_err(|(line, message)| syntax(format!("line {line}: {message}")))?;
-    if path.extension().is_some_and(|ext| ext == "json") {
-        serde_json::from_str(&text)
-            .map_err(|e| syntax(format!("line {} column {}: {e}", e.line(), e.column())))
-    } else {
-        serde_yaml::from_str(&text).map_err(|e| syntax(e.to_string()))
-    }
+    crate::plants::read_entries(path)
 }
 
 /// The YAML text of a bugs file, with a header comment saying how it was made.

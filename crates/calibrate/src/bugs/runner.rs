@@ -59,7 +59,13 @@ impl Ecosystem {
     }
 }
 
+/// Whether `python3 -m pytest` can run; asked once per process, not once per candidate.
 fn pytest_installed() -> bool {
+    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *INSTALLED.get_or_init(probe_pytest)
+}
+
+fn probe_pytest() -> bool {
     std::process::Command::new("python3")
         .args(["-c", "import pytest"])
         .stdout(std::process::Stdio::null())
