@@ -94,6 +94,7 @@ mod scoring;
 mod scratch;
 mod selection;
 mod signals;
+mod suite;
 mod targets;
 
 pub use bugs::{
@@ -111,9 +112,13 @@ pub use judge::{
 };
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
-    BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, Gates, Interval, JudgeChecks,
-    PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, TrialOutcome, TrialRecord,
-    compare_with_baseline, render_html, render_human, render_junit,
+    BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
+    JudgeChecks, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, SuiteSummary, TrialOutcome,
+    TrialRecord, UnitError, compare_with_baseline, render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};
+pub use suite::{
+    EntryPlan, MAX_SUITE_FILE_BYTES, Merged, RepoSource, SHARD_FORMAT, Shard, ShardResult, Suite, SuiteEntry,
+    SuiteError, SuiteEvent, Unit, UnitResult, merge, run_units, suite_report,
+};

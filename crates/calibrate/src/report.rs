@@ -34,6 +34,7 @@ mod junit;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, compare_with_baseline};
+pub(crate) use builder::GATE_EPSILON;
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;
@@ -133,6 +134,67 @@ pub struct Report {
     /// the gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineComparison>,
+    /// Every finding the reviewer reported, over all trials, whatever became of it
+    /// (`findingsPerPlant` is this over `total`).
+    #[serde(default)]
+    pub findings: usize,
+    /// The counts behind `judgeAgreement`, when some finding was repro-verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_checks: Option<JudgeChecks>,
+    /// A suite's report (`revcal calibrate suite`, `merge`): its hash, work units and the
+    /// units that failed (not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteSummary>,
+    /// A suite's report: recall per entry, in the suite's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<EntryScore>,
+}
+
+/// What a suite's report says about the suite itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteSummary {
+    /// The suite's hash (`sha256:` of the suite file and its plants files).
+    pub hash: String,
+    /// Work units (entry x trial) in the suite.
+    pub units: usize,
+    /// Units that ended in an error: not counted as misses or catches; the run exits 1.
+    #[serde(default)]
+    pub unit_errors: Vec<UnitError>,
+}
+
+/// A work unit that ended in an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnitError {
+    /// The entry's name.
+    pub entry: String,
+    /// The 1-based trial.
+    pub trial: usize,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Recall of one entry of a suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryScore {
+    /// The entry's name.
+    pub name: String,
+    /// The commit its plants went into; `null` when no unit of it ran.
+    pub commit: Option<String>,
+    /// Its trials (work units).
+    pub trials: usize,
+    /// Plants caught, summed over trials.
+    pub caught: usize,
+    /// Valid plants times the trials in which each was valid.
+    pub total: usize,
+    /// caught / total (0 with nothing to catch).
+    pub recall: f64,
+    /// Wilson 95% interval over this entry's valid plants; `null` with nothing to catch.
+    pub recall_interval: Option<Interval>,
+    /// Units of this entry that ended in an error.
+    pub errors: usize,
 }
 
 impl Report {
@@ -223,6 +285,9 @@ pub struct PlantOutcome {
     /// The commit that fixed a real bug.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_commit: Option<String>,
+    /// In a suite's report: the entry the plant belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
 }
 
 fn synthetic() -> String {

@@ -52,8 +52,9 @@ pub struct Change {
     pub dropped: bool,
 }
 
-/// What identifies a plant across two runs.
-type PlantKey<'a> = (&'a str, u32, &'a str, &'a str);
+/// What identifies a plant across two runs: its suite entry (none outside a suite), file,
+/// line, original and mutated line.
+type PlantKey<'a> = (Option<&'a str>, &'a str, u32, &'a str, &'a str);
 
 /// Each valid plant of `report`: caught or not, and its category.
 fn statuses(report: &Report) -> HashMap<PlantKey<'_>, (bool, String)> {
@@ -62,7 +63,13 @@ fn statuses(report: &Report) -> HashMap<PlantKey<'_>, (bool, String)> {
         .iter()
         .filter(|plant| plant.status != PlantStatus::Excluded)
         .map(|plant| {
-            let key = (plant.file.as_str(), plant.line, plant.original.as_str(), plant.mutated.as_str());
+            let key = (
+                plant.entry.as_deref(),
+                plant.file.as_str(),
+                plant.line,
+                plant.original.as_str(),
+                plant.mutated.as_str(),
+            );
             (key, (plant.status == PlantStatus::Caught, plant.category.clone()))
         })
         .collect()

@@ -9,10 +9,11 @@ use crate::plants::Plant;
 use crate::scoring::FindingOutcome;
 
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
-const GATE_EPSILON: f64 = 1e-9;
+pub(crate) const GATE_EPSILON: f64 = 1e-9;
 
 /// The gates a run must pass.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Gates {
     /// Recall must be at least this.
     pub min_recall: f64,
@@ -43,7 +44,8 @@ fn plant_diff(plant: &Plant) -> String {
 }
 
 /// How often the judge agreed with the repro check, where both ran.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct JudgeChecks {
     /// Findings whose repro command verified them.
     pub repro_verified: usize,
@@ -329,6 +331,7 @@ impl ReportBuilder {
                     kind: kind(plant).to_owned(),
                     end_line: plant.end_line,
                     fix_commit: plant.fix_commit.clone(),
+                    entry: None,
                 }
             })
             .collect();
@@ -383,6 +386,11 @@ impl ReportBuilder {
             judge_errors: self.judge_errors,
             repro_sandbox: self.repro_sandbox,
             baseline: None,
+            findings: self.trials.iter().map(|t| t.findings.len()).sum(),
+            judge_checks: (verified > 0)
+                .then_some(JudgeChecks { repro_verified: verified, judge_agreed: agreed }),
+            suite: None,
+            entries: Vec::new(),
         })
     }
 

@@ -49,13 +49,17 @@ pub fn render_html(report: &Report) -> String {
         let _ = writeln!(html, "<h2>Recall per category</h2>");
         chart(&mut html, report);
     }
+    if !report.entries.is_empty() {
+        entries(&mut html, report);
+    }
     let _ = writeln!(html, "<h2>Plants</h2>");
     for plant in &report.plants {
         let status = plant.status.name();
         let _ = writeln!(html, "<section class=\"plant {status}\">");
+        let entry = plant.entry.as_deref().map(|e| format!("{}: ", markup(e))).unwrap_or_default();
         let _ = writeln!(
             html,
-            "<h3><span class=\"badge {status}\">{status}</span>{}:{} &middot; {} &middot; {}</h3>",
+            "<h3><span class=\"badge {status}\">{status}</span>{entry}{}:{} &middot; {} &middot; {}</h3>",
             markup(&plant.file),
             plant.line,
             markup(&plant.category),
@@ -87,6 +91,45 @@ pub fn render_html(report: &Report) -> String {
     }
     let _ = writeln!(html, "</body>\n</html>");
     html
+}
+
+/// A suite's table of entries, and the units that failed.
+fn entries(html: &mut String, report: &Report) {
+    let _ = writeln!(html, "<h2>Recall per entry</h2>\n<table>");
+    let _ = writeln!(
+        html,
+        "<tr><th>Entry</th><th>Commit</th><th>Caught</th><th>Total</th><th>Recall</th><th>95% CI</th><th>Failed units</th></tr>"
+    );
+    for entry in &report.entries {
+        let interval = entry
+            .recall_interval
+            .map(|i| format!("{:.2}&ndash;{:.2}", i.low, i.high))
+            .unwrap_or_else(|| "n/a".into());
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{:.2}</td><td>{interval}</td><td>{}</td></tr>",
+            markup(&entry.name),
+            markup(entry.commit.as_deref().unwrap_or("n/a")),
+            entry.caught,
+            entry.total,
+            entry.recall,
+            entry.errors
+        );
+    }
+    let _ = writeln!(html, "</table>");
+    if let Some(suite) = report.suite.as_ref().filter(|s| !s.unit_errors.is_empty()) {
+        let _ = writeln!(html, "<p class=\"warn\">Units that failed (not counted):</p>\n<ul>");
+        for failed in &suite.unit_errors {
+            let _ = writeln!(
+                html,
+                "<li>{}, trial {}: {}</li>",
+                markup(&failed.entry),
+                failed.trial,
+                markup(&failed.error)
+            );
+        }
+        let _ = writeln!(html, "</ul>");
+    }
 }
 
 fn summary(html: &mut String, report: &Report) {

@@ -48,8 +48,19 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.scorer
     );
 
-    let plants = report.total / report.trials.len().max(1);
-    let (counted, over) = if report.trials.len() > 1 {
+    let plants = report.plants.iter().filter(|p| p.status != PlantStatus::Excluded).count();
+    let (counted, over) = if let Some(suite) = &report.suite {
+        (
+            format!(
+                "{}/{} caught over {plants} plants of {} entries ({} units)",
+                report.caught,
+                report.total,
+                report.entries.len(),
+                suite.units
+            ),
+            format!("over {plants} plants "),
+        )
+    } else if report.trials.len() > 1 {
         (
             format!(
                 "{plants} plants x {} trials: {}/{} caught",
@@ -84,10 +95,15 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.false_positives
     );
     if let Some(agreement) = report.trial_agreement {
+        let runs = if report.suite.is_some() {
+            format!("up to {} runs per plant", report.trials.len())
+        } else {
+            format!("{} runs", report.trials.len())
+        };
+        let plants = if report.suite.is_some() { "plants reviewed more than once" } else { "plants" };
         let _ = writeln!(
             out,
-            "  trials     {} runs · same outcome in every run for {:.0}% of the plants",
-            report.trials.len(),
+            "  trials     {runs} · same outcome in every run for {:.0}% of the {plants}",
             agreement * 100.0
         );
     }
@@ -221,6 +237,49 @@ pub fn render_human(report: &Report, color: bool) -> String {
         }
     }
 
+    if !report.entries.is_empty() {
+        let width = report.entries.iter().map(|e| e.name.chars().count()).max().unwrap_or(0).max(5);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint.bold(&format!("{:<width$}  commit        caught  total  recall  95% CI", "entry"))
+        );
+        for entry in &report.entries {
+            let interval = entry
+                .recall_interval
+                .map(|i| format!("{:.2}-{:.2}", i.low, i.high))
+                .unwrap_or_else(|| "-".into());
+            let errors = if entry.errors > 0 {
+                format!("  {}", paint.red(&format!("{} unit(s) failed", entry.errors)))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:<12}  {:>6}  {:>5}  {:>6.2}  {interval}{errors}",
+                entry.name,
+                entry.commit.as_deref().map_or("-", short_commit),
+                entry.caught,
+                entry.total,
+                entry.recall
+            );
+        }
+    }
+    if let Some(suite) = report.suite.as_ref().filter(|s| !s.unit_errors.is_empty()) {
+        let _ = writeln!(out);
+        for failed in &suite.unit_errors {
+            let _ = writeln!(
+                out,
+                "  {} {}, trial {}: {}",
+                paint.red("unit failed"),
+                failed.entry,
+                failed.trial,
+                failed.error
+            );
+        }
+    }
+
     if !report.plants.is_empty() {
         let _ = writeln!(out);
         for plant in &report.plants {
@@ -229,9 +288,10 @@ pub fn render_human(report: &Report, color: bool) -> String {
                 PlantStatus::Missed => paint.red("missed  "),
                 PlantStatus::Excluded => paint.dim("excluded"),
             };
+            let entry = plant.entry.as_deref().map(|e| format!("{e}: ")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  {mark} {}:{}  {} / {}",
+                "  {mark} {entry}{}:{}  {} / {}",
                 plant.file, plant.line, plant.category, plant.operator
             );
             if let Some(reason) = &plant.excluded_reason {

@@ -34,7 +34,8 @@ pub fn render_junit(report: &Report) -> String {
     let _ = writeln!(xml, "    </properties>");
     for plant in &report.plants {
         let classname = markup(&format!("calibrate.{}", plant.category));
-        let name = markup(&format!("{}:{} {}", plant.file, plant.line, plant.operator));
+        let entry = plant.entry.as_deref().map(|e| format!("{e}: ")).unwrap_or_default();
+        let name = markup(&format!("{entry}{}:{} {}", plant.file, plant.line, plant.operator));
         let _ = write!(xml, r#"    <testcase classname="{classname}" name="{name}""#);
         let defect = plant.defect.clone().unwrap_or_else(|| {
             format!("{} plant ({}) at {}:{}", plant.category, plant.operator, plant.file, plant.line)

@@ -95,9 +95,14 @@ fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
             "buildExcluded",
             "findingsPerPlant",
             "perKind",
+            "findings",
+            "judgeChecks",
         ])
         .collect();
     assert_eq!(keys(&json), expected);
+    // The counts behind judgeAgreement and findingsPerPlant, so both can be recomputed.
+    assert_eq!(json["judgeChecks"], serde_json::json!({"reproVerified": 2, "judgeAgreed": 1}));
+    assert_eq!(json["findings"], 4);
     // Every plant here is synthetic: one kind, scored like the whole.
     assert_eq!(json["perKind"]["synthetic"]["total"], json["total"]);
     assert_eq!(json["perKind"]["synthetic"]["caught"], json["caught"]);

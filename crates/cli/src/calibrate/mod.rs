@@ -2,6 +2,7 @@
 //! plant bugs in a commit, run the reviewer, restore, score what it caught.
 
 mod progress;
+mod suite;
 
 pub(crate) use progress::bar as progress_bar;
 
@@ -62,8 +63,15 @@ Examples:
 
 /// Arguments of `revcal calibrate`.
 #[derive(Debug, Args)]
-#[command(after_help = crate::exit::with_table(AFTER_HELP, crate::exit::CALIBRATE_TABLE))]
+#[command(
+    after_help = crate::exit::with_table(AFTER_HELP, crate::exit::CALIBRATE_TABLE),
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub(crate) struct CalibrateArgs {
+    /// Many commits and repositories at once, spread over machines.
+    #[command(subcommand)]
+    pub(crate) action: Option<suite::SuiteAction>,
     /// Reviewer shell command; `{base}` is replaced by the base commit (first parent). It
     /// runs in the repository root with the plants in place and must exit with one of
     /// --ok-exit-codes.
@@ -93,6 +101,25 @@ pub(crate) struct CalibrateArgs {
     /// whose bugs change the same lines (otherwise those are left out with a warning).
     #[arg(long)]
     pub(crate) one_at_a_time: bool,
+    /// Run the review K times; report mean recall and a Wilson 95% interval.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = at_least_one)]
+    pub(crate) trials: usize,
+    #[command(flatten)]
+    pub(crate) run: RunFlags,
+    #[command(flatten)]
+    pub(crate) report: ReportFlags,
+    /// Repository to calibrate in (default: the current directory).
+    #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+    pub(crate) dir: PathBuf,
+    /// Restore the files of an interrupted run from the journal under .git/, then exit.
+    #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
+    pub(crate) recover: bool,
+}
+
+/// How each review is run, scored and gated: the flags `calibrate` and `calibrate suite`
+/// share.
+#[derive(Debug, Args)]
+pub(crate) struct RunFlags {
     /// Recall gate.
     #[arg(long, value_name = "F", default_value_t = 0.5)]
     pub(crate) min_recall: f64,
@@ -143,9 +170,16 @@ pub(crate) struct CalibrateArgs {
     /// commands: unsandboxed, a hostile reviewer runs any command as you.
     #[arg(long)]
     pub(crate) unsandboxed_repro: bool,
-    /// Run the review K times; report mean recall and a Wilson 95% interval.
-    #[arg(long, value_name = "K", default_value_t = 1, value_parser = at_least_one)]
-    pub(crate) trials: usize,
+    /// No progress. Otherwise a bar on a terminal, and one plain line per stage and step
+    /// (with the elapsed time) when stderr is not a terminal, as in a CI log.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+/// Where the report goes and what it is compared with: the flags `calibrate`, `calibrate
+/// suite` and `calibrate merge` share.
+#[derive(Debug, Args)]
+pub(crate) struct ReportFlags {
     /// Compare with an earlier JSON report of this reviewer (`--json` or --save-baseline
     /// output): a significant drop in recall, overall or in a category, fails the gate (exit 2)
     /// naming the categories. Paired (McNemar) on the same plants, else Fisher's exact test.
@@ -166,16 +200,6 @@ pub(crate) struct CalibrateArgs {
     /// Write a self-contained HTML report.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
-    /// No progress. Otherwise a bar on a terminal, and one plain line per stage and step
-    /// (with the elapsed time) when stderr is not a terminal, as in a CI log.
-    #[arg(long, short)]
-    pub(crate) quiet: bool,
-    /// Repository to calibrate in (default: the current directory).
-    #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
-    pub(crate) dir: PathBuf,
-    /// Restore the files of an interrupted run from the journal under .git/, then exit.
-    #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
-    pub(crate) recover: bool,
 }
 
 /// A count of at least one.
@@ -221,12 +245,22 @@ fn parse_exit_codes(text: &str) -> Result<ExitCodes, String> {
 /// rather than the generic usage status.
 pub(crate) fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode> {
     let err_style = stderr_style(style);
+    if let Some(action) = args.action {
+        return Ok(suite::run(action, style, &err_style));
+    }
     if args.recover {
         return Ok(recover(&args, &err_style));
     }
-    match calibrate(&args, style, &err_style) {
-        Ok(code) => Ok(code),
-        Err(error) if crate::output::is_broken_pipe(&error) => Ok(ExitCode::SUCCESS),
+    let outcome = calibrate(&args, style, &err_style);
+    Ok(report_failure(outcome, args.report.json, &err_style))
+}
+
+/// The exit code of a run's outcome; an error is printed (with its hint, and as JSON on
+/// stdout with --json) and exits 1, or 128+N after signal N.
+pub(crate) fn report_failure(outcome: anyhow::Result<ExitCode>, json: bool, err_style: &Style) -> ExitCode {
+    match outcome {
+        Ok(code) => code,
+        Err(error) if crate::output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{}: {error:#}", err_style.error("error"));
             let calibrate_error = error.downcast_ref::<CalibrateError>();
@@ -236,7 +270,7 @@ pub(crate) fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode
             }
             // With --json, stdout always holds one JSON document: the report (also written
             // when the judge failed on some questions), or the error.
-            if args.json && !matches!(calibrate_error, Some(CalibrateError::JudgeErrors { .. })) {
+            if json && !matches!(calibrate_error, Some(CalibrateError::JudgeErrors { .. })) {
                 let document = serde_json::json!({"error": format!("{error:#}"), "hint": hint});
                 let text = format!("{}\n", serde_json::to_string_pretty(&document).unwrap_or_default());
                 if let Err(error) = emit(&text)
@@ -249,7 +283,7 @@ pub(crate) fn run(args: CalibrateArgs, style: &Style) -> anyhow::Result<ExitCode
                 CalibrateError::Interrupted { signal, .. } => u8::try_from(128 + signal).ok(),
                 _ => None,
             });
-            Ok(ExitCode::from(signal.unwrap_or(EXIT_ERROR)))
+            ExitCode::from(signal.unwrap_or(EXIT_ERROR))
         }
     }
 }
@@ -325,119 +359,215 @@ fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
 
 fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
     // The baseline is read before anything is planted: a bad file stops the run early.
-    let baseline = match &args.baseline {
-        Some(path) => {
-            let text = crate::input::read_text(path, 256 << 20)?;
-            let report: Report = serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{}: not a calibration report (write one with --save-baseline or --json)",
-                    path.display()
-                )
-            })?;
-            Some(report)
-        }
-        None => None,
-    };
-    if !(args.regression_alpha > 0.0 && args.regression_alpha < 1.0) {
-        anyhow::bail!(
-            "--regression-alpha must be between 0 and 1 (exclusive), got {}",
-            args.regression_alpha
-        );
-    }
-    for (name, value) in [("--min-recall", Some(args.min_recall)), ("--min-precision", args.min_precision)] {
-        if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
-            anyhow::bail!("{name} must be between 0 and 1, got {value}");
-        }
-    }
-    let scorer = ScorerKind::from(args.scorer);
-    if scorer == ScorerKind::String {
-        eprintln!(
-            "{}: --scorer string counts a finding as a catch when it merely points at the planted line; an echo of the diff scores 1.0. The recall below is NOT trustworthy: use --scorer repro or judge.",
-            err_style.warning("warning")
-        );
-    }
-    let mut calibration = Calibration::builder()
-        .dir(&args.dir)
-        .review_cmd(args.review_cmd.clone().unwrap_or_default())
+    let baseline = read_baseline(&args.report)?;
+    let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run, err_style)?;
+    let mut calibration = reviewer
+        .calibration()
         .commit(&args.commit)
         .files(args.files.clone())
         .plants(args.plants.unwrap_or(DEFAULT_PLANTS))
         .also_synthetic(args.plants_file.is_some() && args.plants.is_some())
         .one_at_a_time(args.one_at_a_time)
         .seed(args.seed)
-        .min_recall(args.min_recall)
-        .min_precision(args.min_precision)
-        .min_plants(args.min_plants)
-        .scorer(scorer)
-        .review_timeout(Duration::from_secs(args.review_timeout))
-        .repro_timeout(Duration::from_secs(args.repro_timeout))
-        .sandbox_repro(!args.unsandboxed_repro)
-        .repro_memory((args.repro_memory > 0).then(|| args.repro_memory.saturating_mul(1 << 20)))
         .trials(args.trials)
-        .ok_exit_codes(args.ok_exit_codes.0.clone())
-        .build_check(match &args.build_cmd {
-            None => BuildCheck::Auto,
-            Some(command) if command.trim().is_empty() => BuildCheck::Off,
-            Some(command) => BuildCheck::Command(command.clone()),
-        })
-        .on_progress(progress_bar(args.quiet));
+        .dir(&args.dir);
     if let Some(file) = &args.plants_file {
         calibration = calibration.plants_file(file);
     }
-    if let Some(command) = &args.judge_cmd {
-        calibration = calibration
-            .judge(Box::new(CommandJudge::new(command.clone()).max_calls(args.judge.max_judge_calls)));
-    } else if scorer == ScorerKind::Judge || args.judge.judge_provider.is_some() {
-        // The built-in judge is looked for only when it will judge (or was asked for): a
-        // key in the environment must not make a repro run spend money.
-        if let Some(config) = args.judge.config()? {
-            if let Some(review) = args.review_provider.map(Provider::from)
-                && review == config.provider()
-                && !args.allow_same_provider
-            {
-                anyhow::bail!(
-                    "the judge ({}) is of the reviewer's own provider (--review-provider {review}): a model family judging its own findings inflates recall; choose another --judge-provider, or pass --allow-same-provider",
-                    config.provider()
-                );
-            }
-            eprintln!("judge: {} {} at {}", config.provider(), config.model(), config.base_url());
-            calibration = calibration.judge(Box::new(args.judge.judge(config)));
-        }
-    }
-    let mut report = match calibration.run() {
+    let report = match calibration.run() {
         Ok(report) => report,
         Err(error) => {
             // The judge failed on some of the review's questions: the report is still written
             // (it counts them apart from misses), and the run exits 1.
             if let CalibrateError::JudgeErrors { report, .. } = &error {
-                print_report(args, report, scorer, style, err_style)?;
+                print_report(&args.report, report, reviewer.scorer, style, err_style)?;
             }
             return Err(error.into());
         }
     };
-    if let Some(baseline) = &baseline {
-        report.compare_with(baseline, args.regression_alpha);
+    let report = finish_report(&args.report, report, baseline.as_ref(), reviewer.scorer, style, err_style)?;
+    Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
+}
+
+/// The --baseline report, read (and --regression-alpha checked) before anything runs.
+pub(crate) fn read_baseline(flags: &ReportFlags) -> anyhow::Result<Option<Report>> {
+    if !(flags.regression_alpha > 0.0 && flags.regression_alpha < 1.0) {
+        anyhow::bail!(
+            "--regression-alpha must be between 0 and 1 (exclusive), got {}",
+            flags.regression_alpha
+        );
     }
-    print_report(args, &report, scorer, style, err_style)?;
-    if let Some(path) = &args.save_baseline {
+    let Some(path) = &flags.baseline else { return Ok(None) };
+    let text = crate::input::read_text(path, 256 << 20)?;
+    let report: Report = serde_json::from_str(&text).with_context(|| {
+        format!("{}: not a calibration report (write one with --save-baseline or --json)", path.display())
+    })?;
+    Ok(Some(report))
+}
+
+/// Compares with the baseline, prints and writes the report, and saves it as a baseline when
+/// asked; returns it (its gate decides the exit code).
+pub(crate) fn finish_report(
+    flags: &ReportFlags,
+    mut report: Report,
+    baseline: Option<&Report>,
+    scorer: ScorerKind,
+    style: &Style,
+    err_style: &Style,
+) -> anyhow::Result<Report> {
+    if let Some(baseline) = baseline {
+        report.compare_with(baseline, flags.regression_alpha);
+    }
+    print_report(flags, &report, scorer, style, err_style)?;
+    if let Some(path) = &flags.save_baseline {
         let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
         text.push('\n');
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
+    Ok(report)
+}
+
+/// The judge a run uses, as chosen by the flags.
+#[derive(Clone)]
+enum JudgeChoice {
+    /// `--judge-cmd`.
+    Command(String),
+    /// The built-in LLM judge.
+    Llm(revcal_calibrate::JudgeConfig),
+    /// None (a repro or string scorer, or no provider: the library fails closed).
+    None,
+}
+
+/// The reviewer and how its reviews are run and scored: everything but where and what to
+/// plant, from the flags `calibrate` and `calibrate suite` share.
+pub(crate) struct Reviewer<'a> {
+    review_cmd: String,
+    flags: &'a RunFlags,
+    judge: JudgeChoice,
+    pub(crate) scorer: ScorerKind,
+}
+
+impl<'a> Reviewer<'a> {
+    /// Checks the gates and the judge choice (a judge of the reviewer's own provider is
+    /// refused unless allowed) and says which judge runs.
+    pub(crate) fn new(
+        review_cmd: &str,
+        flags: &'a RunFlags,
+        err_style: &Style,
+    ) -> anyhow::Result<Reviewer<'a>> {
+        for (name, value) in
+            [("--min-recall", Some(flags.min_recall)), ("--min-precision", flags.min_precision)]
+        {
+            if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
+                anyhow::bail!("{name} must be between 0 and 1, got {value}");
+            }
+        }
+        let scorer = ScorerKind::from(flags.scorer);
+        if scorer == ScorerKind::String {
+            eprintln!(
+                "{}: --scorer string counts a finding as a catch when it merely points at the planted line; an echo of the diff scores 1.0. The recall below is NOT trustworthy: use --scorer repro or judge.",
+                err_style.warning("warning")
+            );
+        }
+        let judge = if let Some(command) = &flags.judge_cmd {
+            JudgeChoice::Command(command.clone())
+        } else if scorer == ScorerKind::Judge || flags.judge.judge_provider.is_some() {
+            // The built-in judge is looked for only when it will judge (or was asked for): a
+            // key in the environment must not make a repro run spend money.
+            match flags.judge.config()? {
+                Some(config) => {
+                    if let Some(review) = flags.review_provider.map(Provider::from)
+                        && review == config.provider()
+                        && !flags.allow_same_provider
+                    {
+                        anyhow::bail!(
+                            "the judge ({}) is of the reviewer's own provider (--review-provider {review}): a model family judging its own findings inflates recall; choose another --judge-provider, or pass --allow-same-provider",
+                            config.provider()
+                        );
+                    }
+                    eprintln!("judge: {} {} at {}", config.provider(), config.model(), config.base_url());
+                    JudgeChoice::Llm(config)
+                }
+                None => JudgeChoice::None,
+            }
+        } else {
+            JudgeChoice::None
+        };
+        Ok(Reviewer { review_cmd: review_cmd.to_owned(), flags, judge, scorer })
+    }
+
+    /// A calibration set up with the reviewer, scorer, judge, gates and limits.
+    pub(crate) fn calibration(&self) -> Calibration {
+        let flags = self.flags;
+        let calibration = Calibration::builder()
+            .review_cmd(self.review_cmd.clone())
+            .min_recall(flags.min_recall)
+            .min_precision(flags.min_precision)
+            .min_plants(flags.min_plants)
+            .scorer(self.scorer)
+            .review_timeout(Duration::from_secs(flags.review_timeout))
+            .repro_timeout(Duration::from_secs(flags.repro_timeout))
+            .sandbox_repro(!flags.unsandboxed_repro)
+            .repro_memory((flags.repro_memory > 0).then(|| flags.repro_memory.saturating_mul(1 << 20)))
+            .ok_exit_codes(flags.ok_exit_codes.0.clone())
+            .build_check(match &flags.build_cmd {
+                None => BuildCheck::Auto,
+                Some(command) if command.trim().is_empty() => BuildCheck::Off,
+                Some(command) => BuildCheck::Command(command.clone()),
+            })
+            .on_progress(progress_bar(flags.quiet));
+        match &self.judge {
+            JudgeChoice::Command(command) => calibration
+                .judge(Box::new(CommandJudge::new(command.clone()).max_calls(flags.judge.max_judge_calls))),
+            JudgeChoice::Llm(config) => calibration.judge(Box::new(flags.judge.judge(config.clone()))),
+            JudgeChoice::None => calibration,
+        }
+    }
+
+    /// What shards of one suite run must agree on besides the gates: the reviewer, the
+    /// judge and every limit that can change an outcome.
+    pub(crate) fn settings(&self) -> serde_json::Value {
+        let flags = self.flags;
+        let judge = match &self.judge {
+            JudgeChoice::Command(command) => serde_json::json!({"command": command}),
+            JudgeChoice::Llm(config) => serde_json::json!({
+                "provider": config.provider().to_string(),
+                "model": config.model(),
+                "baseUrl": config.base_url(),
+            }),
+            JudgeChoice::None => serde_json::Value::Null,
+        };
+        serde_json::json!({
+            "reviewCmd": self.review_cmd,
+            "judge": judge,
+            "minPlants": flags.min_plants,
+            "okExitCodes": flags.ok_exit_codes.0,
+            "buildCmd": flags.build_cmd,
+            "reviewTimeout": flags.review_timeout,
+            "reproTimeout": flags.repro_timeout,
+            "reproMemory": flags.repro_memory,
+            "sandboxRepro": !flags.unsandboxed_repro,
+            "maxJudgeCalls": flags.judge.max_judge_calls,
+        })
+    }
+
+    /// The gates.
+    pub(crate) fn gates(&self) -> revcal_calibrate::Gates {
+        revcal_calibrate::Gates { min_recall: self.flags.min_recall, min_precision: self.flags.min_precision }
+    }
 }
 
 /// Writes the JUnit and HTML files and prints the summary and (with --json) the JSON report.
-fn print_report(
-    args: &CalibrateArgs,
+pub(crate) fn print_report(
+    flags: &ReportFlags,
     report: &Report,
     scorer: ScorerKind,
     style: &Style,
     err_style: &Style,
 ) -> anyhow::Result<()> {
-    write_reports(args, report)?;
-    let summary = render_human(report, if args.json { colour(err_style) } else { colour(style) });
-    if args.json {
+    write_reports(flags, report)?;
+    let summary = render_human(report, if flags.json { colour(err_style) } else { colour(style) });
+    if flags.json {
         eprint!("{summary}");
         let mut text = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
         text.push('\n');
@@ -456,12 +586,12 @@ fn print_report(
     Ok(())
 }
 
-fn write_reports(args: &CalibrateArgs, report: &Report) -> anyhow::Result<()> {
-    if let Some(path) = &args.junit {
+fn write_reports(flags: &ReportFlags, report: &Report) -> anyhow::Result<()> {
+    if let Some(path) = &flags.junit {
         std::fs::write(path, render_junit(report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    if let Some(path) = &args.html {
+    if let Some(path) = &flags.html {
         std::fs::write(path, render_html(report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }

@@ -15,3 +15,4 @@ mod mutate_cli;
 mod readme;
 mod rubric_cli;
 mod score_cli;
+mod suite_cli;

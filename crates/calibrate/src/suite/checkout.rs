@@ -1,0 +1,108 @@
+//! A clean checkout of an entry's commit for each work unit: a shared clone in a temporary
+//! directory, so that neither the user's work tree nor their repository's metadata is touched
+//! (a `git worktree` would register itself in the repository), and so that whatever the
+//! reviewer does to the checkout is thrown away with it.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{RepoSource, SuiteError};
+
+/// Runs git in `dir`; `Err` holds what it said.
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|error| format!("cannot run git: {error}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    } else {
+        Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim()))
+    }
+}
+
+/// The commit id `rev` names in `repo`.
+fn resolve(repo: &Path, rev: &str) -> Result<String, String> {
+    git(repo, &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{rev}^{{commit}}")])
+        .map_err(|_| format!("`{rev}` is not a commit of {}", repo.display()))
+}
+
+/// The local repository of `source`: a path as it is (it must be a git repository), a URL
+/// cloned once (bare) into `repos_dir` and reused after, fetched again only when `rev` is not
+/// in it. Returns the repository and the commit id of `rev`.
+pub(crate) fn locate(
+    source: &RepoSource,
+    rev: &str,
+    repos_dir: &Path,
+) -> Result<(PathBuf, String), SuiteError> {
+    let fail = |message: String| SuiteError::Repository { repo: source.to_string(), message };
+    match source {
+        RepoSource::Path(path) => {
+            if !path.is_dir() {
+                return Err(fail("no such directory".into()));
+            }
+            let repo = path.canonicalize().map_err(|e| fail(e.to_string()))?;
+            git(&repo, &["rev-parse", "--git-dir"]).map_err(|_| fail("not a git repository".into()))?;
+            let commit = resolve(&repo, rev).map_err(fail)?;
+            Ok((repo, commit))
+        }
+        RepoSource::Url(url) => {
+            let digest = Sha256::digest(url.as_bytes());
+            let tag: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            std::fs::create_dir_all(repos_dir)
+                .map_err(|e| fail(format!("cannot create {}: {e}", repos_dir.display())))?;
+            let repos_dir =
+                repos_dir.canonicalize().map_err(|e| fail(format!("{}: {e}", repos_dir.display())))?;
+            let repo = repos_dir.join(format!("{tag}.git"));
+            if !repo.join("HEAD").is_file() {
+                tracing::info!(%url, into = %repo.display(), "cloning");
+                let target = repo.display().to_string();
+                git(&repos_dir, &["clone", "--quiet", "--bare", "--", url, &target]).map_err(fail)?;
+            }
+            let commit = match resolve(&repo, rev) {
+                Ok(commit) => commit,
+                Err(_) => {
+                    git(
+                        &repo,
+                        &[
+                            "fetch",
+                            "--quiet",
+                            "origin",
+                            "+refs/heads/*:refs/heads/*",
+                            "+refs/tags/*:refs/tags/*",
+                        ],
+                    )
+                    .map_err(fail)?;
+                    resolve(&repo, rev).map_err(fail)?
+                }
+            };
+            Ok((repo, commit))
+        }
+    }
+}
+
+/// A clean checkout of one commit, removed when dropped.
+pub(crate) struct Checkout {
+    _dir: tempfile::TempDir,
+    /// The work tree.
+    pub(crate) tree: PathBuf,
+}
+
+/// Checks `commit` of `repo` out in a new temporary directory.
+pub(crate) fn checkout(repo: &Path, commit: &str) -> Result<Checkout, SuiteError> {
+    let fail = |message: String| SuiteError::Repository { repo: repo.display().to_string(), message };
+    let dir = tempfile::Builder::new()
+        .prefix("revcal-suite-")
+        .tempdir()
+        .map_err(|e| fail(format!("cannot create a checkout directory: {e}")))?;
+    let source = repo.display().to_string();
+    git(dir.path(), &["clone", "--quiet", "--shared", "--no-checkout", "--", &source, "tree"])
+        .map_err(fail)?;
+    let tree = dir.path().join("tree");
+    git(&tree, &["checkout", "--quiet", "--detach", commit]).map_err(fail)?;
+    Ok(Checkout { _dir: dir, tree })
+}

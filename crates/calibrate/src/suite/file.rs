@@ -1,0 +1,288 @@
+//! The suite file: which repositories, commits and plants one reviewer is calibrated on.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::SuiteError;
+use crate::input::{self, InputError};
+
+/// The largest suite file read: 1 MiB (a suite of thousands of entries is a few hundred KiB).
+pub const MAX_SUITE_FILE_BYTES: u64 = 1 << 20;
+
+/// Plants per entry when neither the entry nor `defaults` says (as `revcal calibrate`).
+const DEFAULT_PLANTS: usize = 8;
+
+/// Where an entry's repository is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RepoSource {
+    /// A repository on this machine (resolved against the suite file's directory).
+    Path(PathBuf),
+    /// A URL, cloned once into the repositories directory and reused after.
+    Url(String),
+}
+
+impl std::fmt::Display for RepoSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RepoSource::Path(path) => write!(f, "{}", path.display()),
+            RepoSource::Url(url) => f.write_str(url),
+        }
+    }
+}
+
+/// One entry of a suite: a commit of a repository and what to plant in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteEntry {
+    /// Unique within the suite; names the entry in the report.
+    pub name: String,
+    /// The repository.
+    pub repo: RepoSource,
+    /// The commit whose changed files are the targets (resolved in the repository).
+    pub commit: String,
+    /// Mutants to plant: with no plants file, always (default 8); with one, only when given.
+    pub plants: Option<usize>,
+    /// A plants file or bugs file, resolved against the suite file's directory.
+    pub plants_file: Option<PathBuf>,
+    /// Fallback targets when the commit touches no eligible file.
+    pub files: Vec<String>,
+    /// Reviews of this entry (each a work unit).
+    pub trials: usize,
+    /// Plant selection seed.
+    pub seed: u64,
+    /// Plant each bug alone (as `calibrate --one-at-a-time`).
+    pub one_at_a_time: bool,
+}
+
+/// A suite: its entries and the hash that identifies it in shard results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suite {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// `sha256:` of the suite file's bytes and of every plants file it names, in order: two
+    /// shards of the same suite agree on it, and a suite edited between shards does not.
+    pub hash: String,
+    /// The entries, in the file's order.
+    pub entries: Vec<SuiteEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    #[serde(default)]
+    defaults: Defaults,
+    entries: Vec<EntryFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Defaults {
+    plants: Option<usize>,
+    trials: Option<usize>,
+    seed: Option<u64>,
+    one_at_a_time: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryFile {
+    name: Option<String>,
+    repo: String,
+    commit: Option<String>,
+    plants: Option<usize>,
+    plants_file: Option<PathBuf>,
+    #[serde(default)]
+    files: Vec<String>,
+    trials: Option<usize>,
+    seed: Option<u64>,
+    one_at_a_time: Option<bool>,
+}
+
+/// Whether `repo` names a remote repository rather than a path.
+fn is_url(repo: &str) -> bool {
+    repo.contains("://") || (repo.contains('@') && repo.contains(':') && !repo.starts_with('/'))
+}
+
+/// The default name of an entry: its repository's last path component, without `.git`.
+fn default_name(repo: &str) -> String {
+    let trimmed = repo.trim_end_matches(['/', '\\']);
+    let last = trimmed.rsplit(['/', '\\', ':']).next().unwrap_or(trimmed);
+    let name = last.strip_suffix(".git").unwrap_or(last);
+    if name.is_empty() || name == "." || name == ".." { "entry".to_owned() } else { name.to_owned() }
+}
+
+impl Suite {
+    /// Reads and checks a suite file (YAML, or JSON): at most [`MAX_SUITE_FILE_BYTES`], no
+    /// unknown field, at least one entry, unique names, counts of at least 1. Paths are
+    /// resolved against the file's directory; plants files must exist (their bytes are
+    /// part of the suite's hash).
+    pub fn read(path: &Path) -> Result<Suite, SuiteError> {
+        let at = |message: String| SuiteError::File { path: path.to_path_buf(), message };
+        let text = input::read_text(path, MAX_SUITE_FILE_BYTES).map_err(|error| match error {
+            InputError::Io(source) => SuiteError::Read { path: path.to_path_buf(), source },
+            other => at(other.to_string()),
+        })?;
+        input::check_nesting(&text).map_err(|(line, message)| at(format!("line {line}: {message}")))?;
+        let file: SuiteFile = serde_yaml::from_str(&text).map_err(|error| at(error.to_string()))?;
+        if file.entries.is_empty() {
+            return Err(at("`entries` is empty: a suite needs at least one entry".into()));
+        }
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut hasher = Sha256::new();
+        hasher.update((text.len() as u64).to_le_bytes());
+        hasher.update(text.as_bytes());
+
+        let mut entries = Vec::with_capacity(file.entries.len());
+        let mut names = BTreeSet::new();
+        for (index, entry) in file.entries.into_iter().enumerate() {
+            let number = index + 1;
+            let field = |name: &str, message: &str| at(format!("entries[{number}].{name}: {message}"));
+            if entry.repo.trim().is_empty() {
+                return Err(field("repo", "is empty; give a repository path or URL"));
+            }
+            let trials = entry.trials.or(file.defaults.trials).unwrap_or(1);
+            if trials == 0 {
+                return Err(field("trials", "must be at least 1"));
+            }
+            let plants = entry.plants.or(file.defaults.plants);
+            if plants == Some(0) {
+                return Err(field("plants", "must be at least 1"));
+            }
+            let name = match entry.name {
+                Some(name) if name.trim().is_empty() => return Err(field("name", "is empty")),
+                Some(name) => {
+                    if !names.insert(name.clone()) {
+                        return Err(field(
+                            "name",
+                            &format!("`{name}` names an earlier entry too; names must be unique"),
+                        ));
+                    }
+                    name
+                }
+                None => {
+                    let stem = default_name(&entry.repo);
+                    let mut name = stem.clone();
+                    let mut n = 2;
+                    while names.contains(&name) {
+                        name = format!("{stem}-{n}");
+                        n += 1;
+                    }
+                    names.insert(name.clone());
+                    name
+                }
+            };
+            let plants_file = match entry.plants_file {
+                Some(file) => {
+                    let resolved = base.join(&file);
+                    let bytes = std::fs::read(&resolved).map_err(|error| {
+                        field("plants_file", &format!("cannot read {}: {error}", resolved.display()))
+                    })?;
+                    hasher.update((bytes.len() as u64).to_le_bytes());
+                    hasher.update(&bytes);
+                    Some(resolved)
+                }
+                None => None,
+            };
+            let repo = if is_url(&entry.repo) {
+                RepoSource::Url(entry.repo)
+            } else {
+                RepoSource::Path(base.join(&entry.repo))
+            };
+            entries.push(SuiteEntry {
+                plants: if plants_file.is_none() { Some(plants.unwrap_or(DEFAULT_PLANTS)) } else { plants },
+                name,
+                repo,
+                commit: entry.commit.unwrap_or_else(|| "HEAD".into()),
+                plants_file,
+                files: entry.files,
+                trials,
+                seed: entry.seed.or(file.defaults.seed).unwrap_or(0),
+                one_at_a_time: entry.one_at_a_time.or(file.defaults.one_at_a_time).unwrap_or(false),
+            });
+        }
+        let hash = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect::<String>();
+        Ok(Suite { path: path.to_path_buf(), hash: format!("sha256:{hash}"), entries })
+    }
+
+    /// Every work unit (entry x trial), in the suite's order: entries as listed, trials
+    /// from 1.
+    pub fn units(&self) -> Vec<super::Unit> {
+        self.entries
+            .iter()
+            .enumerate()
+            .flat_map(|(entry, e)| (1..=e.trials).map(move |trial| super::Unit { entry, trial }))
+            .collect()
+    }
+
+    /// What shard results record of the suite: each entry's name and trials.
+    pub fn plan(&self) -> Vec<super::EntryPlan> {
+        self.entries.iter().map(|e| super::EntryPlan { name: e.name.clone(), trials: e.trials }).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Suite, SuiteError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suite.yaml");
+        std::fs::write(&path, text).unwrap();
+        std::fs::write(dir.path().join("bugs.yaml"), "[]\n").unwrap();
+        Suite::read(&path)
+    }
+
+    #[test]
+    fn defaults_fill_entries_and_names_come_from_repositories() {
+        let suite = read(
+            "defaults: {trials: 3, seed: 7}\nentries:\n  - repo: repos/calc\n  - {repo: other/calc, commit: HEAD~2, plants: 4, trials: 1}\n  - {repo: 'https://example.org/x/lib.git', plants_file: bugs.yaml}\n",
+        )
+        .unwrap();
+        let names: Vec<_> = suite.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["calc", "calc-2", "lib"]);
+        assert_eq!(suite.entries[0].trials, 3);
+        assert_eq!(suite.entries[0].plants, Some(8));
+        assert_eq!(suite.entries[0].seed, 7);
+        assert_eq!(
+            (suite.entries[1].commit.as_str(), suite.entries[1].plants, suite.entries[1].trials),
+            ("HEAD~2", Some(4), 1)
+        );
+        assert_eq!(suite.entries[2].repo, RepoSource::Url("https://example.org/x/lib.git".into()));
+        assert_eq!(suite.entries[2].plants, None, "a plants file alone plants no mutants");
+        assert_eq!(suite.units().len(), 3 + 1 + 3);
+        assert!(suite.hash.starts_with("sha256:") && suite.hash.len() == 7 + 64);
+    }
+
+    #[test]
+    fn mistakes_name_the_entry_and_field() {
+        let error = |text: &str| read(text).unwrap_err().to_string();
+        assert!(error("entries: []\n").contains("`entries` is empty"));
+        assert!(
+            error("entries:\n  - {repo: a, trials: 0}\n").contains("entries[1].trials: must be at least 1")
+        );
+        assert!(
+            error("entries:\n  - {repo: a, name: x}\n  - {repo: b, name: x}\n")
+                .contains("entries[2].name: `x`")
+        );
+        assert!(error("entries:\n  - {repo: a, plant: 3}\n").contains("unknown field `plant`"));
+        assert!(
+            error("entries:\n  - {repo: a, plants_file: missing.yaml}\n")
+                .contains("entries[1].plants_file: cannot read")
+        );
+        assert!(error("entries:\n  - {commit: HEAD}\n").contains("missing field `repo`"));
+    }
+
+    #[test]
+    fn the_hash_changes_with_the_suite_and_its_plants_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suite.yaml");
+        std::fs::write(&path, "entries:\n  - {repo: a, plants_file: p.yaml}\n").unwrap();
+        std::fs::write(dir.path().join("p.yaml"), "[]\n").unwrap();
+        let first = Suite::read(&path).unwrap().hash;
+        assert_eq!(Suite::read(&path).unwrap().hash, first);
+        std::fs::write(dir.path().join("p.yaml"), "[] # edited\n").unwrap();
+        assert_ne!(Suite::read(&path).unwrap().hash, first);
+    }
+}

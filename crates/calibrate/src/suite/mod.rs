@@ -1,0 +1,249 @@
+//! Calibration suites: one reviewer over many commits of many repositories, spread over
+//! machines by shards and merged into one report (docs/calibration.md#suites).
+//!
+//! A suite's work units are its entries times their trials. Each unit is a single
+//! [`Calibration`] run in a fresh checkout of the entry's commit (never the user's tree);
+//! its [`Report`] is kept whole. [`run_units`] runs a list of units ([`Shard::select`]
+//! picks a shard's), a [`ShardResult`] carries them to another machine, [`merge`] checks that
+//! the shard results make up the whole suite, and the pooled report is computed from the
+//! units alone, in the suite's order, so that merged shards print exactly what the
+//! unsharded run prints.
+
+mod checkout;
+mod file;
+mod pool;
+mod shard;
+
+pub use file::{MAX_SUITE_FILE_BYTES, RepoSource, Suite, SuiteEntry};
+pub use shard::{Merged, SHARD_FORMAT, Shard, ShardResult, merge};
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CalibrateError;
+use crate::flow::Calibration;
+use crate::report::{Gates, Report};
+
+/// Why a suite cannot be read, run or merged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SuiteError {
+    /// The suite file cannot be read.
+    #[error("cannot read suite file {}", path.display())]
+    Read {
+        /// The suite file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The suite file is not a valid suite.
+    #[error("{}: {message}", path.display())]
+    File {
+        /// The suite file.
+        path: PathBuf,
+        /// What is wrong, naming the entry and field.
+        message: String,
+    },
+    /// An entry's repository cannot be used.
+    #[error("repository {repo}: {message}")]
+    Repository {
+        /// The repository as the suite names it.
+        repo: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Shard results that do not make up one suite run.
+    #[error("{message}")]
+    Merge {
+        /// Which shards, and what is wrong with them.
+        message: String,
+    },
+}
+
+/// One work unit: a trial of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Unit {
+    /// Index of the entry in the suite.
+    pub entry: usize,
+    /// 1-based trial.
+    pub trial: usize,
+}
+
+/// What a shard result records of each entry: enough to pool without the suite file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryPlan {
+    /// The entry's name.
+    pub name: String,
+    /// Its trials.
+    pub trials: usize,
+}
+
+/// The outcome of one work unit: the single run's report, or the error that ended it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitResult {
+    /// The entry's name.
+    pub entry: String,
+    /// The 1-based trial.
+    pub trial: usize,
+    /// The run's report (one trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+    /// The error that ended the run (its units count neither as misses nor as catches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A suite run's progress, for the caller to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SuiteEvent {
+    /// A unit starts: its position among the units being run.
+    UnitStarted {
+        /// 1-based position.
+        number: usize,
+        /// Units being run.
+        of: usize,
+        /// The entry's name.
+        entry: String,
+        /// The trial.
+        trial: usize,
+    },
+    /// A unit ended in an error (it will be listed in the report, not counted).
+    UnitFailed {
+        /// The entry's name.
+        entry: String,
+        /// The trial.
+        trial: usize,
+        /// What went wrong.
+        error: String,
+    },
+}
+
+/// An error and its sources, as one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(next) = source {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        source = next.source();
+    }
+    text
+}
+
+/// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,
+/// judge, gates and limits; this sets the directory, commit, plants, seed and one trial) in a
+/// fresh checkout of the entry's commit. URL repositories are cloned into `repos_dir` once.
+///
+/// A unit that fails is recorded with its error and the next one runs; only a signal stops
+/// the run (`Err(CalibrateError::Interrupted)`, the planted checkout already restored and
+/// thrown away).
+pub fn run_units(
+    suite: &Suite,
+    units: &[Unit],
+    repos_dir: &Path,
+    configure: &dyn Fn() -> Calibration,
+    on_event: &mut dyn FnMut(SuiteEvent),
+) -> Result<Vec<UnitResult>, CalibrateError> {
+    let mut located: Vec<Option<Result<(PathBuf, String), String>>> = vec![None; suite.entries.len()];
+    let mut results = Vec::with_capacity(units.len());
+    for (position, unit) in units.iter().enumerate() {
+        let entry = &suite.entries[unit.entry];
+        on_event(SuiteEvent::UnitStarted {
+            number: position + 1,
+            of: units.len(),
+            entry: entry.name.clone(),
+            trial: unit.trial,
+        });
+        let source = located[unit.entry]
+            .get_or_insert_with(|| {
+                checkout::locate(&entry.repo, &entry.commit, repos_dir).map_err(|e| chain(&e))
+            })
+            .clone();
+        let outcome = match source {
+            Ok((repo, commit)) => run_unit(entry, &repo, commit, configure),
+            Err(error) => Err(UnitFailure::Failed(error)),
+        };
+        let (report, error) = match outcome {
+            Ok(report) => (Some(report), None),
+            Err(UnitFailure::Interrupted(interrupted)) => return Err(interrupted),
+            Err(UnitFailure::Failed(error)) => {
+                on_event(SuiteEvent::UnitFailed {
+                    entry: entry.name.clone(),
+                    trial: unit.trial,
+                    error: error.clone(),
+                });
+                (None, Some(error))
+            }
+        };
+        results.push(UnitResult { entry: entry.name.clone(), trial: unit.trial, report, error });
+    }
+    Ok(results)
+}
+
+/// How a unit did not give a report.
+enum UnitFailure {
+    /// A signal: the suite stops.
+    Interrupted(CalibrateError),
+    /// Anything else: recorded, and the suite goes on.
+    Failed(String),
+}
+
+/// One unit: a single-trial calibration of `entry` in a fresh checkout of `commit`.
+fn run_unit(
+    entry: &SuiteEntry,
+    repo: &Path,
+    commit: String,
+    configure: &dyn Fn() -> Calibration,
+) -> Result<Report, UnitFailure> {
+    let checkout = checkout::checkout(repo, &commit).map_err(|e| UnitFailure::Failed(chain(&e)))?;
+    let mut calibration = configure()
+        .dir(&checkout.tree)
+        .commit(commit)
+        .files(entry.files.clone())
+        .seed(entry.seed)
+        .one_at_a_time(entry.one_at_a_time)
+        .trials(1);
+    if let Some(plants) = entry.plants {
+        calibration = calibration.plants(plants);
+    }
+    if let Some(file) = &entry.plants_file {
+        calibration = calibration.plants_file(file).also_synthetic(entry.plants.is_some());
+    }
+    calibration.run().map_err(|error| match error {
+        CalibrateError::Interrupted { .. } => UnitFailure::Interrupted(error),
+        error => UnitFailure::Failed(chain(&error)),
+    })
+}
+
+impl ShardResult {
+    /// The result of `shard` of `suite`: its units' outcomes and what merge checks.
+    pub fn new(
+        suite: &Suite,
+        shard: Shard,
+        settings: serde_json::Value,
+        gates: Gates,
+        scorer: &str,
+        units: Vec<UnitResult>,
+    ) -> ShardResult {
+        ShardResult {
+            format: SHARD_FORMAT.to_owned(),
+            revcal_version: env!("CARGO_PKG_VERSION").to_owned(),
+            suite_hash: suite.hash.clone(),
+            entries: suite.plan(),
+            settings,
+            gates,
+            scorer: scorer.to_owned(),
+            shard,
+            units,
+        }
+    }
+}
+
+/// The report of a whole suite from all of its units (the unsharded run's report; merged
+/// shards give the same through [`Merged::report`]).
+pub fn suite_report(suite: &Suite, units: &[UnitResult], gates: Gates, scorer: &str) -> Report {
+    pool::pool(&suite.hash, &suite.plan(), units, gates, scorer)
+}
