@@ -10,6 +10,7 @@
 
 mod bench_calibrate;
 mod bench_mutate;
+mod bench_suite;
 mod fuzz;
 mod man;
 
@@ -28,6 +29,7 @@ tasks:
   bench elo          signed-message ingest rate and the leaderboard over 1,000,000 scored reviews
   bench score        review parsing (with positions) and scoring, next to a plain JSON parse
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
+  bench suite        a 50-entry suite unsharded, as 50 and 5 shards, and merged: each shard's start-up cost
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
                      `cargo mutants --list --workspace` and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
@@ -64,6 +66,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             Some("elo") => cargo(&root, &["bench", "-p", "revcal-elo", "--bench", "elo"]),
             Some("score") => cargo(&root, &["bench", "-p", "revcal-score", "--bench", "score"]),
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
+            Some("suite") => bench_suite::run(&root),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
         Some("fuzz") => fuzz::run(&root, &rest),

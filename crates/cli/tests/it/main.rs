@@ -4,6 +4,7 @@
 mod assets;
 mod bugs_cli;
 mod calibrate_cli;
+mod ci_examples;
 mod demo_cli;
 mod elo_cli;
 mod exit_codes;
