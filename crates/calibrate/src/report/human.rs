@@ -39,7 +39,17 @@ impl Paint {
 pub fn render_human(report: &Report, color: bool) -> String {
     let paint = Paint { color };
     let mut out = String::new();
-    let verdict = if report.gate_pass { paint.green("PASS") } else { paint.red("FAIL") };
+    let failed_units = report.suite.as_ref().map_or(0, |suite| suite.unit_errors.len());
+    let verdict = if failed_units > 0 {
+        paint.red(&format!(
+            "INCOMPLETE ({failed_units} unit{} failed)",
+            if failed_units == 1 { "" } else { "s" }
+        ))
+    } else if report.gate_pass {
+        paint.green("PASS")
+    } else {
+        paint.red("FAIL")
+    };
     let _ = writeln!(
         out,
         "{} {verdict}  commit {}  scorer {}",

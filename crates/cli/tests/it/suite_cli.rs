@@ -438,6 +438,7 @@ fn a_failed_unit_is_listed_not_counted_and_the_run_exits_1() {
     assert_eq!(report["total"], report["entries"][0]["total"]);
     assert!(report["total"].as_u64().unwrap() > 0);
     assert!(stderr(&output).contains("1 unit(s) failed"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("INCOMPLETE (1 unit failed)"), "{}", stderr(&output));
 }
 
 /// An entry given by URL is cloned once into --repos-dir and reused by the next run.
