@@ -18,12 +18,20 @@ pub enum Language {
     TypeScript,
     /// TypeScript with JSX: `.tsx` (the same operators over the TSX grammar).
     Tsx,
+    /// Java: `.java`.
+    Java,
 }
 
 impl Language {
     /// Every supported language.
-    pub const ALL: [Language; 5] =
-        [Language::Rust, Language::JavaScript, Language::Python, Language::TypeScript, Language::Tsx];
+    pub const ALL: [Language; 6] = [
+        Language::Rust,
+        Language::JavaScript,
+        Language::Python,
+        Language::TypeScript,
+        Language::Tsx,
+        Language::Java,
+    ];
 
     /// The language of a file, from its extension; `None` for anything else.
     pub fn from_path(path: &Path) -> Option<Language> {
@@ -39,6 +47,7 @@ impl Language {
             Language::Python => "python",
             Language::TypeScript => "typescript",
             Language::Tsx => "tsx",
+            Language::Java => "java",
         }
     }
 
@@ -50,6 +59,7 @@ impl Language {
             Language::Python => &["py"],
             Language::TypeScript => &["ts", "mts", "cts"],
             Language::Tsx => &["tsx"],
+            Language::Java => &["java"],
         }
     }
 }
@@ -77,6 +87,7 @@ mod tests {
             ("a.mts", Some(Language::TypeScript)),
             ("a.d.ts", Some(Language::TypeScript)),
             ("a.tsx", Some(Language::Tsx)),
+            ("src/main/java/a/B.java", Some(Language::Java)),
             ("Makefile", None),
             ("rs", None),
         ] {

@@ -5,8 +5,10 @@ use std::path::{Component, Path};
 /// True when the path names a test file by the rules of [docs/mutation.md][rules]: a
 /// `tests`, `test` or `__tests__` directory anywhere in the path; Python `test_*.py`,
 /// `*_test.py` and `conftest.py`; JavaScript `*.test.*` and `*.spec.*`; Rust `tests.rs` and
-/// `*_test.rs` (a `mod tests;` kept in its own file). Test code inside other files
-/// (`#[test]`, `#[cfg(test)]`) is found by the parser instead.
+/// `*_test.rs` (a `mod tests;` kept in its own file); Java `*Test.java`, `*Tests.java`,
+/// `*TestCase.java`, `*IT.java` and `TestX.java` (Maven's `src/test/java` is a `test`
+/// directory). Test code inside other files (`#[test]`, `#[cfg(test)]`, JUnit's `@Test`) is
+/// found by the parser instead.
 ///
 /// [rules]: https://github.com/revcal/revcal/blob/main/docs/mutation.md#what-is-never-mutated
 pub fn is_test_path(path: &Path) -> bool {
@@ -30,6 +32,14 @@ pub fn is_test_path(path: &Path) -> bool {
         Some("py") => stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest",
         Some("rs") => stem == "tests" || stem.ends_with("_test") || stem.ends_with("_tests"),
         Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx") => js_marker,
+        // Maven Surefire's and Gradle's default test class names.
+        Some("java") => {
+            stem.ends_with("Test")
+                || stem.ends_with("Tests")
+                || stem.ends_with("TestCase")
+                || stem.ends_with("IT")
+                || (stem.starts_with("Test") && stem[4..].starts_with(char::is_uppercase))
+        }
         _ => false,
     }
 }
@@ -52,6 +62,11 @@ mod tests {
             "src/__tests__/a.js",
             "src/parser/tests.rs",
             "src/parser_test.rs",
+            "src/test/java/org/x/Parser.java",
+            "src/main/java/org/x/ParserTest.java",
+            "ParserTests.java",
+            "ParserIT.java",
+            "TestParser.java",
         ] {
             assert!(is_test_path(Path::new(test)), "{test}");
         }
@@ -64,6 +79,9 @@ mod tests {
             "src/spec.js",
             "tests.js",
             "src/test.js",
+            "src/main/java/org/x/Testing.java",
+            "src/main/java/org/x/Contest.java",
+            "src/main/java/org/x/Attestation.java",
         ] {
             assert!(!is_test_path(Path::new(code)), "{code}");
         }

@@ -2,6 +2,7 @@
 //! language is adding a module here and a [`Language`] variant.
 
 pub(crate) mod common;
+mod java;
 mod javascript;
 mod python;
 mod rust;
@@ -106,6 +107,7 @@ pub(crate) fn grammar(language: Language) -> &'static Grammar {
         Language::Python => &python::GRAMMAR,
         Language::TypeScript => &typescript::GRAMMAR,
         Language::Tsx => &typescript::TSX_GRAMMAR,
+        Language::Java => &java::GRAMMAR,
     }
 }
 

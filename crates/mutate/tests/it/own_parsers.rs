@@ -1,4 +1,5 @@
-//! Mutants checked by each language's own parser, not only by tree-sitter: TypeScript's
+//! Mutants checked by each language's own parser, not only by tree-sitter: javac's parser
+//! for Java (`tests/tools/JavaParse.java`, when a JDK is installed) and TypeScript's
 //! compiler API (`ts.createSourceFile`, its parse diagnostics). The test runs when node and the
 //! `typescript` package are installed (`npm install -g typescript`) and says so when they are
 //! not.
@@ -63,4 +64,44 @@ fn typescript_mutants_parse_with_typescript_s_own_parser() {
     let mutated = sample("src/badge.tsx", tsx, 100);
     assert!(mutated.len() >= 5, "{} tsx mutants", mutated.len());
     assert!(parse_diagnostics(&root, &mutated, "tsx").iter().all(|&d| d == 0));
+}
+
+/// Syntax errors per text, from javac's own parser (`tests/tools/JavaParse.java`).
+fn javac_parse_errors(texts: &[String]) -> Vec<u64> {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = texts
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            let path = dir.path().join(format!("m{index}")).join("ISO8601Utils.java");
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/JavaParse.java");
+    let output = Command::new("java").arg(tool).args(&files).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().lines().map(|line| line.trim().parse().unwrap()).collect()
+}
+
+#[test]
+fn java_mutants_parse_with_javac_s_own_parser() {
+    let java = Command::new("java").arg("-version").output().is_ok_and(|o| o.status.success());
+    let javac = Command::new("javac").arg("-version").output().is_ok_and(|o| o.status.success());
+    if !(java && javac) {
+        eprintln!("skipped: a JDK (java and javac, 11 or later) is not installed");
+        return;
+    }
+    // gson's ISO 8601 parser (Apache License 2.0): date arithmetic, bounds, exceptions.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/ISO8601Utils.java");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    assert_eq!(javac_parse_errors(std::slice::from_ref(&text)), vec![0], "the excerpt itself parses");
+    // A file with a syntax error is counted as one: the checker can fail.
+    assert!(javac_parse_errors(&[format!("{text}\n}}}}")])[0] > 0);
+    let mutated = sample("src/main/java/com/google/gson/internal/bind/util/ISO8601Utils.java", &text, 100);
+    assert_eq!(mutated.len(), 100, "a sample of 100");
+    let errors = javac_parse_errors(&mutated);
+    let invalid: Vec<usize> = (0..errors.len()).filter(|&i| errors[i] > 0).collect();
+    assert!(invalid.is_empty(), "{} of {} mutants do not parse: {:?}", invalid.len(), mutated.len(), invalid);
 }

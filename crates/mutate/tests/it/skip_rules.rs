@@ -6,7 +6,7 @@
 use crate::util::fixtures;
 use revcal_mutate::{Mutant, Options, analyze, generate_mutants};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The fixture's text, and the relative path it is analysed under (the absolute path lies
 /// under `tests/`, which would make every fixture a test file).
@@ -125,4 +125,99 @@ fn test_files_yield_nothing_unless_asked() {
             "{name} with tests included"
         );
     }
+}
+
+/// Java: test methods by JUnit's annotations, comments, strings, annotations and imports are
+/// never mutated; operators that could only type-check by chance are not proposed.
+#[test]
+fn java_skips_tests_and_types_what_it_plants() {
+    let source = r#"package org.example;
+
+import java.util.List;
+
+public class Cart {
+    private int total;
+    private final String name;
+
+    public Cart(String name) {
+        this.name = name;
+    }
+
+    @Deprecated(since = "1")
+    public int add(int price, int count) {
+        // a comment with a < b and 0
+        total += price * count;
+        return total - 1;
+    }
+
+    public String label(int n) {
+        return "items: " + n + 1;
+    }
+
+    public boolean isEmpty() {
+        return total == 0;
+    }
+
+    public String owner() {
+        if (name == null) {
+            throw new IllegalStateException("no owner < 1");
+        }
+        return name;
+    }
+
+    @Test
+    void addsUp() {
+        assertEquals(3, new Cart("a").add(1, 3));
+    }
+
+    @org.junit.jupiter.api.BeforeEach
+    void setUp() {
+        total = 0;
+    }
+}
+"#;
+    let analysis =
+        analyze(Path::new("src/main/java/org/example/Cart.java"), source, &Options::default()).unwrap();
+    let mutants = &analysis.mutants;
+    let line_of = |needle: &str| source.lines().position(|line| line.contains(needle)).unwrap() + 1;
+    let on = |needle: &str| -> BTreeSet<&str> {
+        let line = line_of(needle);
+        mutants.iter().filter(|m| m.line == line).map(|m| m.operator.as_str()).collect()
+    };
+    // Planted where the logic is.
+    assert!(on("total += price * count").contains("arithmetic-swap"));
+    assert!(on("return total - 1").contains("minus-one-dropped"));
+    assert!(on("return total == 0").contains("constant-return"));
+    assert!(on("if (name == null)").contains("none-guard-removed"));
+    assert!(on("return name;").contains("return-none"), "a String-returning method may return null");
+    // Never where it could not compile or changes nothing.
+    assert!(!on("total += price * count").contains("compound-assignment-swap"), "`+=` may join strings");
+    assert!(!on("return \"items: \"").contains("arithmetic-swap"), "string concatenation");
+    assert!(!on("return total - 1").contains("return-none"), "an int method cannot return null");
+    assert!(on("throw new IllegalStateException").is_empty(), "the throw is its block's last statement");
+    assert!(on("this.name = name").is_empty(), "a final field's only assignment stays");
+    // Test code, comments, strings, annotations and imports: nothing.
+    let first_test_line = line_of("@Test");
+    assert!(mutants.iter().all(|m| m.line < first_test_line), "nothing in @Test or @BeforeEach methods");
+    for needle in ["a comment", "@Deprecated", "import java.util.List"] {
+        assert!(on(needle).is_empty(), "{needle}: {:?}", on(needle));
+    }
+    // No mutant starts or ends inside a string literal (one may replace a whole expression
+    // that holds one).
+    let quotes: Vec<usize> = source.match_indices('"').map(|(at, _)| at).collect();
+    for pair in quotes.chunks(2) {
+        let inside = pair[0] + 1..pair[1];
+        for mutant in mutants {
+            assert!(
+                !inside.contains(&mutant.start_byte)
+                    && !inside.contains(&(mutant.end_byte.saturating_sub(1))),
+                "{mutant:?} inside a string"
+            );
+        }
+    }
+
+    // A test class by name yields nothing.
+    let test_file =
+        analyze(Path::new("src/main/java/org/example/CartTest.java"), source, &Options::default()).unwrap();
+    assert!(test_file.mutants.is_empty());
 }
