@@ -282,7 +282,8 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 );
             }
         }
-        "true" | "false" => common::boolean_flip(source, node, out),
+        // `while (true)` -> `while (false)` makes the body unreachable: a compile error.
+        "true" | "false" if !is_loop_condition(node) => common::boolean_flip(source, node, out),
         "decimal_integer_literal" if !in_annotation(node) => common::zero_one_swap(source, node, out),
         "if_statement" => {
             if let Some(condition) = node.child_by_field_name("condition")
@@ -304,6 +305,7 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         "catch_clause" => {
             if let Some(body) = node.child_by_field_name("body")
                 && body.named_child_count() > 0
+                && can_fall_through(node)
             {
                 push(
                     out,
@@ -338,6 +340,40 @@ fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         "expression_statement" => statement(node, source, out),
         _ => {}
     }
+}
+
+/// A boolean literal that is a loop's whole condition.
+fn is_loop_condition(node: Node) -> bool {
+    let holder = match node.parent() {
+        Some(parent) if parent.kind() == "parenthesized_expression" => parent,
+        _ => node,
+    };
+    holder.parent().is_some_and(|loop_| {
+        matches!(loop_.kind(), "while_statement" | "do_statement" | "for_statement")
+            && loop_.child_by_field_name("condition").is_some_and(|condition| condition.id() == holder.id())
+    })
+}
+
+/// Whether an emptied catch may let control reach the end of its `try`: when statements
+/// follow the `try`, or its method returns nothing. Otherwise (a catch that ends a method
+/// returning a value by throwing or returning) the emptied catch is a "missing return"
+/// compile error, not a bug.
+fn can_fall_through(catch: Node) -> bool {
+    let Some(statement) = catch.parent() else { return false };
+    if statement.next_named_sibling().is_some() {
+        return true;
+    }
+    let mut current = statement.parent();
+    while let Some(parent) = current {
+        match parent.kind() {
+            "method_declaration" => {
+                return parent.child_by_field_name("type").is_some_and(|t| t.kind() == "void_type");
+            }
+            "constructor_declaration" | "lambda_expression" | "static_initializer" => return true,
+            _ => current = parent.parent(),
+        }
+    }
+    false
 }
 
 fn in_annotation(node: Node) -> bool {

@@ -165,6 +165,31 @@ public class Cart {
         return name;
     }
 
+    public void drain() {
+        while (true) {
+            if (total == 0) {
+                return;
+            }
+            total -= 1;
+        }
+    }
+
+    public int parse(String text) {
+        try {
+            return Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(text);
+        }
+    }
+
+    public void log(String text) {
+        try {
+            total = Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            total = 0;
+        }
+    }
+
     @Test
     void addsUp() {
         assertEquals(3, new Cart("a").add(1, 3));
@@ -196,6 +221,10 @@ public class Cart {
     assert!(!on("return total - 1").contains("return-none"), "an int method cannot return null");
     assert!(on("throw new IllegalStateException").is_empty(), "the throw is its block's last statement");
     assert!(on("this.name = name").is_empty(), "a final field's only assignment stays");
+    assert!(on("while (true)").is_empty(), "`while (false)` would not compile (unreachable body)");
+    let catches: Vec<&Mutant> = mutants.iter().filter(|m| m.operator == "error-swallowed").collect();
+    assert_eq!(catches.len(), 1, "not the one ending a method that returns a value: {catches:?}");
+    assert!(source[..catches[0].start_byte].contains("public void log"));
     // Test code, comments, strings, annotations and imports: nothing.
     let first_test_line = line_of("@Test");
     assert!(mutants.iter().all(|m| m.line < first_test_line), "nothing in @Test or @BeforeEach methods");
