@@ -86,7 +86,7 @@ pub enum CalibrateError {
     },
     /// The commit touches no eligible file and no eligible fallback files were given.
     #[error(
-        "commit {} changes no eligible source file ({changed} changed file(s): Rust, JavaScript, TypeScript, Python and Java sources count, tests and configuration do not){}",
+        "commit {} changes no eligible source file ({changed} changed file(s): Rust, JavaScript, TypeScript, Python, Java and Go sources count, tests and configuration do not){}",
         crate::targets::short(commit),
         if fallback.is_empty() {
             "; name fallback target files".to_owned()

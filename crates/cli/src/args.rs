@@ -63,7 +63,7 @@ pub(crate) enum Command {
     Rubric(RubricCommand),
     /// Score a review against a rubric: weighted score, ceilings, verdict and exit code.
     Score(crate::score::ScoreArgs),
-    /// Plant bugs: list the mutants tree-sitter operators make in Rust, JavaScript, TypeScript, Python and Java.
+    /// Plant bugs: list the mutants tree-sitter operators make in Rust, JavaScript, TypeScript, Python, Java and Go.
     Mutate(crate::mutate::MutateArgs),
     /// Real bugs: mine a repository's fixes that came with a test into a bugs file, list one.
     Bugs(crate::bugs::BugsArgs),

@@ -20,17 +20,20 @@ pub enum Language {
     Tsx,
     /// Java: `.java`.
     Java,
+    /// Go: `.go`.
+    Go,
 }
 
 impl Language {
     /// Every supported language.
-    pub const ALL: [Language; 6] = [
+    pub const ALL: [Language; 7] = [
         Language::Rust,
         Language::JavaScript,
         Language::Python,
         Language::TypeScript,
         Language::Tsx,
         Language::Java,
+        Language::Go,
     ];
 
     /// The language of a file, from its extension; `None` for anything else.
@@ -48,6 +51,7 @@ impl Language {
             Language::TypeScript => "typescript",
             Language::Tsx => "tsx",
             Language::Java => "java",
+            Language::Go => "go",
         }
     }
 
@@ -60,6 +64,7 @@ impl Language {
             Language::TypeScript => &["ts", "mts", "cts"],
             Language::Tsx => &["tsx"],
             Language::Java => &["java"],
+            Language::Go => &["go"],
         }
     }
 }
@@ -88,6 +93,7 @@ mod tests {
             ("a.d.ts", Some(Language::TypeScript)),
             ("a.tsx", Some(Language::Tsx)),
             ("src/main/java/a/B.java", Some(Language::Java)),
+            ("cmd/main.go", Some(Language::Go)),
             ("Makefile", None),
             ("rs", None),
         ] {

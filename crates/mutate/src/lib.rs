@@ -1,4 +1,4 @@
-//! Planted bugs for Rust, JavaScript, TypeScript, Python and Java: tree-sitter mutation operators
+//! Planted bugs for Rust, JavaScript, TypeScript, Python, Java and Go: tree-sitter mutation operators
 //! whose every mutant is syntactically valid, sits in real logic (never in comments, strings,
 //! test code or skip-marked lines), carries a one-sentence defect description, and belongs to
 //! one of nine [`Category`]s.

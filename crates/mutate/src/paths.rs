@@ -5,7 +5,7 @@ use std::path::{Component, Path};
 /// True when the path names a test file by the rules of [docs/mutation.md][rules]: a
 /// `tests`, `test` or `__tests__` directory anywhere in the path; Python `test_*.py`,
 /// `*_test.py` and `conftest.py`; JavaScript `*.test.*` and `*.spec.*`; Rust `tests.rs` and
-/// `*_test.rs` (a `mod tests;` kept in its own file); Java `*Test.java`, `*Tests.java`,
+/// `*_test.rs` (a `mod tests;` kept in its own file); Go `*_test.go`; Java `*Test.java`, `*Tests.java`,
 /// `*TestCase.java`, `*IT.java` and `TestX.java` (Maven's `src/test/java` is a `test`
 /// directory). Test code inside other files (`#[test]`, `#[cfg(test)]`, JUnit's `@Test`) is
 /// found by the parser instead.
@@ -32,6 +32,8 @@ pub fn is_test_path(path: &Path) -> bool {
         Some("py") => stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest",
         Some("rs") => stem == "tests" || stem.ends_with("_test") || stem.ends_with("_tests"),
         Some("js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx") => js_marker,
+        // `go test`'s files.
+        Some("go") => stem.ends_with("_test"),
         // Maven Surefire's and Gradle's default test class names.
         Some("java") => {
             stem.ends_with("Test")
@@ -67,6 +69,7 @@ mod tests {
             "ParserTests.java",
             "ParserIT.java",
             "TestParser.java",
+            "cmd/root_test.go",
         ] {
             assert!(is_test_path(Path::new(test)), "{test}");
         }
@@ -82,6 +85,7 @@ mod tests {
             "src/main/java/org/x/Testing.java",
             "src/main/java/org/x/Contest.java",
             "src/main/java/org/x/Attestation.java",
+            "cmd/latest.go",
         ] {
             assert!(!is_test_path(Path::new(code)), "{code}");
         }

@@ -2,6 +2,7 @@
 //! language is adding a module here and a [`Language`] variant.
 
 pub(crate) mod common;
+mod go;
 mod java;
 mod javascript;
 mod python;
@@ -108,6 +109,7 @@ pub(crate) fn grammar(language: Language) -> &'static Grammar {
         Language::TypeScript => &typescript::GRAMMAR,
         Language::Tsx => &typescript::TSX_GRAMMAR,
         Language::Java => &java::GRAMMAR,
+        Language::Go => &go::GRAMMAR,
     }
 }
 

@@ -127,6 +127,7 @@ fn parser(language: Language) -> tree_sitter::Parser {
         Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
         Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
         Language::Java => tree_sitter_java::LANGUAGE.into(),
+        Language::Go => tree_sitter_go::LANGUAGE.into(),
     };
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&grammar).unwrap();
@@ -176,6 +177,7 @@ fn excerpts_in_the_repository() {
         ("lcs.rs", Language::Rust, 60),
         ("util.ts", Language::TypeScript, 60),
         ("ISO8601Utils.java", Language::Java, 150),
+        ("tabwriter.go", Language::Go, 200),
     ] {
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
         // Analysed under a relative path: the fixture directory lies under `tests/`.

@@ -1,5 +1,6 @@
-//! Mutants checked by each language's own parser, not only by tree-sitter: javac's parser
-//! for Java (`tests/tools/JavaParse.java`, when a JDK is installed) and TypeScript's
+//! Mutants checked by each language's own parser, not only by tree-sitter: `gofmt -e` for Go
+//! (when Go is installed), javac's parser for Java (`tests/tools/JavaParse.java`, when a JDK
+//! is installed) and TypeScript's
 //! compiler API (`ts.createSourceFile`, its parse diagnostics). The test runs when node and the
 //! `typescript` package are installed (`npm install -g typescript`) and says so when they are
 //! not.
@@ -103,5 +104,33 @@ fn java_mutants_parse_with_javac_s_own_parser() {
     assert_eq!(mutated.len(), 100, "a sample of 100");
     let errors = javac_parse_errors(&mutated);
     let invalid: Vec<usize> = (0..errors.len()).filter(|&i| errors[i] > 0).collect();
+    assert!(invalid.is_empty(), "{} of {} mutants do not parse: {:?}", invalid.len(), mutated.len(), invalid);
+}
+
+#[test]
+fn go_mutants_parse_with_gofmt() {
+    if !Command::new("gofmt").arg("-l").arg("/dev/null").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: gofmt is not installed (it comes with Go)");
+        return;
+    }
+    // Go's text/tabwriter (BSD-style licence): column arithmetic, buffers, flags.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/tabwriter.go");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let gofmt_fails = |texts: &[String]| -> Vec<usize> {
+        let dir = tempfile::tempdir().unwrap();
+        (0..texts.len())
+            .filter(|&index| {
+                let path = dir.path().join(format!("m{index}.go"));
+                std::fs::write(&path, &texts[index]).unwrap();
+                let output = Command::new("gofmt").arg("-e").arg("-l").arg(&path).output().unwrap();
+                !output.status.success() || !output.stderr.is_empty()
+            })
+            .collect()
+    };
+    assert!(gofmt_fails(std::slice::from_ref(&text)).is_empty(), "the excerpt itself parses");
+    assert_eq!(gofmt_fails(&[format!("{text}\nfunc (")]), vec![0], "the checker can fail");
+    let mutated = sample("src/text/tabwriter/tabwriter.go", &text, 100);
+    assert_eq!(mutated.len(), 100, "a sample of 100");
+    let invalid = gofmt_fails(&mutated);
     assert!(invalid.is_empty(), "{} of {} mutants do not parse: {:?}", invalid.len(), mutated.len(), invalid);
 }

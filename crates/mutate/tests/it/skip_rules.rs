@@ -250,3 +250,98 @@ public class Cart {
         analyze(Path::new("src/main/java/org/example/CartTest.java"), source, &Options::default()).unwrap();
     assert!(test_file.mutants.is_empty());
 }
+
+/// Go: comments, strings, imports and constants are never mutated, `*_test.go` files yield
+/// nothing, and operators keep to what compiles.
+#[test]
+fn go_skips_what_it_must_and_types_what_it_plants() {
+    let source = r#"package cart
+
+import (
+	"errors"
+	"os"
+)
+
+const limit = 10
+
+type Cart struct {
+	total int
+	items []int
+}
+
+// add adds, with a < b in the comment and 0.
+func (c *Cart) Add(price, count int) int {
+	c.total += price * count
+	return c.total - 1
+}
+
+func Label(n int) string {
+	return "items: " + itoa(n+1)
+}
+
+func (c *Cart) Empty() bool {
+	return c.total == 0
+}
+
+func Open(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f == nil {
+		panic("no file < 1")
+	}
+	return f, nil
+}
+
+func First(items []int) *int {
+	if len(items) > 0 {
+		return &items[0]
+	}
+	return nil
+}
+
+func Loop() {
+	for true {
+		break
+	}
+	var ErrEmpty = errors.New("empty")
+	_ = ErrEmpty
+}
+"#;
+    let analysis = analyze(Path::new("cart/cart.go"), source, &Options::default()).unwrap();
+    let mutants = &analysis.mutants;
+    let line_of = |needle: &str| source.lines().position(|line| line.contains(needle)).unwrap() + 1;
+    let on = |needle: &str| -> BTreeSet<&str> {
+        let line = line_of(needle);
+        mutants.iter().filter(|m| m.line == line).map(|m| m.operator.as_str()).collect()
+    };
+    assert!(on("c.total += price * count").contains("arithmetic-swap"));
+    assert!(on("return c.total - 1").contains("minus-one-dropped"));
+    assert!(on("return c.total == 0").contains("constant-return"));
+    assert!(on("if err != nil").contains("error-check-removed"));
+    assert!(on("return nil, err").contains("error-swallowed"));
+    assert!(on("defer f.Close()").contains("cleanup-call-removed"));
+    assert!(on("if f == nil").contains("none-guard-removed"));
+    assert!(on("panic(").contains("panic-removed"));
+    assert!(on("return &items[0]").contains("return-none"), "a pointer may be nil");
+    // Never where it could not compile.
+    assert!(!on("c.total += price * count").contains("compound-assignment-swap"), "`+=` may join strings");
+    let concatenation = source.find("\"items: \" +").unwrap() + "\"items: \" ".len();
+    assert!(mutants.iter().all(|m| m.start_byte != concatenation), "string concatenation");
+    assert!(on("return \"items: \"").contains("arithmetic-swap"), "`n+1` inside it is arithmetic");
+    assert!(!on("return c.total - 1").contains("return-none"), "an int cannot be nil");
+    assert!(on("f, err := os.Open(name)").is_empty(), "a declaration is not removed");
+    assert!(on("for true").is_empty(), "no `for false`");
+    for needle in ["\"errors\"", "const limit", "// add adds", "total int"] {
+        assert!(on(needle).is_empty(), "{needle}: {:?}", on(needle));
+    }
+    let quotes: Vec<usize> = source.match_indices('"').map(|(at, _)| at).collect();
+    for pair in quotes.chunks(2) {
+        let inside = pair[0] + 1..pair[1];
+        assert!(mutants.iter().all(|m| !inside.contains(&m.start_byte)), "nothing inside a string");
+    }
+    let test_file = analyze(Path::new("cart/cart_test.go"), source, &Options::default()).unwrap();
+    assert!(test_file.mutants.is_empty());
+}
