@@ -96,6 +96,7 @@ pub struct Calibration {
     files: Vec<String>,
     plants: usize,
     seed: u64,
+    profile: revcal_mutate::Profile,
     plants_file: Option<PathBuf>,
     also_synthetic: bool,
     one_at_a_time: bool,
@@ -140,6 +141,7 @@ impl Calibration {
             files: Vec::new(),
             plants: 8,
             seed: 0,
+            profile: revcal_mutate::Profile::Default,
             plants_file: None,
             also_synthetic: false,
             one_at_a_time: false,
@@ -189,6 +191,12 @@ impl Calibration {
     /// The selection seed (same seed, same plants).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+    /// The mutation profile plants are chosen from (docs/mutation.md#profiles): every
+    /// operator (the default) or the realistic one.
+    pub fn profile(mut self, profile: revcal_mutate::Profile) -> Self {
+        self.profile = profile;
         self
     }
     /// Plants from a JSON/YAML file (a plants file or a bugs file) instead of the mutation
@@ -362,7 +370,7 @@ impl Calibration {
             for target in &targets {
                 check_target(&work_tree, &tracked, target)?;
             }
-            crate::selection::select_plants(&work_tree, &targets, count, self.seed)
+            crate::selection::select_plants(&work_tree, &targets, count, self.seed, self.profile)
         };
         let mut plants = match &self.plants_file {
             Some(file) => {

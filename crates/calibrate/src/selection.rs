@@ -12,8 +12,9 @@ pub(crate) fn select_plants(
     targets: &[String],
     n: usize,
     seed: u64,
+    profile: revcal_mutate::Profile,
 ) -> Result<Vec<Plant>, CalibrateError> {
-    let options = revcal_mutate::Options::default();
+    let options = revcal_mutate::Options { profile, ..revcal_mutate::Options::default() };
     let mut candidates = Vec::new();
     for target in targets {
         let source = match crate::input::read_text(&work_tree.join(target), options.max_file_bytes as u64) {

@@ -97,6 +97,12 @@ pub(crate) struct MutateArgs {
     /// List every operator with its category and an example, then exit.
     #[arg(long)]
     pub(crate) list_operators: bool,
+    /// The realistic profile: only the operators studies found coupled to real faults
+    /// (relational, conditional, negation, arithmetic, literal, statement deletion), no
+    /// logging or printing lines, at most one mutant per line (docs/mutation.md#profiles).
+    /// The default profile keeps every operator of the nine categories.
+    #[arg(long)]
+    pub(crate) realistic: bool,
 }
 
 /// Runs `revcal mutate`.

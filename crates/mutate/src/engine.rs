@@ -139,6 +139,7 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         mutants.push(build(&file, language, &text, candidate));
     }
     mutants.sort_by_key(|mutant| (mutant.start_byte, mutant.end_byte, mutant.operator.clone()));
+    let mutants = options.profile.keep(mutants);
     Ok(Analysis { mutants, warnings, rejected })
 }
 

@@ -1,6 +1,6 @@
 //! What to generate: category and operator filters and limits.
 
-use crate::Category;
+use crate::{Category, Profile};
 use serde::{Deserialize, Serialize};
 
 /// Filters and limits for [`generate_mutants`](crate::generate_mutants). The default
@@ -23,6 +23,9 @@ pub struct Options {
     /// Skip test files by path ([`is_test_path`](crate::is_test_path)). Test functions and
     /// modules inside a file are always skipped.
     pub skip_test_files: bool,
+    /// Which mutants to keep: every operator (the default), or the realistic profile (the
+    /// operators coupled to real faults, no logging lines, one mutant per line).
+    pub profile: Profile,
 }
 
 impl Default for Options {
@@ -34,6 +37,7 @@ impl Default for Options {
             exclude_operators: Vec::new(),
             max_file_bytes: 2 * 1024 * 1024,
             skip_test_files: true,
+            profile: Profile::Default,
         }
     }
 }
@@ -45,6 +49,7 @@ impl Options {
             && !self.exclude_categories.contains(&category)
             && (self.operators.is_empty() || self.operators.iter().any(|name| name == operator))
             && !self.exclude_operators.iter().any(|name| name == operator)
+            && self.profile.allows_operator(operator)
     }
 }
 

@@ -170,6 +170,11 @@ pub(crate) struct RunFlags {
     /// commands: unsandboxed, a hostile reviewer runs any command as you.
     #[arg(long)]
     pub(crate) unsandboxed_repro: bool,
+    /// Choose mutants from the realistic profile: the operators studies found coupled to
+    /// real faults, no logging lines, one per line (docs/mutation.md#profiles). The default
+    /// plants every category.
+    #[arg(long)]
+    pub(crate) realistic: bool,
     /// No progress. Otherwise a bar on a terminal, and one plain line per stage and step
     /// (with the elapsed time) when stderr is not a terminal, as in a CI log.
     #[arg(long, short)]
@@ -515,6 +520,11 @@ impl<'a> Reviewer<'a> {
                 Some(command) if command.trim().is_empty() => BuildCheck::Off,
                 Some(command) => BuildCheck::Command(command.clone()),
             })
+            .profile(if flags.realistic {
+                revcal_mutate::Profile::Realistic
+            } else {
+                revcal_mutate::Profile::Default
+            })
             .on_progress(progress_bar(flags.quiet));
         match &self.judge {
             JudgeChoice::Command(command) => calibration
@@ -548,6 +558,7 @@ impl<'a> Reviewer<'a> {
             "reproMemory": flags.repro_memory,
             "sandboxRepro": !flags.unsandboxed_repro,
             "maxJudgeCalls": flags.judge.max_judge_calls,
+            "profile": if flags.realistic { "realistic" } else { "default" },
         })
     }
 

@@ -21,6 +21,7 @@ struct MutateTable {
     seed: Option<u64>,
     include_tests: Option<bool>,
     max_file_size: Option<usize>,
+    realistic: Option<bool>,
 }
 
 /// Everything `revcal mutate` needs to know, flags over file.
@@ -55,6 +56,11 @@ impl Settings {
             exclude_operators,
             max_file_bytes: args.max_file_size.or(table.max_file_size).unwrap_or(defaults.max_file_bytes),
             skip_test_files: !(args.include_tests || table.include_tests.unwrap_or(false)),
+            profile: if args.realistic || table.realistic.unwrap_or(false) {
+                revcal_mutate::Profile::Realistic
+            } else {
+                revcal_mutate::Profile::Default
+            },
         };
         Ok(Settings {
             options,

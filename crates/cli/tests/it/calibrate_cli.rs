@@ -1862,3 +1862,84 @@ fn a_reviewer_worse_in_one_category_than_its_baseline_fails_naming_it() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("not a calibration report"), "{}", stderr(&bad));
 }
+
+/// `--realistic` plants only the realistic profile's operators, one per line.
+#[test]
+fn realistic_plants_come_from_the_realistic_profile() {
+    let sandbox = Sandbox::new();
+    let run = |extra: &[&str]| {
+        let output = sandbox.run(
+            &[
+                &[
+                    "--review-cmd",
+                    "echo '[]'",
+                    "--scorer",
+                    "string",
+                    "--plants",
+                    "20",
+                    "--min-plants",
+                    "1",
+                    "--min-recall",
+                    "0",
+                    "--json",
+                    "--build-cmd",
+                    "",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        json(&output)
+    };
+    let operators = |report: &Value| -> Vec<String> {
+        report["plants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["operator"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The file has mutants of other operators, which the profile leaves out.
+    let listed = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["mutate", "src/calc.py", "--json"])
+        .current_dir(sandbox.repo())
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| !revcal_mutate::REALISTIC_OPERATORS.contains(&m["operator"].as_str().unwrap())),
+        "{listed}"
+    );
+    // Over a few seeds the default profile plants some of them; the realistic one never.
+    let default: Vec<String> =
+        (0..6).flat_map(|seed| operators(&run(&["--seed", &seed.to_string()]))).collect();
+    assert!(
+        default.iter().any(|op| !revcal_mutate::REALISTIC_OPERATORS.contains(&op.as_str())),
+        "{default:?}"
+    );
+    for seed in 0..6 {
+        let realistic = operators(&run(&["--realistic", "--seed", &seed.to_string()]));
+        assert!(
+            realistic.iter().all(|op| revcal_mutate::REALISTIC_OPERATORS.contains(&op.as_str())),
+            "{realistic:?}"
+        );
+    }
+    let report = run(&["--realistic"]);
+    let realistic = operators(&report);
+    assert!(!realistic.is_empty());
+    assert!(
+        realistic.iter().all(|op| revcal_mutate::REALISTIC_OPERATORS.contains(&op.as_str())),
+        "{realistic:?}"
+    );
+    let lines: BTreeMap<u64, usize> =
+        report["plants"].as_array().unwrap().iter().fold(BTreeMap::new(), |mut lines, p| {
+            *lines.entry(p["line"].as_u64().unwrap()).or_default() += 1;
+            lines
+        });
+    assert!(lines.values().all(|&n| n == 1), "one plant per line: {lines:?}");
+}

@@ -462,3 +462,26 @@ fn a_sample_previews_the_plants_calibrate_chooses_with_the_same_seed() {
         assert_eq!(previewed, planted, "seed {seed}: the same inputs give the same plants");
     }
 }
+
+/// `--realistic` (and `realistic = true` in revcal.toml) keeps the realistic profile's
+/// operators, one mutant per line, and a subset of the default mutants.
+#[test]
+fn realistic_profile_from_the_flag_and_the_settings_file() {
+    let dir = project();
+    let all = json_mutants(dir.path(), &["mutate", "src", "--json"]);
+    let realistic = json_mutants(dir.path(), &["mutate", "src", "--json", "--realistic"]);
+    assert!(!realistic.is_empty() && realistic.len() < all.len(), "{} of {}", realistic.len(), all.len());
+    let mut lines = BTreeSet::new();
+    for mutant in &realistic {
+        let operator = mutant["operator"].as_str().unwrap();
+        assert!(revcal_mutate::REALISTIC_OPERATORS.contains(&operator), "{operator}");
+        assert!(lines.insert((mutant["file"].to_string(), mutant["line"].as_u64())), "one per line");
+        assert!(all.contains(mutant));
+    }
+    std::fs::write(dir.path().join("revcal.toml"), "[mutate]\nrealistic = true\n").unwrap();
+    assert_eq!(
+        json_mutants(dir.path(), &["mutate", "src", "--json"]),
+        realistic,
+        "the settings file says the same"
+    );
+}

@@ -131,3 +131,44 @@ function clamp(x, max) {
     assert!(!at(&found, 3).contains(&"comparison-boundary"), "{:?}", at(&found, 3));
     assert!(at(&found, 6).contains(&"comparison-boundary"), "an else makes it no clamp: {:?}", at(&found, 6));
 }
+
+/// The realistic profile keeps a subset of the default profile's mutants: only its
+/// operators, none on a logging or printing line, at most one per line; on every corpus
+/// excerpt of every language.
+#[test]
+fn the_realistic_profile_is_a_subset_with_one_mutant_per_line_and_no_arid_lines() {
+    use revcal_mutate::{Profile, REALISTIC_OPERATORS};
+    let dir = crate::util::fixtures("corpus");
+    let logging = "import logging\n\ndef f(a, b):\n    logging.info('%d', a + 1)\n    print(a - 1)\n    if a < b and b > 0:\n        return a + b\n    return 0\n";
+    let mut texts: Vec<(String, String)> =
+        ["bisect.py", "ini.js", "lcs.rs", "util.ts", "ISO8601Utils.java", "tabwriter.go"]
+            .iter()
+            .map(|name| (format!("src/{name}"), std::fs::read_to_string(dir.join(name)).unwrap()))
+            .collect();
+    texts.push(("src/logs.py".into(), logging.into()));
+    for (path, text) in &texts {
+        let all = generate_mutants(Path::new(path), text, &Options::default()).unwrap();
+        let realistic = Options { profile: Profile::Realistic, ..Options::default() };
+        let kept = generate_mutants(Path::new(path), text, &realistic).unwrap();
+        assert!(!kept.is_empty() && kept.len() < all.len(), "{path}: {} of {}", kept.len(), all.len());
+        let mut lines = std::collections::HashSet::new();
+        for mutant in &kept {
+            assert!(all.contains(mutant), "{path}: {} is a default mutant too", mutant.id);
+            assert!(REALISTIC_OPERATORS.contains(&mutant.operator.as_str()), "{path}: {}", mutant.operator);
+            assert!(lines.insert(mutant.line), "{path}:{}: one mutant per line", mutant.line);
+            let code = mutant.original_line.trim_start();
+            assert!(!code.starts_with("logging.") && !code.starts_with("print("), "{path}: {code}");
+        }
+        // Every line that had a realistic-operator mutant (not a logging line) keeps one.
+        let eligible: std::collections::HashSet<usize> = all
+            .iter()
+            .filter(|m| REALISTIC_OPERATORS.contains(&m.operator.as_str()))
+            .filter(|m| {
+                !m.original_line.trim_start().starts_with("logging.")
+                    && !m.original_line.trim_start().starts_with("print(")
+            })
+            .map(|m| m.line)
+            .collect();
+        assert_eq!(lines, eligible, "{path}");
+    }
+}
