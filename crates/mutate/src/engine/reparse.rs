@@ -25,6 +25,9 @@ pub(super) struct Reparse<'a> {
     grammar: &'static Grammar,
     /// Whether each unit (by byte range) parses cleanly on its own, unmutated.
     unit_baselines: HashMap<(usize, usize), bool>,
+    /// The tree of each unit that parses cleanly on its own, unmutated: a mutant of the unit
+    /// is re-parsed incrementally from it, so only the edited part of the unit is parsed again.
+    unit_trees: HashMap<(usize, usize), Tree>,
     /// The nodes from the root down to the last candidate checked (see
     /// [`Reparse::scope_around`]).
     chain: Vec<Node<'a>>,
@@ -48,6 +51,7 @@ impl<'a> Reparse<'a> {
             unit_parser,
             grammar,
             unit_baselines: HashMap::new(),
+            unit_trees: HashMap::new(),
             chain: Vec::new(),
             tree,
             source,
@@ -277,12 +281,28 @@ impl<'a> Reparse<'a> {
         document.push_str(head);
         document.push_str(replacement);
         document.push_str(tail);
-        if !unit.prefix.is_empty() || !unit.suffix.is_empty() {
-            let end = document.len();
-            document.push_str(unit.suffix);
-            return parses_wrapped(&mut self.unit_parser, &document, offset..end, unit.kind);
+        let wrapped = !unit.prefix.is_empty() || !unit.suffix.is_empty();
+        let end = document.len();
+        document.push_str(unit.suffix);
+        let key = (unit.start, unit.end);
+        let tree = match (candidate, self.unit_trees.get(&key)) {
+            (Some(candidate), Some(base)) => {
+                let mut edited = base.clone();
+                edited.edit(&edit_in_unit(&document[..offset], text, unit.start, candidate));
+                self.unit_parser.parse(&document, Some(&edited))
+            }
+            _ => self.unit_parser.parse(&document, None),
+        };
+        let Some(tree) = tree else { return false };
+        let clean = if wrapped {
+            tree_is_wrapped(&tree, offset..end, unit.kind)
+        } else {
+            tree_is_alone(&tree, &document, offset, unit.kind)
+        };
+        if candidate.is_none() && clean {
+            self.unit_trees.insert(key, tree);
         }
-        parses_alone(&mut self.unit_parser, &document, offset, unit.kind)
+        clean
     }
 
     fn file_still_parses(&mut self, candidate: &Candidate) -> bool {
@@ -353,11 +373,35 @@ const WINDOW_NEIGHBOUR_LIMIT: usize = 256;
 /// What an indented unit is parsed inside: a block whose indentation is the unit's own.
 const INDENTED_UNIT_WRAPPER: &str = "if 1:\n";
 
-/// True when `text` parses with no error as a single node of `kind` spanning it all from
-/// `offset` (past [`INDENTED_UNIT_WRAPPER`] and the indentation when `offset` is not 0, the
-/// node then being the only statement of the wrapper's block).
-fn parses_alone(parser: &mut Parser, text: &str, offset: usize, kind: &str) -> bool {
-    let Some(tree) = parser.parse(text, None) else { return false };
+/// The edit that turns a unit's unmutated document into the mutated one: `before` is the
+/// document's text ahead of the unit (its wrapper), `text` the file, `unit_start` the unit's
+/// first byte in the file.
+fn edit_in_unit(before: &str, text: &str, unit_start: usize, candidate: &Candidate) -> InputEdit {
+    let point = |upto: usize| {
+        let inside = text.get(unit_start..upto).unwrap_or("");
+        let row = before.matches('\n').count() + inside.matches('\n').count();
+        let column = match inside.rfind('\n') {
+            Some(newline) => inside.len() - newline - 1,
+            None => before.len() - before.rfind('\n').map_or(0, |newline| newline + 1) + inside.len(),
+        };
+        tree_sitter::Point { row, column }
+    };
+    let start_byte = before.len() + candidate.start - unit_start;
+    let start_position = point(candidate.start);
+    InputEdit {
+        start_byte,
+        old_end_byte: start_byte + candidate.end - candidate.start,
+        new_end_byte: start_byte + candidate.replacement.len(),
+        start_position,
+        old_end_position: point(candidate.end),
+        new_end_position: point_after(start_position, &candidate.replacement),
+    }
+}
+
+/// True when `tree` (of `text`) has no error and is a single node of `kind` spanning the
+/// text from `offset` (past [`INDENTED_UNIT_WRAPPER`] and the indentation when `offset` is
+/// not 0, the node then being the only statement of the wrapper's block).
+fn tree_is_alone(tree: &Tree, text: &str, offset: usize, kind: &str) -> bool {
     let root = tree.root_node();
     if root.has_error() {
         return false;
@@ -383,10 +427,9 @@ fn parses_alone(parser: &mut Parser, text: &str, offset: usize, kind: &str) -> b
         && only.end_byte() == text.trim_end().len()
 }
 
-/// True when `text` parses with no error and holds a node of `kind` spanning exactly
-/// `span` (the unit between its wrapper's prefix and suffix).
-fn parses_wrapped(parser: &mut Parser, text: &str, span: std::ops::Range<usize>, kind: &str) -> bool {
-    let Some(tree) = parser.parse(text, None) else { return false };
+/// True when `tree` has no error and holds a node of `kind` spanning exactly `span` (the
+/// unit between its wrapper's prefix and suffix).
+fn tree_is_wrapped(tree: &Tree, span: std::ops::Range<usize>, kind: &str) -> bool {
     let root = tree.root_node();
     if root.has_error() {
         return false;
