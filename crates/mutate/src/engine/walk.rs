@@ -122,7 +122,7 @@ impl Walk<'_> {
             }
             return Visit::Quiet;
         }
-        if let Some(start) = (self.grammar.skipped_item)(node, self.source) {
+        if let Some(start) = (self.grammar.skipped_item)(node, kind, self.source) {
             // Nothing below is mutated and the region is hard as a whole: its comments and
             // errors need not be recorded one by one.
             self.regions.add_hard(start, node.end_byte());
@@ -133,12 +133,12 @@ impl Walk<'_> {
             // Candidates may still replace an opaque node whole (the Rust `vec![..]` operator
             // replaces a token tree), so the node itself is offered to the operators.
             if !quiet {
-                (self.grammar.mutate)(node, self.source, &mut self.candidates);
+                (self.grammar.mutate)(node, kind, self.source, &mut self.candidates);
             }
             return Visit::Quiet;
         }
         if !quiet {
-            (self.grammar.mutate)(node, self.source, &mut self.candidates);
+            (self.grammar.mutate)(node, kind, self.source, &mut self.candidates);
         }
         Visit::Descend
     }

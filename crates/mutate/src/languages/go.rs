@@ -14,7 +14,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     grammar: || tree_sitter_go::LANGUAGE.into(),
     comments: &["comment"],
     opaque,
-    skipped_item: |_, _| None,
+    skipped_item: |_, _, _| None,
     mutate,
     operators: || OPERATORS,
     // The grammar's source file takes statements, so blocks and functions parse alone.
@@ -164,8 +164,8 @@ const CLEANUP: &[&str] = &[
     "Close", "Unlock", "RUnlock", "Release", "Stop", "Done", "Flush", "Cancel", "Shutdown", "cancel", "close",
 ];
 
-fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    match node.kind() {
+fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
+    match kind {
         "binary_expression" => binary(node, source, out),
         "unary_expression" => {
             if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")

@@ -219,8 +219,8 @@ const TEST_ANNOTATIONS: &[&str] = &[
 
 /// A method or class annotated as test code (`@Test`, `@org.junit.jupiter.api.Test`,
 /// `@BeforeEach`, ...): skipped from its first annotation.
-fn skipped_item(node: Node, source: &Source) -> Option<usize> {
-    if !matches!(node.kind(), "method_declaration" | "class_declaration" | "constructor_declaration") {
+fn skipped_item(node: Node, kind: &str, source: &Source) -> Option<usize> {
+    if !matches!(kind, "method_declaration" | "class_declaration" | "constructor_declaration") {
         return None;
     }
     let mut cursor = node.walk();
@@ -260,8 +260,8 @@ fn starts_closed(node: Node, _: &Source) -> bool {
     )
 }
 
-fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    match node.kind() {
+fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
+    match kind {
         "binary_expression" => binary(node, source, out),
         "unary_expression" => {
             if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")

@@ -10,7 +10,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     grammar: || tree_sitter_javascript::LANGUAGE.into(),
     comments: &["comment", "html_comment"],
     opaque,
-    skipped_item: |_, _| None,
+    skipped_item: |_, _, _| None,
     mutate,
     operators: || OPERATORS,
     // Statements first (the innermost unit is used), then blocks for mutants that span a
@@ -250,8 +250,8 @@ fn is_string(node: Node) -> bool {
     matches!(node.kind(), "string" | "template_string")
 }
 
-pub(super) fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    match node.kind() {
+pub(super) fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
+    match kind {
         "binary_expression" => binary(node, source, out),
         "unary_expression" => {
             if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")

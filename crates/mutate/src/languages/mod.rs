@@ -58,9 +58,11 @@ pub(crate) struct Grammar {
     pub(crate) opaque: fn(&str) -> bool,
     /// When `node` is test code or marked to skip, the byte where its skipped region starts
     /// (attributes before the item belong to it).
-    pub(crate) skipped_item: fn(Node, &Source) -> Option<usize>,
+    /// Each receives the node's kind too: the walk reads it once per node (each read of a
+    /// kind measures its name again).
+    pub(crate) skipped_item: fn(Node, &str, &Source) -> Option<usize>,
     /// The operators' proposals for one node.
-    pub(crate) mutate: fn(Node, &Source, &mut Vec<Candidate>),
+    pub(crate) mutate: fn(Node, &str, &Source, &mut Vec<Candidate>),
     /// The operator table.
     pub(crate) operators: fn() -> &'static [Operator],
     /// Node kinds that parse on their own as a whole document (a Rust `fn` item, a

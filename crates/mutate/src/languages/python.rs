@@ -10,7 +10,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     grammar: || tree_sitter_python::LANGUAGE.into(),
     comments: &["comment"],
     opaque,
-    skipped_item: |_, _| None,
+    skipped_item: |_, _, _| None,
     mutate,
     operators: || OPERATORS,
     // Statements that start their line: a mutant inside one is checked by parsing that
@@ -202,8 +202,8 @@ fn is_string(node: Node) -> bool {
     matches!(node.kind(), "string" | "concatenated_string")
 }
 
-fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    match node.kind() {
+fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
+    match kind {
         "comparison_operator" => comparison(node, source, out),
         "boolean_operator" => boolean_operator(node, source, out),
         "binary_operator" => {

@@ -195,8 +195,8 @@ fn opaque(kind: &str) -> bool {
 
 /// Items under `#[test]`, `#[cfg(test)]` (or any test attribute) or `#[mutants::skip]`;
 /// a file with `#![cfg(test)]` is skipped whole.
-fn skipped_item(node: Node, source: &Source) -> Option<usize> {
-    if node.kind() == "source_file" {
+fn skipped_item(node: Node, kind: &str, source: &Source) -> Option<usize> {
+    if kind == "source_file" {
         let mut cursor = node.walk();
         let whole_file = node.named_children(&mut cursor).any(|child| {
             child.kind() == "inner_attribute_item"
@@ -204,10 +204,16 @@ fn skipped_item(node: Node, source: &Source) -> Option<usize> {
         });
         return whole_file.then_some(node.start_byte());
     }
-    if node.kind().ends_with("_attribute_item")
-        || node.kind() == "attribute_item"
-        || !node.kind().ends_with("_item")
-    {
+    if kind.ends_with("_attribute_item") || kind == "attribute_item" || !kind.ends_with("_item") {
+        return None;
+    }
+    // Attributes end with `]`, and only comments may stand between them and the item. Where
+    // neither comes right before the item, no sibling walk is needed: a node's previous
+    // sibling is found by walking its parent's children, which costs, per item, the items
+    // before it in a module of many.
+    let before = source.text.get(..node.start_byte()).unwrap_or("").trim_end();
+    let last_line = before.rsplit('\n').next().unwrap_or("");
+    if !(before.ends_with(']') || last_line.contains("//") || last_line.contains("*/")) {
         return None;
     }
     let mut first_attribute = None;
@@ -253,8 +259,8 @@ fn is_string(node: Node) -> bool {
     matches!(node.kind(), "string_literal" | "raw_string_literal" | "char_literal")
 }
 
-fn mutate(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    match node.kind() {
+fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
+    match kind {
         "binary_expression" => binary(node, source, out),
         "unary_expression" => {
             if node.child(0).is_some_and(|op| source.of(op) == "!")

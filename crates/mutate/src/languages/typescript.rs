@@ -11,7 +11,7 @@ pub(super) static GRAMMAR: Grammar = Grammar {
     grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
     comments: &["comment", "html_comment"],
     opaque,
-    skipped_item: |_, _| None,
+    skipped_item: |_, _, _| None,
     mutate: javascript::mutate,
     operators: || OPERATORS.as_slice(),
     units: javascript::UNITS,
