@@ -28,6 +28,8 @@ pub(super) struct Reparse<'a> {
     /// The tree of each unit that parses cleanly on its own, unmutated: a mutant of the unit
     /// is re-parsed incrementally from it, so only the edited part of the unit is parsed again.
     unit_trees: HashMap<(usize, usize), Tree>,
+    /// The text a unit is parsed from, kept between checks so that it is not allocated anew.
+    document: String,
     /// The nodes from the root down to the last candidate checked (see
     /// [`Reparse::scope_around`]).
     chain: Vec<Node<'a>>,
@@ -52,6 +54,7 @@ impl<'a> Reparse<'a> {
             grammar,
             unit_baselines: HashMap::new(),
             unit_trees: HashMap::new(),
+            document: String::new(),
             chain: Vec::new(),
             tree,
             source,
@@ -258,9 +261,8 @@ impl<'a> Reparse<'a> {
             // Something else precedes the unit on its line: it cannot stand alone.
             return false;
         }
-        let mut document = String::with_capacity(
-            unit.end - unit.start + indent.len() + unit.prefix.len() + unit.suffix.len() + 16,
-        );
+        let mut document = std::mem::take(&mut self.document);
+        document.clear();
         document.push_str(unit.prefix);
         if !indent.is_empty() {
             document.push_str(INDENTED_UNIT_WRAPPER);
@@ -276,6 +278,7 @@ impl<'a> Reparse<'a> {
             None => (text.get(unit.start..unit.end), "", Some("")),
         };
         let (Some(head), replacement, Some(tail)) = pieces else {
+            self.document = document;
             return false;
         };
         document.push_str(head);
@@ -288,20 +291,23 @@ impl<'a> Reparse<'a> {
         let tree = match (candidate, self.unit_trees.get(&key)) {
             (Some(candidate), Some(base)) => {
                 let mut edited = base.clone();
-                edited.edit(&edit_in_unit(&document[..offset], text, unit.start, candidate));
+                edited.edit(&edit_in_unit(&document[..offset], self.source, unit.start, candidate));
                 self.unit_parser.parse(&document, Some(&edited))
             }
             _ => self.unit_parser.parse(&document, None),
         };
-        let Some(tree) = tree else { return false };
-        let clean = if wrapped {
-            tree_is_wrapped(&tree, offset..end, unit.kind)
-        } else {
-            tree_is_alone(&tree, &document, offset, unit.kind)
-        };
-        if candidate.is_none() && clean {
-            self.unit_trees.insert(key, tree);
-        }
+        let clean = tree.is_some_and(|tree| {
+            let clean = if wrapped {
+                tree_is_wrapped(&tree, offset..end, unit.kind)
+            } else {
+                tree_is_alone(&tree, &document, offset, unit.kind)
+            };
+            if candidate.is_none() && clean {
+                self.unit_trees.insert(key, tree);
+            }
+            clean
+        });
+        self.document = document;
         clean
     }
 
@@ -374,17 +380,19 @@ const WINDOW_NEIGHBOUR_LIMIT: usize = 256;
 const INDENTED_UNIT_WRAPPER: &str = "if 1:\n";
 
 /// The edit that turns a unit's unmutated document into the mutated one: `before` is the
-/// document's text ahead of the unit (its wrapper), `text` the file, `unit_start` the unit's
-/// first byte in the file.
-fn edit_in_unit(before: &str, text: &str, unit_start: usize, candidate: &Candidate) -> InputEdit {
-    let point = |upto: usize| {
-        let inside = text.get(unit_start..upto).unwrap_or("");
-        let row = before.matches('\n').count() + inside.matches('\n').count();
-        let column = match inside.rfind('\n') {
-            Some(newline) => inside.len() - newline - 1,
-            None => before.len() - before.rfind('\n').map_or(0, |newline| newline + 1) + inside.len(),
-        };
-        tree_sitter::Point { row, column }
+/// document's text ahead of the unit (its wrapper), `source` the file, `unit_start` the
+/// unit's first byte in the file.
+fn edit_in_unit(before: &str, source: &Source, unit_start: usize, candidate: &Candidate) -> InputEdit {
+    let before_rows = before.matches('\n').count();
+    let before_column = before.len() - before.rfind('\n').map_or(0, |newline| newline + 1);
+    let unit = source.point(unit_start);
+    let point = |byte: usize| {
+        let at = source.point(byte);
+        if at.row == unit.row {
+            tree_sitter::Point { row: before_rows, column: before_column + at.column - unit.column }
+        } else {
+            tree_sitter::Point { row: before_rows + at.row - unit.row, column: at.column }
+        }
     };
     let start_byte = before.len() + candidate.start - unit_start;
     let start_position = point(candidate.start);
