@@ -122,6 +122,24 @@ impl<'a> Reparse<'a> {
             current = current.child_with_descendant(target)?;
             self.chain.push(current);
         }
+        // Where units answer both ways and no window is used (Rust), a unit around the
+        // candidate whose tree is already at hand is re-parsed incrementally rather than an
+        // inner one parsed from scratch first: either unit parses cleanly alone unmutated, so
+        // either gives the file's answer, and an incremental parse of the outer one costs less
+        // than a fresh parse of the inner one (and then an incremental one).
+        if !self.grammar.verify_rejections
+            && self.grammar.statement_lists.is_empty()
+            && self.grammar.element_lists.is_empty()
+            && let Some(unit) = self.chain.iter().rev().find_map(|node| {
+                let kind = self.grammar.units.iter().find(|kind| **kind == node.kind())?;
+                let around = node.start_byte() < candidate.start && candidate.end < node.end_byte();
+                (around && self.unit_trees.contains_key(&(node.start_byte(), node.end_byte()))).then(|| {
+                    Unit { start: node.start_byte(), end: node.end_byte(), kind, prefix: "", suffix: "" }
+                })
+            })
+        {
+            return Some(Scope::Unit(unit));
+        }
         let mut depth = self.chain.len() - 1;
         let mut node = target;
         loop {
