@@ -135,8 +135,8 @@ pub(crate) fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
                 *scan.skipped.entry(skip).or_default() += 1;
                 scan.warnings.push(message);
             }
-            FileResult::Done { file, text, analysis } => {
-                scan.lines += text.lines().count();
+            FileResult::Done { file, text, lines, analysis } => {
+                scan.lines += lines;
                 scan.rejected += analysis.rejected;
                 scan.warnings.extend(analysis.warnings.iter().map(ToString::to_string));
                 scan.mutants.extend(analysis.mutants);
@@ -150,7 +150,14 @@ pub(crate) fn scan(paths: &[PathBuf], options: &Options) -> Result<Scan> {
 
 enum FileResult {
     Skipped(Skip, String),
-    Done { file: String, text: String, analysis: revcal_mutate::Analysis },
+    /// A file mutated: its text, its line count (counted on the worker's core) and what came
+    /// of it.
+    Done {
+        file: String,
+        text: String,
+        lines: usize,
+        analysis: revcal_mutate::Analysis,
+    },
 }
 
 fn process(path: &Path, options: &Options) -> FileResult {
@@ -189,7 +196,7 @@ fn process(path: &Path, options: &Options) -> FileResult {
         }
     };
     match revcal_mutate::analyze(path, &text, options) {
-        Ok(analysis) => FileResult::Done { file: shown, text, analysis },
+        Ok(analysis) => FileResult::Done { file: shown, lines: text.lines().count(), text, analysis },
         Err(MutateError::FileTooLarge { .. }) => FileResult::Skipped(
             Skip::TooLarge,
             format!("{shown}: skipped: more than --max-file-size {} bytes", options.max_file_bytes),
