@@ -31,7 +31,7 @@ tasks:
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
   bench suite        a 50-entry suite unsharded, as 50 and 5 shards, and merged: each shard's start-up cost
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
-                     `cargo mutants --list --workspace` and mutmut's generator (Python files)
+                     `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
   fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
                      message, mutate) S seconds each (default 600); needs cargo-fuzz
