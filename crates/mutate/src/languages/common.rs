@@ -451,3 +451,35 @@ pub(crate) fn callee_name(text: &str) -> &str {
     let text = text.trim_end_matches("()");
     text.rsplit(['.', ':']).next().unwrap_or(text)
 }
+
+/// The binary operators of a typed language whose `+` may join strings (Java, Go): the
+/// comparisons (never on a clamp), equality, `&&`/`||`, and the arithmetic swaps; a `+` is
+/// mutated only when it adds a number literal (`is_number`) and holds no string literal
+/// (`is_string`), since the parser does not know the operands' types.
+pub(crate) fn typed_binary(
+    node: Node,
+    source: &Source,
+    is_string: fn(Node) -> bool,
+    is_number: fn(Node) -> bool,
+    out: &mut Vec<Candidate>,
+) {
+    fn has_string(node: Node, is_string: fn(Node) -> bool) -> bool {
+        let mut cursor = node.walk();
+        is_string(node) || node.named_children(&mut cursor).any(|child| has_string(child, is_string))
+    }
+    let Some(operator) = node.child_by_field_name("operator") else { return };
+    let sides = [node.child_by_field_name("left"), node.child_by_field_name("right")];
+    match source.of(operator) {
+        "<" | "<=" | ">" | ">=" if !is_clamp(node, sides, source) => {
+            comparison_boundary(source, node, operator, false, out)
+        }
+        "==" | "!=" => equality_flip(source, node, operator, out),
+        "&&" | "||" => and_or_swap(source, node, operator, out),
+        "+" if has_string(node, is_string) || !sides.into_iter().flatten().any(is_number) => {}
+        "+" | "-" | "*" | "/" => {
+            arithmetic_swap(source, node, operator, is_string, out);
+            plus_minus_one(source, node, operator, out);
+        }
+        _ => {}
+    }
+}

@@ -258,41 +258,12 @@ fn is_string(node: Node) -> bool {
     matches!(node.kind(), "interpreted_string_literal" | "raw_string_literal" | "rune_literal")
 }
 
-/// A `+` that adds a number literal and holds no string literal (it may join strings, and
-/// the parser does not know the operands' types).
-fn numeric_plus(node: Node) -> bool {
-    fn has_string(node: Node) -> bool {
-        if is_string(node) {
-            return true;
-        }
-        let mut cursor = node.walk();
-        node.named_children(&mut cursor).any(has_string)
-    }
-    let number =
-        |side: Option<Node>| side.is_some_and(|n| matches!(n.kind(), "int_literal" | "float_literal"));
-    !has_string(node)
-        && (number(node.child_by_field_name("left")) || number(node.child_by_field_name("right")))
-}
-
-fn clamp(node: Node, source: &Source) -> bool {
-    common::is_clamp(node, [node.child_by_field_name("left"), node.child_by_field_name("right")], source)
+fn is_number(node: Node) -> bool {
+    matches!(node.kind(), "int_literal" | "float_literal")
 }
 
 fn binary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    let Some(operator) = node.child_by_field_name("operator") else { return };
-    match source.of(operator) {
-        "<" | "<=" | ">" | ">=" if !clamp(node, source) => {
-            common::comparison_boundary(source, node, operator, false, out)
-        }
-        "==" | "!=" => common::equality_flip(source, node, operator, out),
-        "&&" | "||" => common::and_or_swap(source, node, operator, out),
-        "+" if !numeric_plus(node) => {}
-        "+" | "-" | "*" | "/" => {
-            common::arithmetic_swap(source, node, operator, is_string, out);
-            common::plus_minus_one(source, node, operator, out);
-        }
-        _ => {}
-    }
+    common::typed_binary(node, source, is_string, is_number, out);
 }
 
 /// `if x == nil {` and `if x != nil {`: made inert. On an error (`err`, `...Err`), `!= nil`

@@ -394,48 +394,15 @@ fn is_string(node: Node) -> bool {
     matches!(node.kind(), "string_literal" | "text_block" | "character_literal")
 }
 
-/// A `+` may join strings, and whether it does depends on types the parser does not know:
-/// it is mutated only when it adds a number literal and holds no string literal (`i + 1`,
-/// never `name + 1` beside a `"..."`).
-fn numeric_plus(node: Node) -> bool {
-    fn has_string(node: Node) -> bool {
-        if is_string(node) {
-            return true;
-        }
-        let mut cursor = node.walk();
-        node.named_children(&mut cursor).any(has_string)
-    }
-    let number = |side: Option<Node>| {
-        side.is_some_and(|n| {
-            matches!(
-                n.kind(),
-                "decimal_integer_literal" | "decimal_floating_point_literal" | "hex_integer_literal"
-            )
-        })
-    };
-    let (left, right) = (node.child_by_field_name("left"), node.child_by_field_name("right"));
-    !has_string(node) && (number(left) || number(right))
-}
-
-fn clamp(node: Node, source: &Source) -> bool {
-    common::is_clamp(node, [node.child_by_field_name("left"), node.child_by_field_name("right")], source)
+fn is_number(node: Node) -> bool {
+    matches!(
+        node.kind(),
+        "decimal_integer_literal" | "decimal_floating_point_literal" | "hex_integer_literal"
+    )
 }
 
 fn binary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
-    let Some(operator) = node.child_by_field_name("operator") else { return };
-    match source.of(operator) {
-        "<" | "<=" | ">" | ">=" if !clamp(node, source) => {
-            common::comparison_boundary(source, node, operator, false, out)
-        }
-        "==" | "!=" => common::equality_flip(source, node, operator, out),
-        "&&" | "||" => common::and_or_swap(source, node, operator, out),
-        "+" if !numeric_plus(node) => {}
-        "+" | "-" | "*" | "/" => {
-            common::arithmetic_swap(source, node, operator, is_string, out);
-            common::plus_minus_one(source, node, operator, out);
-        }
-        _ => {}
-    }
+    common::typed_binary(node, source, is_string, is_number, out);
 }
 
 /// `if (x == null)` and `if (x != null)`: the guard is made inert.
