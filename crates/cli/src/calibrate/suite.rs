@@ -182,8 +182,9 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
         write_atomically(out, &result)?;
         if args.shard.is_some() {
             eprintln!(
-                "shard {shard}: {} units, {failed} failed; written to {} (merge the {} shards with `revcal calibrate merge`)",
+                "shard {shard}: {} unit{}, {failed} failed; written to {} (merge the {} shards with `revcal calibrate merge`)",
                 results.len(),
+                crate::output::plural(results.len()),
                 out.display(),
                 shard.count
             );
