@@ -79,6 +79,59 @@ pub(crate) fn boolean_constant_returns(
     }
 }
 
+/// `!x` (or `not x`) becomes `x`: `negated` is replaced by its `operand`.
+pub(crate) fn negation_removed(source: &Source, negated: Node, operand: Node, out: &mut Vec<Candidate>) {
+    let after = source.of(operand);
+    push(
+        out,
+        range(negated),
+        after,
+        "negation-removed",
+        Category::LogicInversion,
+        changed(source.of(negated), after, "the condition now means the opposite of what was checked"),
+    );
+}
+
+/// `return x` becomes `return <none>` (`null`, `None`, `nil`): the returned `value`, whose
+/// text is `text`, is replaced.
+pub(crate) fn return_none(value: Node, text: &str, none: &str, out: &mut Vec<Candidate>) {
+    push(
+        out,
+        range(value),
+        none,
+        "return-none",
+        Category::NullHandling,
+        changed(
+            &format!("return {text}"),
+            &format!("return {none}"),
+            &format!("callers now get {none} where they expect a value"),
+        ),
+    );
+}
+
+/// A call statement removed: a cleanup call (with what its removal leaks, in the language's
+/// words) or any other call.
+pub(crate) fn call_removed(statement: Node, text: &str, leak: Option<&str>, out: &mut Vec<Candidate>) {
+    match leak {
+        Some(effect) => push(
+            out,
+            range(statement),
+            "",
+            "cleanup-call-removed",
+            Category::ResourceCleanup,
+            removed(text, effect),
+        ),
+        None => push(
+            out,
+            range(statement),
+            "",
+            "call-statement-removed",
+            Category::StatementDeletion,
+            removed(text, "the call's effect never happens"),
+        ),
+    }
+}
+
 /// `return <arithmetic>` becomes `return 0`.
 pub(crate) fn zero_return(value: Node, text: &str, out: &mut Vec<Candidate>) {
     push(

@@ -171,19 +171,7 @@ fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
             if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")
                 && let Some(operand) = node.child_by_field_name("operand")
             {
-                let after = source.of(operand);
-                push(
-                    out,
-                    range(node),
-                    after,
-                    "negation-removed",
-                    Category::LogicInversion,
-                    changed(
-                        source.of(node),
-                        after,
-                        "the condition now means the opposite of what was checked",
-                    ),
-                );
+                common::negation_removed(source, node, operand, out);
             }
         }
         "true" | "false" if !is_loop_condition(node) => common::boolean_flip(source, node, out),
@@ -393,14 +381,7 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     {
         common::zero_return(value, text, out);
     } else if nilable(result, source) && !matches!(value.kind(), "nil" | "composite_literal") {
-        push(
-            out,
-            range(value),
-            "nil",
-            "return-none",
-            Category::NullHandling,
-            changed(&format!("return {text}"), "return nil", "callers now get nil where they expect a value"),
-        );
+        common::return_none(value, text, "nil", out);
     }
 }
 
@@ -423,23 +404,14 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
             removed(text, "the impossible case now falls through and the code continues with bad state"),
         );
     } else if CLEANUP.contains(&name) {
-        push(
+        common::call_removed(
+            node,
+            text,
+            Some("the resource is no longer released, so it leaks or stays locked"),
             out,
-            range(node),
-            "",
-            "cleanup-call-removed",
-            Category::ResourceCleanup,
-            removed(text, "the resource is no longer released, so it leaks or stays locked"),
         );
     } else {
-        push(
-            out,
-            range(node),
-            "",
-            "call-statement-removed",
-            Category::StatementDeletion,
-            removed(text, "the call's effect never happens"),
-        );
+        common::call_removed(node, text, None, out);
     }
 }
 

@@ -267,19 +267,7 @@ fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
             if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")
                 && let Some(operand) = node.child_by_field_name("operand")
             {
-                let after = source.of(operand);
-                push(
-                    out,
-                    range(node),
-                    after,
-                    "negation-removed",
-                    Category::LogicInversion,
-                    changed(
-                        source.of(node),
-                        after,
-                        "the condition now means the opposite of what was checked",
-                    ),
-                );
+                common::negation_removed(source, node, operand, out);
             }
         }
         // `while (true)` -> `while (false)` makes the body unreachable: a compile error.
@@ -504,18 +492,7 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         && !matches!(value.kind(), "null_literal" | "string_literal" | "text_block" | "this")
         && !source.of(declared).starts_with("Optional")
     {
-        push(
-            out,
-            range(value),
-            "null",
-            "return-none",
-            Category::NullHandling,
-            changed(
-                &format!("return {text}"),
-                "return null",
-                "callers now get null where they expect a value",
-            ),
-        );
+        common::return_none(value, text, "null", out);
     }
 }
 
@@ -530,23 +507,14 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
             let Some(name) = expression.child_by_field_name("name") else { return };
             // `super(...)`/`this(...)` are explicit_constructor_invocation, never here.
             if common::CLEANUP_METHODS.contains(&source.of(name)) {
-                push(
+                common::call_removed(
+                    node,
+                    text,
+                    Some("the resource is no longer released, so it leaks or stays locked"),
                     out,
-                    range(node),
-                    "",
-                    "cleanup-call-removed",
-                    Category::ResourceCleanup,
-                    removed(text, "the resource is no longer released, so it leaks or stays locked"),
                 );
             } else {
-                push(
-                    out,
-                    range(node),
-                    "",
-                    "call-statement-removed",
-                    Category::StatementDeletion,
-                    removed(text, "the call's effect never happens"),
-                );
+                common::call_removed(node, text, None, out);
             }
         }
         // Removing an assignment can leave a final field or a local unassigned (a compile

@@ -257,19 +257,7 @@ pub(super) fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Cand
             if node.child_by_field_name("operator").is_some_and(|op| source.of(op) == "!")
                 && let Some(argument) = node.child_by_field_name("argument")
             {
-                let after = source.of(argument);
-                push(
-                    out,
-                    range(node),
-                    after,
-                    "negation-removed",
-                    Category::LogicInversion,
-                    changed(
-                        source.of(node),
-                        after,
-                        "the condition now means the opposite of what was checked",
-                    ),
-                );
+                common::negation_removed(source, node, argument, out);
             }
         }
         "true" | "false" => common::boolean_flip(source, node, out),
@@ -488,18 +476,7 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
         value.kind(),
         "null" | "undefined" | "true" | "false" | "number" | "string" | "template_string"
     ) {
-        push(
-            out,
-            range(value),
-            "null",
-            "return-none",
-            Category::NullHandling,
-            changed(
-                &format!("return {text}"),
-                "return null",
-                "callers now get null where they expect a value",
-            ),
-        );
+        common::return_none(value, text, "null", out);
     }
 }
 
@@ -517,26 +494,14 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 return;
             }
             if common::CLEANUP_METHODS.contains(&common::callee_name(callee)) {
-                push(
+                common::call_removed(
+                    node,
+                    text,
+                    Some("the resource is no longer released, so it leaks or keeps the process alive"),
                     out,
-                    range(node),
-                    "",
-                    "cleanup-call-removed",
-                    Category::ResourceCleanup,
-                    removed(
-                        text,
-                        "the resource is no longer released, so it leaks or keeps the process alive",
-                    ),
                 );
             } else {
-                push(
-                    out,
-                    range(node),
-                    "",
-                    "call-statement-removed",
-                    Category::StatementDeletion,
-                    removed(text, "the call's effect never happens"),
-                );
+                common::call_removed(node, text, None, out);
             }
         }
         "assignment_expression" | "augmented_assignment_expression" => {

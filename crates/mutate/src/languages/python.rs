@@ -216,19 +216,7 @@ fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
         }
         "not_operator" => {
             if let Some(argument) = node.child_by_field_name("argument") {
-                let after = source.of(argument);
-                push(
-                    out,
-                    range(node),
-                    after,
-                    "negation-removed",
-                    Category::LogicInversion,
-                    changed(
-                        source.of(node),
-                        after,
-                        "the condition now means the opposite of what was checked",
-                    ),
-                );
+                common::negation_removed(source, node, argument, out);
             }
         }
         "true" | "false" => common::boolean_flip(source, node, out),
@@ -498,18 +486,7 @@ fn return_statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     } else if is_arithmetic(value, source) {
         common::zero_return(value, text, out);
     } else if !matches!(value.kind(), "none" | "true" | "false" | "integer" | "float" | "string") {
-        push(
-            out,
-            range(value),
-            "None",
-            "return-none",
-            Category::NullHandling,
-            changed(
-                &format!("return {text}"),
-                "return None",
-                "callers now get None where they expect a value",
-            ),
-        );
+        common::return_none(value, text, "None", out);
     }
 }
 
@@ -545,23 +522,14 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
                 return;
             }
             if common::CLEANUP_METHODS.contains(&name) {
-                push(
+                common::call_removed(
+                    node,
+                    text,
+                    Some("the resource is no longer released, so it leaks or stays locked"),
                     out,
-                    range(node),
-                    "",
-                    "cleanup-call-removed",
-                    Category::ResourceCleanup,
-                    removed(text, "the resource is no longer released, so it leaks or stays locked"),
                 );
             } else {
-                push(
-                    out,
-                    range(node),
-                    "",
-                    "call-statement-removed",
-                    Category::StatementDeletion,
-                    removed(text, "the call's effect never happens"),
-                );
+                common::call_removed(node, text, None, out);
             }
         }
         "assignment" | "augmented_assignment" => {

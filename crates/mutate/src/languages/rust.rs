@@ -266,19 +266,7 @@ fn mutate(node: Node, kind: &str, source: &Source, out: &mut Vec<Candidate>) {
             if node.child(0).is_some_and(|op| source.of(op) == "!")
                 && let Some(argument) = node.named_child(0)
             {
-                let after = source.of(argument);
-                push(
-                    out,
-                    range(node),
-                    after,
-                    "negation-removed",
-                    Category::LogicInversion,
-                    changed(
-                        source.of(node),
-                        after,
-                        "the condition now means the opposite of what was checked",
-                    ),
-                );
+                common::negation_removed(source, node, argument, out);
             }
         }
         "boolean_literal" => common::boolean_flip(source, node, out),
@@ -659,23 +647,14 @@ fn statement(node: Node, source: &Source, out: &mut Vec<Candidate>) {
             let Some(function) = expression.child_by_field_name("function") else { return };
             let name = common::callee_name(source.of(function));
             if common::CLEANUP_METHODS.contains(&name) {
-                push(
+                common::call_removed(
+                    node,
+                    text,
+                    Some("the resource is no longer released, so it leaks or stays locked"),
                     out,
-                    range(node),
-                    "",
-                    "cleanup-call-removed",
-                    Category::ResourceCleanup,
-                    removed(text, "the resource is no longer released, so it leaks or stays locked"),
                 );
             } else if !matches!(name, "Ok" | "Err" | "Some") {
-                push(
-                    out,
-                    range(node),
-                    "",
-                    "call-statement-removed",
-                    Category::StatementDeletion,
-                    removed(text, "the call's effect never happens"),
-                );
+                common::call_removed(node, text, None, out);
             }
         }
         "assignment_expression" | "compound_assignment_expr" => {
