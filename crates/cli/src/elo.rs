@@ -13,16 +13,17 @@ use std::process::ExitCode;
 /// Arguments of `revcal elo`.
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::with_table(
-    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite.\nMessage formats, rating rules and guarantees: docs/reputation.md.",
+    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite;\na postgres:// URL names a PostgreSQL database (docs/reputation.md, \"PostgreSQL\").\nMessage formats, rating rules and guarantees: docs/reputation.md.",
     crate::exit::ELO_TABLE,
 ))]
 pub(crate) struct EloArgs {
     #[command(subcommand)]
     command: EloCommand,
 
-    /// The ledger file [default: $REVCAL_LEDGER, else ./revcal-ledger.sqlite].
-    #[arg(long, global = true, value_name = "PATH")]
-    ledger: Option<PathBuf>,
+    /// The ledger: an SQLite file, or a PostgreSQL database as a postgres:// URL
+    /// [default: $REVCAL_LEDGER_URL, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite].
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    ledger: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -183,31 +184,37 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Where the ledger lives, and how that was decided (for error messages).
+/// Where the ledger lives.
 pub(crate) struct LedgerPath {
-    path: PathBuf,
+    location: revcal_elo::LedgerLocation,
 }
 
 impl LedgerPath {
-    fn resolve(flag: Option<PathBuf>) -> LedgerPath {
-        let path = flag
-            .or_else(|| std::env::var_os("REVCAL_LEDGER").filter(|v| !v.is_empty()).map(PathBuf::from))
-            .unwrap_or_else(|| PathBuf::from(revcal_elo::DEFAULT_LEDGER_FILE));
-        LedgerPath { path }
+    /// `--ledger`, else `$REVCAL_LEDGER_URL`, else `$REVCAL_LEDGER`, else the default file.
+    fn resolve(flag: Option<String>) -> LedgerPath {
+        let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let text = flag
+            .or_else(|| from_env("REVCAL_LEDGER_URL"))
+            .or_else(|| from_env("REVCAL_LEDGER"))
+            .unwrap_or_else(|| revcal_elo::DEFAULT_LEDGER_FILE.to_owned());
+        LedgerPath { location: revcal_elo::LedgerLocation::parse(&text) }
     }
 
     /// Opens the ledger, creating it when absent (for commands that write).
     fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
-        Ok(revcal_elo::Ledger::open(&self.path)?)
+        Ok(revcal_elo::Ledger::open_at(&self.location, None)?)
     }
 
-    /// Opens an existing ledger (for commands that only read: a typo in the path should
-    /// not create an empty ledger).
+    /// Opens an existing ledger (for commands that only read: a typo in a path should not
+    /// create an empty ledger; a PostgreSQL database must exist already, and its tables
+    /// are created when absent).
     fn open_existing(&self) -> anyhow::Result<revcal_elo::Ledger> {
-        if !self.path.exists() {
+        if let Some(path) = self.location.path()
+            && !path.exists()
+        {
             anyhow::bail!(
-                "no ledger at {} (create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH / set REVCAL_LEDGER)",
-                self.path.display()
+                "no ledger at {} (create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH|URL / set REVCAL_LEDGER_URL)",
+                path.display()
             );
         }
         self.open_or_create()

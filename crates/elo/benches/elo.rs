@@ -298,6 +298,13 @@ fn benches(c: &mut Criterion) {
         aggregate.as_secs_f64() / query.as_secs_f64()
     );
 
+    // --- the same on PostgreSQL, side by side ---
+    let sqlite_top20 = median_time(21, || ledger.leaderboard(Some(20)).expect("leaderboard").len());
+    match postgres::Server::find_or_start() {
+        Ok(server) => postgres::compare(&server, &refs, rate, sqlite_top20),
+        Err(why) => println!("elo postgres: skipped: {why}"),
+    }
+
     let mut group = c.benchmark_group("elo_ingest");
     group
         .sample_size(10)
@@ -331,6 +338,159 @@ fn benches(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("aggregate_baseline", |b| b.iter(|| aggregate_leaderboard(&connection)));
     group.finish();
+}
+
+/// The median wall time of `runs` calls of `run`.
+fn median_time<T>(runs: usize, mut run: impl FnMut() -> T) -> Duration {
+    let mut times: Vec<Duration> = (0..runs).map(|_| time(&mut run).1).collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The PostgreSQL ledger, measured as the SQLite one: on the server `REVCAL_TEST_POSTGRES`
+/// names, else on a throwaway cluster started (and stopped) with `.ci/postgres`.
+mod postgres {
+    use super::{BATCH, INGEST_ROUNDS, MESSAGES, REVIEWERS, SCORED_REVIEWS, median_time, time, time_cpu};
+    use revcal_elo::{Ledger, LedgerLocation};
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::time::Duration;
+
+    /// A server to measure on; a cluster this run started is stopped on drop.
+    pub(super) struct Server {
+        started: Option<PathBuf>,
+    }
+
+    fn script() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres")
+    }
+
+    impl Server {
+        pub(super) fn find_or_start() -> Result<Server, String> {
+            if std::env::var(revcal_testpg::SERVER_VARIABLE).is_ok_and(|url| !url.is_empty()) {
+                return Ok(Server { started: None });
+            }
+            let output =
+                Command::new(script()).arg("start").output().map_err(|e| format!(".ci/postgres: {e}"))?;
+            if !output.status.success() {
+                return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+            }
+            let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+            let url = Command::new(script()).arg("url").arg(&dir).output().map_err(|e| e.to_string())?;
+            // SAFETY: set before any other thread of this benchmark reads the environment.
+            unsafe {
+                std::env::set_var(revcal_testpg::SERVER_VARIABLE, String::from_utf8_lossy(&url.stdout).trim())
+            };
+            println!("elo postgres: started a throwaway cluster in {}", dir.display());
+            Ok(Server { started: Some(dir) })
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            if let Some(dir) = &self.started {
+                let _ = Command::new(script()).arg("stop").arg(dir).status();
+            }
+        }
+    }
+
+    fn database(name: &str) -> (revcal_testpg::TestDatabase, LedgerLocation) {
+        let database = revcal_testpg::TestDatabase::create(name).expect("the server variable is set");
+        let location = LedgerLocation::parse(database.url());
+        (database, location)
+    }
+
+    /// Ingest and the leaderboard on PostgreSQL, each printed next to SQLite's figure.
+    pub(super) fn compare(_server: &Server, refs: &[&str], sqlite_rate: f64, sqlite_top20: Duration) {
+        let mut rounds: Vec<(Duration, f64)> = (0..INGEST_ROUNDS)
+            .map(|round| {
+                let (_database, location) = database(&format!("bench_ingest_{round}"));
+                let (stored, wall, cpu) = time_cpu(|| {
+                    let mut ledger = Ledger::open_at(&location, None).expect("open");
+                    let mut stored = 0;
+                    ledger
+                        .ingest_lines_pipelined(refs, BATCH, |outcomes| {
+                            stored += outcomes.iter().filter(|(_, o)| o.is_stored()).count()
+                        })
+                        .expect("ingest");
+                    stored
+                });
+                assert_eq!(stored, MESSAGES);
+                println!(
+                    "elo postgres ingest: round {}: {:.2} s wall = {:.0} msg/s",
+                    round + 1,
+                    wall.as_secs_f64(),
+                    MESSAGES as f64 / wall.as_secs_f64()
+                );
+                (wall, cpu)
+            })
+            .collect();
+        rounds.sort_by_key(|round| round.0);
+        let (wall, cpu) = rounds[rounds.len() / 2];
+        let rate = MESSAGES as f64 / wall.as_secs_f64();
+        println!(
+            "elo postgres ingest: {MESSAGES} messages into a new ledger (batches of {BATCH}), median of {INGEST_ROUNDS}: \
+             {:.2} s wall = {rate:.0} msg/s, {:.1} us of this process's CPU per message; SQLite {sqlite_rate:.0} msg/s: \
+             PostgreSQL / SQLite = {:.2}",
+            wall.as_secs_f64(),
+            cpu * 1e6 / MESSAGES as f64,
+            rate / sqlite_rate
+        );
+
+        let (_database, location) = database("bench_million");
+        drop(Ledger::open_at(&location, None).expect("create"));
+        let ((), generated) = time(|| generate_million(&location));
+        let ledger = Ledger::open_at(&location, None).expect("open");
+        assert_eq!(ledger.leaderboard(Some(20)).expect("leaderboard").len(), 20);
+        let top20 = median_time(21, || ledger.leaderboard(Some(20)).expect("leaderboard").len());
+        let all = median_time(5, || ledger.leaderboard(None).expect("leaderboard").len());
+        let opened = median_time(5, || {
+            Ledger::open_at(&location, None).expect("open").leaderboard(Some(20)).expect("leaderboard").len()
+        });
+        println!(
+            "elo postgres leaderboard: {SCORED_REVIEWS} scored reviews, {REVIEWERS} reviewers (generated in SQL in {:.1} s): \
+             top 20 {:.3} ms (SQLite {:.3} ms: PostgreSQL / SQLite = {:.1}); all {REVIEWERS} {:.1} ms; \
+             connect + open + top 20 {:.1} ms",
+            generated.as_secs_f64(),
+            top20.as_secs_f64() * 1e3,
+            sqlite_top20.as_secs_f64() * 1e3,
+            top20.as_secs_f64() / sqlite_top20.as_secs_f64(),
+            all.as_secs_f64() * 1e3,
+            opened.as_secs_f64() * 1e3
+        );
+    }
+
+    /// The same generated ledger as the SQLite one: 1,000,000 scored reviews over 10,000
+    /// reviewers, ratings aggregated from them.
+    fn generate_million(location: &LedgerLocation) {
+        let LedgerLocation::Postgres(url) = location else { unreachable!("a PostgreSQL location") };
+        let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).expect("connect");
+        client
+            .batch_execute(&format!(
+                "BEGIN;
+                 INSERT INTO revcal_scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict,
+                                                    incident, outcome, elo_delta, rating_after, ts)
+                 SELECT decode(lpad(to_hex(i), 64, '0'), 'hex'), decode(lpad(to_hex(i / 3), 64, '0'), 'hex'),
+                        decode(lpad(to_hex(i / 3 + 1000000000), 64, '0'), 'hex'),
+                        '@' || lpad(to_hex(i % {REVIEWERS}), 16, '0'), '@00000000000000aa',
+                        CASE i % 3 WHEN 0 THEN 'APPROVE' WHEN 1 THEN 'REQUEST_CHANGES' ELSE 'COMMENT' END,
+                        i % 4 = 0,
+                        CASE i % 3 WHEN 0 THEN (CASE WHEN i % 4 = 0 THEN 'missed_bug' ELSE 'correct_approval' END)
+                                   WHEN 1 THEN (CASE WHEN i % 4 = 0 THEN 'caught_bug' ELSE 'false_positive' END)
+                                   ELSE 'neutral' END,
+                        0, 0, 1700000000 + i
+                 FROM generate_series(0::bigint, {last}) AS i;
+                 INSERT INTO revcal_ratings (agent, rating, reviews, decisive, correct)
+                 SELECT reviewer, 1200 + sum(CASE outcome WHEN 'caught_bug' THEN 25 WHEN 'missed_bug' THEN -30
+                                                       WHEN 'false_positive' THEN -5 WHEN 'correct_approval' THEN 5 ELSE 0 END),
+                        count(*), sum((outcome <> 'neutral')::int), sum((outcome IN ('caught_bug', 'correct_approval'))::int)
+                 FROM revcal_scored_reviews GROUP BY reviewer;
+                 COMMIT;
+                 ANALYZE;",
+                last = SCORED_REVIEWS - 1
+            ))
+            .expect("generate");
+    }
 }
 
 /// Runs the measurements above, then criterion's groups (what `criterion_group!` and

@@ -1,11 +1,12 @@
 //! Review reputation: signed review messages (the formats are in docs/reputation.md,
 //! section 2), Ed25519 signatures over RFC 8785 canonical JSON, an ELO rating engine, an
-//! SQLite ledger, and signed receipts.
+//! SQLite or PostgreSQL ledger, and signed receipts.
 //!
 //! - [`SignedMessage::parse`] validates one message (every field, named on error), checks
 //!   that `from` is the id of `pubkey` and that `sig` verifies, and computes its id.
 //! - [`Engine`] (and [`rate`]) apply the rating rules to an ordered stream, purely.
-//! - [`Ledger`] stores messages once by id in SQLite (WAL, safe under concurrent writers),
+//! - [`Ledger`] stores messages once by id in SQLite (WAL) or PostgreSQL ([`LedgerLocation`]),
+//!   safe under concurrent writers,
 //!   keeps ratings materialised in the same transaction, replays, and issues [`Receipt`]s
 //!   signed with its own key. [`Ledger::handle`] answers one protocol message.
 //!
@@ -61,7 +62,9 @@ pub use canonical::{JsonError, parse_strict};
 pub use codec::FieldError;
 pub use engine::{Engine, Rejection, ScoredReview, rate};
 pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
-pub use ledger::{DEFAULT_LEDGER_FILE, Ledger, LedgerError, LineOutcome, ReplayReport, Response, Stored};
+pub use ledger::{
+    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, ReplayReport, Response, Stored,
+};
 pub use message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,
     MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,

@@ -6,7 +6,7 @@ use crate::style::Style;
 use anyhow::Result;
 use revcal_elo::{LineOutcome, MessageError};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// One rejected line.
@@ -77,7 +77,7 @@ pub(crate) fn run(
     // Files in the order given, lines in order.
     let order: Vec<&String> = inputs.iter().map(|(name, _)| name).collect();
     rejected.sort_by_key(|r| (order.iter().position(|name| **name == r.file), r.line));
-    report(ledger.path(), stored, scored, &rejected, json, style)?;
+    report(ledger.location(), stored, scored, &rejected, json, style)?;
     Ok(if rejected.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
@@ -97,7 +97,7 @@ fn invalid(file: &str, line: usize, error: &MessageError) -> Rejected {
 }
 
 fn report(
-    path: &Path,
+    location: &revcal_elo::LedgerLocation,
     stored: usize,
     scored: usize,
     rejected: &[Rejected],
@@ -111,7 +111,7 @@ fn report(
             .map(|r| json!({"file": r.file, "line": r.line, "code": r.code, "field": r.field, "reason": r.reason}))
             .collect();
         let report = json!({
-            "ledger": path.display().to_string(),
+            "ledger": location.to_string(),
             "stored": stored,
             "scored_reviews": scored,
             "rejected": rejected.len(),
@@ -128,7 +128,7 @@ fn report(
             super::count(scored as u64, "review")
         );
         let summary = if rejected.is_empty() { style.success(&summary) } else { style.warning(&summary) };
-        outln!(out, "{summary} in {}", path.display());
+        outln!(out, "{summary} in {}", location);
     }
     emit(&out)?;
     Ok(())

@@ -17,7 +17,7 @@ pub(crate) fn leaderboard(ledger: &LedgerPath, limit: u32, json: bool, style: &S
     if json {
         outln!(out, "{}", serde_json::to_string_pretty(&entries)?);
     } else if entries.is_empty() {
-        outln!(out, "no reviewers yet in {}", ledger.path().display());
+        outln!(out, "no reviewers yet in {}", ledger.location());
     } else {
         outln!(
             out,
@@ -56,7 +56,7 @@ pub(crate) fn receipts(ledger: &LedgerPath, agent: &str, json: bool, style: &Sty
     if json {
         outln!(out, "{}", serde_json::to_string_pretty(&receipts)?);
     } else if receipts.is_empty() {
-        outln!(out, "{agent} has no scored reviews in {}", ledger.path().display());
+        outln!(out, "{agent} has no scored reviews in {}", ledger.location());
     } else {
         outln!(
             out,
@@ -163,7 +163,7 @@ pub(crate) fn check(ledger: &LedgerPath, json: bool, style: &Style) -> Result<Ex
     let mut out = String::new();
     if json {
         let report = json!({
-            "ledger": ledger.path().display().to_string(),
+            "ledger": ledger.location().to_string(),
             "schema_version": ledger.schema_version(),
             "integrity": if integrity.is_empty() { vec!["ok".to_owned()] } else { integrity.clone() },
             "replay": replay,
@@ -175,8 +175,8 @@ pub(crate) fn check(ledger: &LedgerPath, json: bool, style: &Style) -> Result<Ex
             outln!(out, "{}: {problem}", style.error("problem"));
         }
         let summary = format!(
-            "{}: {} replayed, {}, {}; SQLite integrity {}",
-            ledger.path().display(),
+            "{}: {} replayed, {}, {}; integrity {}",
+            ledger.location(),
             super::count(replay.messages, "message"),
             super::count(replay.reviewers, "reviewer"),
             super::count(replay.scored_reviews, "scored review"),

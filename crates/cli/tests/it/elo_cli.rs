@@ -1,4 +1,5 @@
-//! `revcal elo ...` run as a user runs it: real processes, real SQLite files, real signals.
+//! `revcal elo ...` run as a user runs it: real processes, real SQLite files, a real
+//! PostgreSQL server when `REVCAL_TEST_POSTGRES` names one, real signals.
 
 use revcal_elo::{
     Content, KeyFile, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, SignedMessage,
@@ -9,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod backends;
 mod limits;
 mod rfc;
 
@@ -18,6 +20,7 @@ fn revcal_command(dir: &Path, args: &[&str]) -> Command {
         .args(args)
         .current_dir(dir)
         .env_remove("REVCAL_LEDGER")
+        .env_remove("REVCAL_LEDGER_URL")
         .env_remove("NO_COLOR")
         .env_remove("RUST_LOG");
     command

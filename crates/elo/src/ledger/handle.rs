@@ -127,7 +127,7 @@ impl Ledger {
         };
         SignedMessage::sign(&answer, &self.key)
             .map(|reply| Response::Reply(Box::new(reply)))
-            .map_err(|source| LedgerError::Reply { path: self.path.clone(), source })
+            .map_err(|source| LedgerError::Reply { ledger: self.name.clone(), source })
     }
 }
 

@@ -1,15 +1,20 @@
-//! The ledger: every accepted message stored once, ratings materialised beside them, on one
-//! SQLite file in WAL mode that several processes may write at once.
+//! The ledger: every accepted message stored once, ratings materialised beside them, in an
+//! SQLite file (WAL mode, several processes may write at once) or a PostgreSQL database
+//! (several processes on several machines). The rules live here; the databases live behind
+//! the [`storage::Storage`] seam.
 
 mod handle;
+mod location;
 mod pipeline;
+mod postgres;
 mod replay;
-mod schema;
+mod sqlite;
+mod storage;
 mod store;
 
 pub use handle::Response;
+pub use location::LedgerLocation;
 pub use replay::ReplayReport;
-use schema::SCHEMA_VERSION;
 pub use store::{LineOutcome, Stored};
 
 use crate::canonical::{JsonError, parse_strict};
@@ -21,86 +26,88 @@ use crate::message::{Content, MessageId, Verdict};
 use crate::policy::{OutcomeClass, Policy, PolicyError, Standing};
 use crate::receipt::Receipt;
 use crate::signed::MessageError;
-use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// How long a writer waits for another process's transaction before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// WAL pages (4 KiB each) after which a commit checkpoints the WAL into the file: 128 MiB.
-const WAL_CHECKPOINT_PAGES: i64 = 32_768;
+use std::path::Path;
+use storage::{ScoredRow, Storage};
 
 /// The file name of the default ledger.
 pub const DEFAULT_LEDGER_FILE: &str = "revcal-ledger.sqlite";
 
 /// Why the ledger could not do what was asked.
 ///
-/// Each message names the ledger file and is complete on its own; the typed cause, where
-/// there is one, is also the error's `source`.
+/// Each message names the ledger (its file, or its URL without the password) and is complete
+/// on its own; the typed cause, where there is one, is also the error's `source`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LedgerError {
     /// SQLite failed (I/O, a locked file past the timeout, a corrupt file).
-    #[error("ledger {path}: {source}")]
+    ///
+    /// The message carries SQLite's whole explanation, so `error` is not also the
+    /// `source` (a chain printer would say it twice).
+    #[error("ledger {ledger}: {}", with_causes(error))]
     Sqlite {
         /// The ledger file.
-        path: PathBuf,
+        ledger: String,
         /// SQLite's error.
-        #[source]
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
-    /// The file's schema is newer than this build understands.
-    #[error(
-        "ledger {path}: schema version {found} is newer than this revcal understands ({SCHEMA_VERSION}); upgrade revcal"
-    )]
+    /// PostgreSQL failed (no server, refused credentials, the lock not granted in time, a
+    /// statement refused). The message carries the server's own, as `Sqlite`'s does.
+    #[error("ledger {ledger}: {}", with_causes(error))]
+    Postgres {
+        /// The ledger's URL, without its password.
+        ledger: String,
+        /// The client's error (with the server's message, when the server sent one).
+        error: ::postgres::Error,
+    },
+    /// The ledger's schema is newer than this build understands.
+    #[error("ledger {ledger}: schema version {found} is newer than this revcal understands; upgrade revcal")]
     TooNew {
-        /// The ledger file.
-        path: PathBuf,
-        /// The file's version.
+        /// The ledger.
+        ledger: String,
+        /// Its schema version.
         found: u32,
     },
-    /// Stored data that this build cannot read back (a hand-edited or damaged file).
-    #[error("ledger {path}: {what}")]
+    /// Stored data that this build cannot read back (a hand-edited or damaged ledger).
+    #[error("ledger {ledger}: {what}")]
     Corrupt {
-        /// The ledger file.
-        path: PathBuf,
+        /// The ledger.
+        ledger: String,
         /// What is wrong.
         what: String,
     },
-    /// The ledger's own key, stored in the file, does not load.
-    #[error("ledger {path}: ledger key: {source}")]
+    /// The ledger's own key, stored in it, does not load.
+    #[error("ledger {ledger}: ledger key: {source}")]
     LedgerKey {
-        /// The ledger file.
-        path: PathBuf,
+        /// The ledger.
+        ledger: String,
         /// Why the key file does not load.
         #[source]
         source: KeyError,
     },
-    /// The rating policy stored in the file does not parse.
-    #[error("ledger {path}: policy: {source}")]
+    /// The rating policy stored in the ledger does not parse.
+    #[error("ledger {ledger}: policy: {source}")]
     StoredPolicy {
-        /// The ledger file.
-        path: PathBuf,
+        /// The ledger.
+        ledger: String,
         /// What serde_json said.
         #[source]
         source: JsonError,
     },
     /// The ledger could not sign its answer to a query.
-    #[error("ledger {path}: could not sign the leaderboard reply: {source}")]
+    #[error("ledger {ledger}: could not sign the leaderboard reply: {source}")]
     Reply {
-        /// The ledger file.
-        path: PathBuf,
+        /// The ledger.
+        ledger: String,
         /// Why signing failed.
         #[source]
         source: MessageError,
     },
     /// The ledger was created with another policy than the one asked for.
-    #[error("ledger {path}: created with a different rating policy; open it without one to use its own")]
+    #[error("ledger {ledger}: created with a different rating policy; open it without one to use its own")]
     PolicyMismatch {
-        /// The ledger file.
-        path: PathBuf,
+        /// The ledger.
+        ledger: String,
     },
     /// The policy asked for cannot rate.
     #[error(transparent)]
@@ -109,8 +116,10 @@ pub enum LedgerError {
 
 /// An open ledger.
 pub struct Ledger {
-    connection: Connection,
-    path: PathBuf,
+    storage: Box<dyn Storage>,
+    location: LedgerLocation,
+    /// `location` as messages show it (no password).
+    name: String,
     policy: Policy,
     key: Keypair,
     /// Agents known to have an `agents` row and reviewers known to have a `ratings` row
@@ -121,87 +130,78 @@ pub struct Ledger {
 impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ledger")
-            .field("path", &self.path)
+            .field("location", &self.location)
             .field("issuer", &self.key.agent_id())
             .finish_non_exhaustive()
     }
 }
 
 impl Ledger {
-    /// Opens the ledger at `path`, creating it (with the default policy and a new ledger key
-    /// from the OS random source) when it does not exist.
+    /// Opens the SQLite ledger at `path`, creating it (with the default policy and a new
+    /// ledger key from the OS random source) when it does not exist.
     pub fn open(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
-        Ledger::open_inner(path.as_ref(), None)
+        Ledger::open_at(&LedgerLocation::from(path.as_ref()), None)
     }
 
-    /// Opens or creates the ledger at `path` with `policy`. An existing ledger must have been
-    /// created with the same policy.
+    /// Opens or creates the SQLite ledger at `path` with `policy`. An existing ledger must
+    /// have been created with the same policy.
     pub fn open_with_policy(path: impl AsRef<Path>, policy: Policy) -> Result<Ledger, LedgerError> {
-        policy.validate()?;
-        Ledger::open_inner(path.as_ref(), Some(policy))
+        Ledger::open_at(&LedgerLocation::from(path.as_ref()), Some(policy))
     }
 
-    fn open_inner(path: &Path, wanted: Option<Policy>) -> Result<Ledger, LedgerError> {
-        let sql = |source| LedgerError::Sqlite { path: path.to_owned(), source };
-        let mut connection = Connection::open(path).map_err(sql)?;
-        connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-        set_wal(&connection).map_err(sql)?;
-        // WAL with synchronous=NORMAL: a killed process loses nothing committed; a power cut
-        // may lose the last transactions but never leaves a torn ledger.
-        connection.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
-        // Ids are SHA-256 hashes, so index inserts land on random pages: keep more in memory.
-        connection.pragma_update(None, "cache_size", -65_536).map_err(sql)?;
-        // Checkpoint every WAL_CHECKPOINT_PAGES instead of SQLite's 1,000: an ingest batch
-        // dirties thousands of index pages (ids are random), so the default checkpointed
-        // after every batch and copied the same hot pages into the file (and fsynced) again.
-        connection.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES).map_err(sql)?;
-        connection.set_prepared_statement_cache_capacity(64);
-        let new_policy = wanted.clone().unwrap_or_default();
-        let migration = schema::migrate(&mut connection, |transaction| {
-            let key = Keypair::generate()
-                .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
-            transaction.execute(
-                "INSERT INTO meta (key, value) VALUES ('ledger_key', ?1), ('policy', ?2)",
-                (
-                    serde_json::to_string(&key.to_key_file()).unwrap_or_default(),
-                    serde_json::to_string(&new_policy).unwrap_or_default(),
-                ),
-            )?;
-            tracing::info!(issuer = %key.agent_id(), "created a new ledger");
-            Ok(())
-        })
-        .map_err(sql)?;
-        if let schema::Migration::TooNew(found) = migration {
-            return Err(LedgerError::TooNew { path: path.to_owned(), found });
+    /// Opens the ledger at `location` (an SQLite file or a PostgreSQL database), creating
+    /// it when it does not exist: with `policy`, else the default one. An existing ledger
+    /// must have been created with `policy` when one is given.
+    pub fn open_at(location: &LedgerLocation, policy: Option<Policy>) -> Result<Ledger, LedgerError> {
+        if let Some(policy) = &policy {
+            policy.validate()?;
         }
-        let corrupt = |what: String| LedgerError::Corrupt { path: path.to_owned(), what };
+        let name = location.to_string();
+        // What a new ledger starts with, written in the transaction that creates it (so two
+        // processes creating one at once agree on its key).
+        let key =
+            Keypair::generate().map_err(|source| LedgerError::LedgerKey { ledger: name.clone(), source })?;
+        let initial_meta = [
+            ("ledger_key", serde_json::to_string(&key.to_key_file()).unwrap_or_default()),
+            ("policy", serde_json::to_string(&policy.clone().unwrap_or_default()).unwrap_or_default()),
+        ];
+        let storage: Box<dyn Storage> = match location {
+            LedgerLocation::Sqlite(path) => Box::new(sqlite::SqliteStorage::open(path, &initial_meta)?),
+            LedgerLocation::Postgres(url) => {
+                Box::new(postgres::PostgresStorage::open(url, &name, &initial_meta)?)
+            }
+        };
+        let corrupt = |what: String| LedgerError::Corrupt { ledger: name.clone(), what };
         let meta = |key: &str| -> Result<String, LedgerError> {
-            connection
-                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get::<_, String>(0))
-                .optional()
-                .map_err(sql)?
-                .ok_or_else(|| corrupt(format!("meta has no `{key}`")))
+            storage.meta(key)?.ok_or_else(|| corrupt(format!("meta has no `{key}`")))
         };
         let key = KeyFile::parse(&meta("ledger_key")?)
             .and_then(|file| file.keypair())
-            .map_err(|source| LedgerError::LedgerKey { path: path.to_owned(), source })?;
-        let policy: Policy = serde_json::from_str(&meta("policy")?)
-            .map_err(|error| LedgerError::StoredPolicy { path: path.to_owned(), source: error.into() })?;
-        if wanted.is_some_and(|wanted| wanted != policy) {
-            return Err(LedgerError::PolicyMismatch { path: path.to_owned() });
+            .map_err(|source| LedgerError::LedgerKey { ledger: name.clone(), source })?;
+        let stored_policy: Policy = serde_json::from_str(&meta("policy")?)
+            .map_err(|error| LedgerError::StoredPolicy { ledger: name.clone(), source: error.into() })?;
+        if policy.is_some_and(|wanted| wanted != stored_policy) {
+            return Err(LedgerError::PolicyMismatch { ledger: name });
         }
-        Ok(Ledger { connection, path: path.to_owned(), policy, key, seen: store::SeenRows::default() })
+        Ok(Ledger {
+            storage,
+            location: location.clone(),
+            name,
+            policy: stored_policy,
+            key,
+            seen: store::SeenRows::default(),
+        })
     }
 
-    /// The ledger file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the ledger lives.
+    pub fn location(&self) -> &LedgerLocation {
+        &self.location
     }
 
-    /// The schema version of the file, which opening brought up to this build's
-    /// (docs/reputation.md, section 6).
+    /// The schema version of the ledger, which opening brought up to this build's
+    /// (docs/reputation.md, section 6; SQLite and PostgreSQL count separately).
     pub fn schema_version(&self) -> u32 {
-        SCHEMA_VERSION
+        self.storage.schema_version()
     }
 
     /// The rating policy the ledger was created with.
@@ -219,58 +219,27 @@ impl Ledger {
         self.key.to_key_file().public_only()
     }
 
-    fn sql(&self, source: rusqlite::Error) -> LedgerError {
-        LedgerError::Sqlite { path: self.path.clone(), source }
-    }
-
     fn corrupt(&self, what: impl Into<String>) -> LedgerError {
-        LedgerError::Corrupt { path: self.path.clone(), what: what.into() }
+        LedgerError::Corrupt { ledger: self.name.clone(), what: what.into() }
     }
 
     /// The number of stored messages.
     pub fn message_count(&self) -> Result<u64, LedgerError> {
-        self.connection
-            .query_row("SELECT count(*) FROM messages", [], |row| row.get::<_, i64>(0))
-            .map(to_u64)
-            .map_err(|e| self.sql(e))
+        self.storage.message_count()
+    }
+
+    fn agent(&self, text: String) -> Result<AgentId, LedgerError> {
+        AgentId::parse(&text).ok_or_else(|| self.corrupt(format!("ratings: bad agent id {text:?}")))
     }
 
     /// The best `limit` reviewers (all when `None`): rating, then review count, then id.
     pub fn leaderboard(&self, limit: Option<u32>) -> Result<Vec<LeaderboardEntry>, LedgerError> {
-        let limit = limit.map_or(-1, i64::from);
-        let mut statement = self
-            .connection
-            .prepare_cached(
-                "SELECT agent, rating, reviews, decisive, correct FROM ratings \
-                 ORDER BY rating DESC, reviews DESC, agent LIMIT ?1",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = statement
-            .query_map([limit], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, f64>(1)?,
-                    row.get::<_, i64>(2)?,
-                    row.get::<_, i64>(3)?,
-                    row.get::<_, i64>(4)?,
-                ))
-            })
-            .map_err(|e| self.sql(e))?;
         let mut entries = Vec::new();
-        for (index, row) in rows.enumerate() {
-            let (agent, rating, reviews, decisive, correct) = row.map_err(|e| self.sql(e))?;
-            let agent = AgentId::parse(&agent)
-                .ok_or_else(|| self.corrupt(format!("ratings: bad agent id {agent:?}")))?;
-            let standing = Standing {
-                rating,
-                reviews: to_u64(reviews),
-                decisive: to_u64(decisive),
-                correct: to_u64(correct),
-            };
+        for (index, (agent, standing)) in self.storage.ranked(limit)?.into_iter().enumerate() {
             entries.push(LeaderboardEntry {
                 rank: u32::try_from(index + 1).unwrap_or(u32::MAX),
-                agent,
-                elo: rating,
+                agent: self.agent(agent)?,
+                elo: standing.rating,
                 reviews: standing.reviews,
                 accuracy: standing.accuracy(),
             });
@@ -280,66 +249,26 @@ impl Ledger {
 
     /// One reviewer's standing, `None` for an agent that never reviewed.
     pub fn standing(&self, agent: &AgentId) -> Result<Option<Standing>, LedgerError> {
-        self.connection
-            .query_row(
-                "SELECT rating, reviews, decisive, correct FROM ratings WHERE agent = ?1",
-                [agent.as_str()],
-                |row| {
-                    Ok(Standing {
-                        rating: row.get(0)?,
-                        reviews: to_u64(row.get(1)?),
-                        decisive: to_u64(row.get(2)?),
-                        correct: to_u64(row.get(3)?),
-                    })
-                },
-            )
-            .optional()
-            .map_err(|e| self.sql(e))
+        self.storage.rating(agent.as_str())
     }
 
     /// Every stored rating, by agent.
     pub fn standings(&self) -> Result<std::collections::BTreeMap<AgentId, Standing>, LedgerError> {
-        let mut statement = self
-            .connection
-            .prepare_cached("SELECT agent, rating, reviews, decisive, correct FROM ratings")
-            .map_err(|e| self.sql(e))?;
-        let rows = statement
-            .query_map([], |row| {
-                let standing = Standing {
-                    rating: row.get(1)?,
-                    reviews: to_u64(row.get(2)?),
-                    decisive: to_u64(row.get(3)?),
-                    correct: to_u64(row.get(4)?),
-                };
-                Ok((row.get::<_, String>(0)?, standing))
-            })
-            .map_err(|e| self.sql(e))?;
         let mut standings = std::collections::BTreeMap::new();
-        for row in rows {
-            let (agent, standing) = row.map_err(|e| self.sql(e))?;
-            let agent = AgentId::parse(&agent)
-                .ok_or_else(|| self.corrupt(format!("ratings: bad agent id {agent:?}")))?;
-            standings.insert(agent, standing);
+        for (agent, standing) in self.storage.ratings()? {
+            standings.insert(self.agent(agent)?, standing);
         }
         Ok(standings)
     }
 
     /// Every scored review of `reviewer` (every reviewer when `None`), in scoring order.
     pub fn scored_reviews(&self, reviewer: Option<&AgentId>) -> Result<Vec<ScoredReview>, LedgerError> {
-        let mut statement = self
-            .connection
-            .prepare_cached(
-                "SELECT review_id, request_id, outcome_id, reviewer, requester, verdict, incident, outcome, \
-                 elo_delta, rating_after, ts FROM scored_reviews WHERE ?1 IS NULL OR reviewer = ?1 ORDER BY rowid",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows =
-            statement.query_map([reviewer.map(AgentId::as_str)], decode_scored).map_err(|e| self.sql(e))?;
-        let mut scored = Vec::new();
-        for (index, row) in rows.enumerate() {
-            let row = row.map_err(|e| self.sql(e))?;
+        let rows = self.storage.scored_reviews(reviewer.map(AgentId::as_str))?;
+        let mut scored = Vec::with_capacity(rows.len());
+        for (index, row) in rows.into_iter().enumerate() {
             scored.push(
-                row.ok_or_else(|| self.corrupt(format!("scored_reviews: unreadable row {}", index + 1)))?,
+                decode_scored(row)
+                    .ok_or_else(|| self.corrupt(format!("scored_reviews: unreadable row {}", index + 1)))?,
             );
         }
         Ok(scored)
@@ -362,13 +291,7 @@ impl Ledger {
 
     /// How a stored request names its change (`None` when it is not stored or names none).
     fn request_subject(&self, request: &MessageId) -> Result<Option<String>, LedgerError> {
-        let body: Option<String> = self
-            .connection
-            .prepare_cached("SELECT body FROM messages WHERE id = ?1")
-            .and_then(|mut statement| {
-                statement.query_row([request.to_bytes().as_slice()], |row| row.get(0)).optional()
-            })
-            .map_err(|e| self.sql(e))?;
+        let body = self.storage.message_body(&request.to_bytes())?;
         let envelope =
             body.and_then(|body| parse_strict(&body).ok()).and_then(|value| codec::decode(&value).ok());
         Ok(match envelope.map(|envelope| envelope.message.content) {
@@ -377,58 +300,41 @@ impl Ledger {
         })
     }
 
-    /// Runs SQLite's `PRAGMA integrity_check`; an empty list means the file is sound.
+    /// Asks the database to check its storage: SQLite's `PRAGMA integrity_check`; on
+    /// PostgreSQL, the references between the ledger's tables. Empty when sound.
     pub fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
-        let mut statement = self.connection.prepare("PRAGMA integrity_check").map_err(|e| self.sql(e))?;
-        let rows = statement.query_map([], |row| row.get::<_, String>(0)).map_err(|e| self.sql(e))?;
-        let problems: Vec<String> = rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))?;
-        Ok(problems.into_iter().filter(|line| line != "ok").collect())
+        self.storage.integrity_check()
     }
 }
 
-/// One `scored_reviews` row; `None` when a stored value does not parse back.
-fn decode_scored(row: &rusqlite::Row) -> rusqlite::Result<Option<ScoredReview>> {
-    let text = |index: usize| row.get::<_, String>(index);
-    let blob = |index: usize| row.get::<_, Vec<u8>>(index);
-    let (review, request, outcome_id) = (blob(0)?, blob(1)?, blob(2)?);
-    let (reviewer, requester, verdict, outcome) = (text(3)?, text(4)?, text(5)?, text(7)?);
-    let (incident, elo_delta, rating_after, ts) =
-        (row.get::<_, i64>(6)?, row.get::<_, f64>(8)?, row.get::<_, f64>(9)?, row.get::<_, i64>(10)?);
-    Ok((|| {
-        Some(ScoredReview {
-            review_id: MessageId::from_bytes(&review)?,
-            request_id: MessageId::from_bytes(&request)?,
-            outcome_id: MessageId::from_bytes(&outcome_id)?,
-            reviewer: AgentId::parse(&reviewer)?,
-            requester: AgentId::parse(&requester)?,
-            verdict: Verdict::from_wire(&verdict)?,
-            incident: incident != 0,
-            outcome: OutcomeClass::from_wire(&outcome)?,
-            elo_delta,
-            rating_after,
-            ts: u64::try_from(ts).ok()?,
-        })
-    })())
-}
-
-fn to_u64(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
-}
-
-/// Switches to WAL. Two processes creating the same file at once can see SQLITE_BUSY here
-/// without the busy handler being consulted, so retry for a while.
-fn set_wal(connection: &Connection) -> rusqlite::Result<()> {
-    let started = Instant::now();
-    loop {
-        match connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0)) {
-            Ok(_) => return Ok(()),
-            Err(rusqlite::Error::SqliteFailure(error, _))
-                if matches!(error.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-                    && started.elapsed() < BUSY_TIMEOUT =>
-            {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(error) => return Err(error),
+/// An error's message followed by those of its causes, each once.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let line = next.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
         }
+        cause = next.source();
     }
+    text
+}
+
+/// One scored review read back; `None` when a stored value does not parse.
+fn decode_scored(row: ScoredRow) -> Option<ScoredReview> {
+    Some(ScoredReview {
+        review_id: MessageId::from_bytes(&row.review_id)?,
+        request_id: MessageId::from_bytes(&row.request_id)?,
+        outcome_id: MessageId::from_bytes(&row.outcome_id)?,
+        reviewer: AgentId::parse(&row.reviewer)?,
+        requester: AgentId::parse(&row.requester)?,
+        verdict: Verdict::from_wire(&row.verdict)?,
+        incident: row.incident,
+        outcome: OutcomeClass::from_wire(&row.outcome)?,
+        elo_delta: row.elo_delta,
+        rating_after: row.rating_after,
+        ts: u64::try_from(row.ts).ok()?,
+    })
 }

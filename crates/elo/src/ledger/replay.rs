@@ -34,39 +34,27 @@ impl Ledger {
         let mut mismatches = Vec::new();
         let mut messages = 0u64;
         let mut keys = KeyCache::default();
-        {
-            let mut statement = self
-                .connection
-                .prepare("SELECT seq, id, body FROM messages ORDER BY seq")
-                .map_err(|e| self.sql(e))?;
-            let mut rows = statement.query([]).map_err(|e| self.sql(e))?;
-            while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
-                let seq: i64 = row.get(0).map_err(|e| self.sql(e))?;
-                // Stored as 32 bytes; shown as hex in mismatches.
-                let id_bytes: Vec<u8> = row.get(1).map_err(|e| self.sql(e))?;
-                let id = crate::canonical::hex(&id_bytes);
-                let body: String = row.get(2).map_err(|e| self.sql(e))?;
-                messages += 1;
-                match SignedMessage::parse_with(&body, &mut keys) {
-                    Err(error) => {
-                        mismatches.push(format!("message {seq} ({id}): stored body is invalid: {error}"))
-                    }
-                    Ok(signed) if signed.id.as_str() != id => {
+        self.storage.each_message(&mut |seq, id_bytes, body| {
+            // Stored as 32 bytes; shown as hex in mismatches.
+            let id = crate::canonical::hex(&id_bytes);
+            messages += 1;
+            match SignedMessage::parse_with(&body, &mut keys) {
+                Err(error) => {
+                    mismatches.push(format!("message {seq} ({id}): stored body is invalid: {error}"))
+                }
+                Ok(signed) if signed.id.as_str() != id => {
+                    mismatches
+                        .push(format!("message {seq}: stored id {id} but its body hashes to {}", signed.id));
+                }
+                Ok(signed) => {
+                    if let Err(rejection) = engine.apply(&signed) {
                         mismatches.push(format!(
-                            "message {seq}: stored id {id} but its body hashes to {}",
-                            signed.id
+                            "message {seq} ({id}): the rules reject it on replay: {rejection}"
                         ));
-                    }
-                    Ok(signed) => {
-                        if let Err(rejection) = engine.apply(&signed) {
-                            mismatches.push(format!(
-                                "message {seq} ({id}): the rules reject it on replay: {rejection}"
-                            ));
-                        }
                     }
                 }
             }
-        }
+        })?;
         let stored = self.standings()?;
         let replayed = engine.standings();
         for (agent, standing) in replayed {

@@ -1,13 +1,13 @@
 //! Storing messages: the rules checked against the ledger's state and the ratings updated,
 //! one transaction per batch.
 
+use super::storage::{NewMessage, ScoredRow, Storage};
 use super::{Ledger, LedgerError};
 use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_review};
 use crate::identity::AgentId;
 use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, Verdict};
 use crate::policy::{OutcomeClass, Standing};
 use crate::signed::{MessageError, SignedMessage};
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -51,31 +51,36 @@ impl Ledger {
         &mut self,
         messages: &[SignedMessage],
     ) -> Result<Vec<Result<Stored, Rejection>>, LedgerError> {
-        let path = self.path.clone();
-        let sql = |source| LedgerError::Sqlite { path: path.clone(), source };
-        let transaction =
-            self.connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-        let mut outcomes = Vec::with_capacity(messages.len());
-        let new_rows;
-        {
-            let mut writer = Writer {
-                transaction: &transaction,
-                policy: &self.policy,
-                seen: &self.seen,
-                new: SeenRows::default(),
-                standings: HashMap::new(),
-            };
+        self.storage.begin_write()?;
+        let mut writer = Writer {
+            storage: &*self.storage,
+            policy: &self.policy,
+            seen: &self.seen,
+            new: SeenRows::default(),
+            standings: HashMap::new(),
+        };
+        let written = (|| {
+            let mut outcomes = Vec::with_capacity(messages.len());
             for message in messages {
-                outcomes.push(writer.store(message).map_err(sql)?);
+                outcomes.push(writer.store(message)?);
             }
-            writer.write_standings().map_err(sql)?;
-            new_rows = writer.new;
+            writer.write_standings()?;
+            self.storage.commit()?;
+            Ok(outcomes)
+        })();
+        let new_rows = writer.new;
+        match written {
+            Ok(outcomes) => {
+                // Only rows that are now committed may be skipped later.
+                self.seen.agents.extend(new_rows.agents);
+                self.seen.rated.extend(new_rows.rated);
+                Ok(outcomes)
+            }
+            Err(error) => {
+                self.storage.rollback();
+                Err(error)
+            }
         }
-        transaction.commit().map_err(sql)?;
-        // Only rows that are now committed may be skipped later.
-        self.seen.agents.extend(new_rows.agents);
-        self.seen.rated.extend(new_rows.rated);
-        Ok(outcomes)
     }
 
     /// Parses, verifies and stores lines of JSONL (blank lines skipped): one transaction for
@@ -127,22 +132,22 @@ pub(super) struct SeenRows {
     rated: std::collections::HashSet<String>,
 }
 
-/// The statements of one ingest transaction.
+/// The rules applied to one write transaction.
 struct Writer<'a> {
-    transaction: &'a Transaction<'a>,
+    storage: &'a dyn Storage,
     policy: &'a crate::policy::Policy,
     /// Rows committed before this transaction.
     seen: &'a SeenRows,
     /// Rows this transaction wrote (committed only if it commits).
     new: SeenRows,
     /// The standings of the reviewers this batch touched, read once, updated in memory and
-    /// written once by `write_standings` before the commit (the transaction holds the write
-    /// lock, so no other writer can change them meanwhile).
+    /// written once by `write_standings` before the commit (the transaction holds the
+    /// writers' lock, so no other writer can change them meanwhile).
     standings: HashMap<String, Standing>,
 }
 
 impl Writer<'_> {
-    fn store(&mut self, signed: &SignedMessage) -> rusqlite::Result<Result<Stored, Rejection>> {
+    fn store(&mut self, signed: &SignedMessage) -> Result<Result<Stored, Rejection>, LedgerError> {
         let content = &signed.message.content;
         if let Content::Leaderboard(_) | Content::LeaderboardResult(_) = content {
             return Ok(Err(Rejection::NotStored { message_type: signed.message.message_type() }));
@@ -150,7 +155,16 @@ impl Writer<'_> {
         // The insert is the duplicate check (one index search instead of two); a message the
         // rules then refuse is deleted again, so a replay is reported as such whatever the
         // state of its request.
-        let Some(seq) = self.insert_message(signed)? else {
+        let message = &signed.message;
+        let id = signed.id.to_bytes();
+        let new = NewMessage {
+            id: &id,
+            kind: message.message_type().as_str(),
+            sender: message.from.as_str(),
+            ts: i64::try_from(message.ts).unwrap_or(i64::MAX),
+            body: signed.canonical(),
+        };
+        let Some(seq) = self.storage.insert_message(new)? else {
             return Ok(Err(Rejection::Replayed { id: signed.id.clone() }));
         };
         let sender = &signed.message.from;
@@ -159,7 +173,7 @@ impl Writer<'_> {
                 let request = self.request(&review.request_id)?;
                 let view = request.as_ref().map(|(_, view)| view);
                 if let Err(rejection) = check_review(&review.request_id, view, sender) {
-                    self.unstore(seq)?;
+                    self.storage.delete_message(seq)?;
                     return Ok(Err(rejection));
                 }
                 // The check refuses an unknown request: `request` is there, 0 is never used.
@@ -171,7 +185,7 @@ impl Writer<'_> {
                 let request = self.request(&outcome.request_id)?;
                 let view = request.as_ref().map(|(_, view)| view);
                 if let Err(rejection) = check_outcome(&outcome.request_id, view, sender) {
-                    self.unstore(seq)?;
+                    self.storage.delete_message(seq)?;
                     return Ok(Err(rejection));
                 }
                 let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
@@ -183,58 +197,25 @@ impl Writer<'_> {
         Ok(Ok(Stored { id: signed.id.clone(), scored }))
     }
 
-    /// Inserts the message; its sequence number, or `None` when its id is already stored.
-    fn insert_message(&mut self, signed: &SignedMessage) -> rusqlite::Result<Option<i64>> {
-        let message = &signed.message;
-        let inserted = self
-            .transaction
-            .prepare_cached(
-                "INSERT INTO messages (id, type, sender, ts, body) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (id) DO NOTHING",
-            )?
-            .execute((
-                &signed.id.to_bytes()[..],
-                message.message_type().as_str(),
-                message.from.as_str(),
-                i64::try_from(message.ts).unwrap_or(i64::MAX),
-                signed.canonical(),
-            ))?;
-        Ok((inserted == 1).then(|| self.transaction.last_insert_rowid()))
-    }
-
-    /// Takes back the message just inserted (the rules refused it).
-    fn unstore(&mut self, seq: i64) -> rusqlite::Result<()> {
-        self.transaction.prepare_cached("DELETE FROM messages WHERE seq = ?1")?.execute([seq])?;
-        Ok(())
-    }
-
     /// Records the sender's public key the first time it sends a stored message.
-    fn record_agent(&mut self, signed: &SignedMessage) -> rusqlite::Result<()> {
+    fn record_agent(&mut self, signed: &SignedMessage) -> Result<(), LedgerError> {
         let agent = signed.message.from.as_str();
         if !self.seen.agents.contains(agent) && !self.new.agents.contains(agent) {
-            self.transaction
-                .prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
-                .execute((agent, signed.pubkey.to_base64()))?;
+            self.storage.insert_agent(agent, &signed.pubkey.to_base64())?;
             self.new.agents.insert(agent.to_owned());
         }
         Ok(())
     }
 
     /// The stored request `request_id` names (its sequence number and what the rules need).
-    fn request(&mut self, request_id: &MessageId) -> rusqlite::Result<Option<(i64, RequestView)>> {
-        let row: Option<(i64, String, Option<Vec<u8>>)> = self
-            .transaction
-            .prepare_cached(
-                "SELECT seq, sender, closed_by FROM messages WHERE id = ?1 AND type = 'REVIEW_REQUEST'",
-            )?
-            .query_row([&request_id.to_bytes()[..]], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-            .optional()?;
-        Ok(row.and_then(|(seq, requester, outcome)| {
+    fn request(&mut self, request_id: &MessageId) -> Result<Option<(i64, RequestView)>, LedgerError> {
+        let row = self.storage.request(&request_id.to_bytes())?;
+        Ok(row.and_then(|row| {
             let view = RequestView {
-                requester: AgentId::parse(&requester)?,
-                closed_by: outcome.and_then(|id| MessageId::from_bytes(&id)),
+                requester: AgentId::parse(&row.requester)?,
+                closed_by: row.closed_by.and_then(|id| MessageId::from_bytes(&id)),
             };
-            Some((seq, view))
+            Some((row.seq, view))
         }))
     }
 
@@ -244,20 +225,15 @@ impl Writer<'_> {
         review: &ReviewContent,
         request_seq: i64,
         seq: i64,
-    ) -> rusqlite::Result<()> {
+    ) -> Result<(), LedgerError> {
         let reviewer = signed.message.from.as_str();
-        self.transaction
-            .prepare_cached(
-                "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (request_seq, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
-            )?
-            .execute((
-                request_seq,
-                reviewer,
-                &signed.id.to_bytes()[..],
-                review.verdict.as_str(),
-                seq,
-            ))?;
+        self.storage.record_latest_review(
+            request_seq,
+            reviewer,
+            &signed.id.to_bytes(),
+            review.verdict.as_str(),
+            seq,
+        )?;
         if !self.seen.rated.contains(reviewer) && !self.new.rated.contains(reviewer) {
             // Loading the standing makes `write_standings` write its row (a new reviewer
             // appears on the leaderboard at the start rating).
@@ -269,43 +245,21 @@ impl Writer<'_> {
 
     /// The reviewer's standing as of this point of the batch: from the batch's own updates,
     /// else from the ledger (read once), else the policy's start.
-    fn standing(&mut self, reviewer: &str) -> rusqlite::Result<&mut Standing> {
-        let (transaction, policy) = (self.transaction, self.policy);
+    fn standing(&mut self, reviewer: &str) -> Result<&mut Standing, LedgerError> {
+        let (storage, policy) = (self.storage, self.policy);
         match self.standings.entry(reviewer.to_owned()) {
             Entry::Occupied(entry) => Ok(entry.into_mut()),
             Entry::Vacant(entry) => {
-                let stored = transaction
-                    .prepare_cached(
-                        "SELECT rating, reviews, decisive, correct FROM ratings WHERE agent = ?1",
-                    )?
-                    .query_row([reviewer], |row| {
-                        Ok(Standing {
-                            rating: row.get(0)?,
-                            reviews: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
-                            decisive: u64::try_from(row.get::<_, i64>(2)?).unwrap_or(0),
-                            correct: u64::try_from(row.get::<_, i64>(3)?).unwrap_or(0),
-                        })
-                    })
-                    .optional()?;
+                let stored = storage.rating(reviewer)?;
                 Ok(entry.insert(stored.unwrap_or_else(|| Standing::new(policy))))
             }
         }
     }
 
     /// Writes every standing this batch touched, one statement per reviewer.
-    fn write_standings(&mut self) -> rusqlite::Result<()> {
-        let mut statement = self.transaction.prepare_cached(
-            "INSERT INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT (agent) DO UPDATE SET rating = ?2, reviews = ?3, decisive = ?4, correct = ?5",
-        )?;
+    fn write_standings(&mut self) -> Result<(), LedgerError> {
         for (reviewer, standing) in &self.standings {
-            statement.execute((
-                reviewer.as_str(),
-                standing.rating,
-                to_i64(standing.reviews),
-                to_i64(standing.decisive),
-                to_i64(standing.correct),
-            ))?;
+            self.storage.write_rating(reviewer, standing)?;
         }
         Ok(())
     }
@@ -315,28 +269,20 @@ impl Writer<'_> {
         signed: &SignedMessage,
         outcome: &OutcomeContent,
         request_seq: i64,
-    ) -> rusqlite::Result<Vec<ScoredReview>> {
+    ) -> Result<Vec<ScoredReview>, LedgerError> {
         let request_id = outcome.request_id.as_str();
         let request_key = outcome.request_id.to_bytes();
         let outcome_key = signed.id.to_bytes();
-        self.transaction
-            .prepare_cached("UPDATE messages SET closed_by = ?2 WHERE seq = ?1")?
-            .execute((request_seq, &outcome_key[..]))?;
-        let latest: Vec<(String, Vec<u8>, String)> = self
-            .transaction
-            .prepare_cached(
-                "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_seq = ?1 ORDER BY seq",
-            )?
-            .query_map([request_seq], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
-            .collect::<Result<_, _>>()?;
+        self.storage.close_request(request_seq, &outcome_key)?;
+        let latest = self.storage.latest_reviews(request_seq)?;
         let mut scored = Vec::with_capacity(latest.len());
-        for (reviewer_text, review_key, verdict_text) in latest {
+        for row in latest {
             let (Some(reviewer), Some(review_id), Some(verdict)) = (
-                AgentId::parse(&reviewer_text),
-                MessageId::from_bytes(&review_key),
-                Verdict::from_wire(&verdict_text),
+                AgentId::parse(&row.reviewer),
+                MessageId::from_bytes(&row.review_id),
+                Verdict::from_wire(&row.verdict),
             ) else {
-                tracing::warn!(request_id, reviewer_text, "unreadable latest review row; skipped");
+                tracing::warn!(request_id, reviewer = row.reviewer, "unreadable latest review row; skipped");
                 continue;
             };
             let class = OutcomeClass::of(verdict, outcome.incident);
@@ -357,30 +303,21 @@ impl Writer<'_> {
                 rating_after,
                 ts: signed.message.ts,
             };
-            self.transaction
-                .prepare_cached(
-                    "INSERT INTO scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict, \
-                     incident, outcome, elo_delta, rating_after, ts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )?
-                .execute(rusqlite::params![
-                    &review_key[..],
-                    &request_key[..],
-                    &outcome_key[..],
-                    entry.reviewer.as_str(),
-                    entry.requester.as_str(),
-                    verdict.as_str(),
-                    entry.incident,
-                    class.as_str(),
-                    elo_delta,
-                    rating_after,
-                    to_i64(entry.ts),
-                ])?;
+            self.storage.insert_scored(&ScoredRow {
+                review_id: row.review_id,
+                request_id: request_key.to_vec(),
+                outcome_id: outcome_key.to_vec(),
+                reviewer: row.reviewer,
+                requester: entry.requester.to_string(),
+                verdict: verdict.as_str().to_owned(),
+                incident: entry.incident,
+                outcome: class.as_str().to_owned(),
+                elo_delta,
+                rating_after,
+                ts: i64::try_from(entry.ts).unwrap_or(i64::MAX),
+            })?;
             scored.push(entry);
         }
         Ok(scored)
     }
-}
-
-fn to_i64(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
 }

@@ -56,8 +56,12 @@ fn result_example() -> SignedMessage {
 
 #[test]
 fn every_example_of_the_protocol_is_accepted_by_handle() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
+    for backend in crate::util::backends("conformance_handle") {
+        accepted_by_handle(&mut backend.open());
+    }
+}
+
+fn accepted_by_handle(ledger: &mut Ledger) {
     let mut scored = Vec::new();
     for message in stream() {
         match ledger.handle(message.canonical()).unwrap() {
@@ -100,8 +104,8 @@ fn every_example_of_the_protocol_is_accepted_by_handle() {
 
 #[test]
 fn every_example_of_the_protocol_goes_through_ingest_with_the_same_leaderboard() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut by_handle = Ledger::open(dir.path().join("handle.sqlite")).unwrap();
+    let [sqlite, rest @ ..] = &crate::util::backends("conformance_ingest")[..] else { unreachable!() };
+    let mut by_handle = sqlite.open();
     for message in stream() {
         by_handle.handle(message.canonical()).unwrap();
     }
@@ -111,8 +115,15 @@ fn every_example_of_the_protocol_goes_through_ingest_with_the_same_leaderboard()
     lines.push(signed(fixture("leaderboard.json"), &agent(6), None).canonical().to_owned());
     lines.push(result_example().canonical().to_owned());
     let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let mut ledger = Ledger::open(dir.path().join("ingest.sqlite")).unwrap();
-    let outcomes = ledger.ingest_lines(&texts).unwrap();
+    // Ingested into a second SQLite ledger, and into PostgreSQL when there is a server.
+    let second = crate::util::backends("conformance_ingest_sqlite");
+    for backend in rest.iter().chain(&second[..1]) {
+        ingested_as_handled(&mut backend.open(), &texts, &by_handle);
+    }
+}
+
+fn ingested_as_handled(ledger: &mut Ledger, texts: &[&str], by_handle: &Ledger) {
+    let outcomes = ledger.ingest_lines(texts).unwrap();
     let stored = outcomes.iter().filter(|(_, o)| o.is_stored()).count();
     assert_eq!(stored, 6);
     assert!(matches!(outcomes[6].1, LineOutcome::Invalid(MessageError::UnsignedQuery)), "{:?}", outcomes[6]);
@@ -126,8 +137,12 @@ fn every_example_of_the_protocol_goes_through_ingest_with_the_same_leaderboard()
 
 #[test]
 fn receipts_carry_every_field_of_the_protocols_receipt() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
+    for backend in crate::util::backends("conformance_receipts") {
+        receipts_with_every_field(&mut backend.open());
+    }
+}
+
+fn receipts_with_every_field(ledger: &mut Ledger) {
     for message in stream() {
         ledger.ingest(&message).unwrap().unwrap();
     }

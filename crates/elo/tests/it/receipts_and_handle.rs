@@ -5,10 +5,10 @@ use crate::util::{TS, agent, outcome, request, review};
 use revcal_elo::{Ledger, Response, SignedMessage, Verdict, sign_value, verify_receipt};
 use serde_json::json;
 
-fn scored_ledger(dir: &tempfile::TempDir) -> Ledger {
+fn scored_ledger(backend: &crate::util::Backend) -> Ledger {
     let author = agent(1);
     let reviewer = agent(2);
-    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
+    let mut ledger = backend.open();
     for n in 0..3 {
         let target = request(&author, &format!("PR {n}"));
         ledger.ingest(&target).unwrap().unwrap();
@@ -20,8 +20,12 @@ fn scored_ledger(dir: &tempfile::TempDir) -> Ledger {
 
 #[test]
 fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change() {
-    let dir = tempfile::tempdir().unwrap();
-    let ledger = scored_ledger(&dir);
+    for backend in crate::util::backends("receipts_verify_with_the") {
+        receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change_on(scored_ledger(&backend));
+    }
+}
+
+fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change_on(ledger: Ledger) {
     let receipts = ledger.receipts(&agent(2).agent_id()).unwrap();
     assert_eq!(receipts.len(), 3);
     let classes: Vec<&str> = receipts.iter().map(|r| r.outcome.as_str()).collect();
@@ -40,6 +44,7 @@ fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change() {
     assert_eq!(receipts[1].issuer, ledger.issuer());
 
     // Any other key: the author's, the reviewer's, another ledger's.
+    let dir = tempfile::tempdir().unwrap();
     let other_ledger = Ledger::open(dir.path().join("other.sqlite")).unwrap();
     for key in [agent(1).public(), agent(2).public(), other_ledger.issuer_key().public().unwrap()] {
         assert!(verify_receipt(&text, &key).is_err());
@@ -66,8 +71,12 @@ fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change() {
 
 #[test]
 fn handle_stores_rejects_and_answers_leaderboard_queries() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = scored_ledger(&dir);
+    for backend in crate::util::backends("handle_stores_rejects_an") {
+        handle_stores_rejects_and_answers_leaderboard_queries_on(scored_ledger(&backend));
+    }
+}
+
+fn handle_stores_rejects_and_answers_leaderboard_queries_on(mut ledger: Ledger) {
     let asker = agent(7);
     let query = sign_value(
         json!({"type": "REVIEW_LEADERBOARD", "to": "#review", "ts": TS, "content": {"limit": 5}}),
@@ -104,8 +113,12 @@ fn handle_stores_rejects_and_answers_leaderboard_queries() {
 
 #[test]
 fn an_unsigned_query_gets_the_leaderboard_in_the_protocols_shape() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = scored_ledger(&dir);
+    for backend in crate::util::backends("an_unsigned_query_gets_t") {
+        an_unsigned_query_gets_the_leaderboard_in_the_protocols_shape_on(scored_ledger(&backend));
+    }
+}
+
+fn an_unsigned_query_gets_the_leaderboard_in_the_protocols_shape_on(mut ledger: Ledger) {
     let count = ledger.message_count().unwrap();
     let query = r#"{"type": "REVIEW_LEADERBOARD"}"#;
     let Response::Reply(reply) = ledger.handle(query).unwrap() else { panic!("no reply") };

@@ -6,8 +6,12 @@ use revcal_elo::{Ledger, Rejection, Verdict};
 
 #[test]
 fn a_refused_message_is_not_kept_and_is_judged_again_when_resent() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
+    for backend in crate::util::backends("refusals") {
+        refused_and_judged_again(backend.open());
+    }
+}
+
+fn refused_and_judged_again(mut ledger: Ledger) {
     let (a, b) = (agent(1), agent(2));
     let change = request(&a, "change");
     let own = review(&a, &change, Verdict::Approve);

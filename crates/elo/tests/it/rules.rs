@@ -2,7 +2,7 @@
 //! replays, and concurrent writers.
 
 use crate::util::{TS, agent, outcome, request, review};
-use revcal_elo::{Ledger, LineOutcome, MessageError, SignedMessage, Verdict, sign_value};
+use revcal_elo::{Ledger, LedgerLocation, LineOutcome, MessageError, SignedMessage, Verdict, sign_value};
 use serde_json::{Value, json};
 
 fn reject(text: &str) -> MessageError {
@@ -181,11 +181,15 @@ fn nothing_invalid_changes_a_rating_in_the_ledger() {
     forged["content"]["incident_details"] = json!("made up");
     let forged = serde_json::to_string(&forged).unwrap();
 
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = Ledger::open(dir.path().join("l.sqlite")).unwrap();
     let lines =
         [target.canonical(), verdict.canonical(), &forged, "", closed.canonical(), closed.canonical(), "{"];
-    let outcomes = ledger.ingest_lines(&lines).unwrap();
+    for backend in crate::util::backends("nothing_invalid") {
+        nothing_invalid_on(backend.open(), &lines, &reviewer);
+    }
+}
+
+fn nothing_invalid_on(mut ledger: Ledger, lines: &[&str], reviewer: &revcal_elo::Keypair) {
+    let outcomes = ledger.ingest_lines(lines).unwrap();
     let kinds: Vec<(usize, &str)> = outcomes
         .iter()
         .map(|(index, outcome)| {
@@ -222,16 +226,18 @@ fn concurrent_writers_store_each_message_once() {
         all.push(outcome(&author, &target, n % 4 == 0));
     }
     let lines: Vec<String> = all.iter().map(|m| m.canonical().to_owned()).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.sqlite");
+    for backend in crate::util::backends("concurrent_writers") {
+        concurrent_writers_on(backend.location(), &lines, all.len());
+    }
+}
+
+fn concurrent_writers_on(location: &LedgerLocation, lines: &[String], total: usize) {
     // Four writers, each with an overlapping half of the stream (in stream order), in
     // batches of 7 so that their transactions interleave.
     std::thread::scope(|scope| {
         for writer in 0..4usize {
-            let path = path.clone();
-            let lines = &lines;
             scope.spawn(move || {
-                let mut ledger = Ledger::open(&path).unwrap();
+                let mut ledger = Ledger::open_at(location, None).unwrap();
                 let stories: Vec<&str> = lines
                     .chunks(6)
                     .enumerate()
@@ -250,8 +256,8 @@ fn concurrent_writers_store_each_message_once() {
             });
         }
     });
-    let ledger = Ledger::open(&path).unwrap();
-    assert_eq!(ledger.message_count().unwrap(), all.len() as u64);
+    let ledger = Ledger::open_at(location, None).unwrap();
+    assert_eq!(ledger.message_count().unwrap(), total as u64, "{location}");
     let replay = ledger.replay().unwrap();
     assert!(replay.is_consistent(), "{:?}", replay.mismatches);
     assert_eq!(replay.scored_reviews, 40 * 4);
@@ -287,12 +293,36 @@ fn rusqlite_version(path: &std::path::Path, set: Option<u32>) -> u32 {
 
 #[test]
 fn a_different_policy_is_refused_on_an_existing_ledger() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("l.sqlite");
-    let strict = revcal_elo::Policy { missed_bug: -50.0, ..Default::default() };
-    Ledger::open_with_policy(&path, strict.clone()).unwrap();
-    assert_eq!(Ledger::open(&path).unwrap().policy(), &strict);
-    assert!(Ledger::open_with_policy(&path, revcal_elo::Policy::default()).is_err());
+    for backend in crate::util::backends("policy") {
+        let location = backend.location();
+        let strict = revcal_elo::Policy { missed_bug: -50.0, ..Default::default() };
+        Ledger::open_at(location, Some(strict.clone())).unwrap();
+        assert_eq!(Ledger::open_at(location, None).unwrap().policy(), &strict);
+        let error = Ledger::open_at(location, Some(revcal_elo::Policy::default())).unwrap_err();
+        assert!(error.to_string().contains("different rating policy"), "{location}: {error}");
+    }
+}
+
+#[test]
+fn a_newer_postgres_schema_is_refused_and_the_key_survives_reopening() {
+    let Some(database) = revcal_testpg::TestDatabase::create("schema_version") else { return };
+    let location = LedgerLocation::parse(database.url());
+    let ledger = Ledger::open_at(&location, None).unwrap();
+    let (issuer, version) = (ledger.issuer(), ledger.schema_version());
+    drop(ledger);
+    assert_eq!(Ledger::open_at(&location, None).unwrap().issuer(), issuer);
+    let mut client = postgres::Client::connect(database.url(), postgres::NoTls).unwrap();
+    let stored: String =
+        client.query_one("SELECT value FROM revcal_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
+    assert_eq!(stored, version.to_string());
+    client
+        .execute(
+            "UPDATE revcal_meta SET value = $1 WHERE key = 'schema_version'",
+            &[&(version + 1).to_string()],
+        )
+        .unwrap();
+    let error = Ledger::open_at(&location, None).unwrap_err().to_string();
+    assert!(error.contains("newer than this revcal"), "{error}");
 }
 
 #[test]

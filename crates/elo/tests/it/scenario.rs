@@ -4,7 +4,7 @@
 //! docs/reputation.md (section 3), not by the engine.
 
 use crate::util::{agent, outcome, request, review};
-use revcal_elo::{Engine, Ledger, Policy, Rejection, SignedMessage, Verdict};
+use revcal_elo::{Engine, Policy, Rejection, SignedMessage, Verdict};
 
 /// The script: `(message, expected rejection code or None)`.
 fn script() -> (Vec<(SignedMessage, Option<&'static str>)>, [revcal_elo::AgentId; 3]) {
@@ -92,18 +92,29 @@ fn expected(agents: &[revcal_elo::AgentId; 3]) -> Vec<(revcal_elo::AgentId, f64,
 #[test]
 fn the_ledger_leaderboard_equals_the_hand_computation() {
     let (steps, agents) = script();
-    let dir = tempfile::tempdir().unwrap();
-    let mut ledger = Ledger::open(dir.path().join("ledger.sqlite")).unwrap();
+    for backend in crate::util::backends("scenario") {
+        the_ledger_on(&backend, &steps, &agents);
+    }
+}
+
+/// The scripted stream through `backend`'s ledger, one message at a time.
+fn the_ledger_on(
+    backend: &crate::util::Backend,
+    steps: &[(SignedMessage, Option<&'static str>)],
+    agents: &[revcal_elo::AgentId; 3],
+) {
+    let name = backend.name;
+    let mut ledger = backend.open();
     for (index, (message, rejection)) in steps.iter().enumerate() {
         let before = ledger.standings().unwrap();
         match (ledger.ingest(message).unwrap(), rejection) {
             (Ok(_), None) => {}
             (Err(found), Some(code)) => {
-                assert_eq!(found.code(), *code, "step {index}: {found}");
+                assert_eq!(found.code(), *code, "{name} step {index}: {found}");
                 assert_eq!(
                     ledger.standings().unwrap(),
                     before,
-                    "step {index}: a rejected message changed a rating"
+                    "{name} step {index}: a rejected message changed a rating"
                 );
             }
             (outcome, expected) => panic!("step {index}: expected {expected:?}, got {outcome:?}"),
@@ -111,7 +122,7 @@ fn the_ledger_leaderboard_equals_the_hand_computation() {
     }
     let board = ledger.leaderboard(None).unwrap();
     let found: Vec<_> = board.iter().map(|e| (e.agent.clone(), e.elo, e.reviews, e.accuracy)).collect();
-    assert_eq!(found, expected(&agents));
+    assert_eq!(found, expected(agents), "{name}");
     assert_eq!(board.iter().map(|e| e.rank).collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(ledger.leaderboard(Some(1)).unwrap().len(), 1);
 
@@ -123,7 +134,7 @@ fn the_ledger_leaderboard_equals_the_hand_computation() {
     assert_eq!(outcomes, ["caught_bug", "neutral", "missed_bug", "caught_bug", "correct_approval"]);
 
     let replay = ledger.replay().unwrap();
-    assert!(replay.is_consistent(), "{:?}", replay.mismatches);
+    assert!(replay.is_consistent(), "{name}: {:?}", replay.mismatches);
     assert_eq!(replay.reviewers, 3);
     assert_eq!(replay.scored_reviews, 17 + 2 + 2 + 2 + 2 + 2);
 }

@@ -48,3 +48,45 @@ pub(crate) fn outcome(key: &Keypair, request: &SignedMessage, incident: bool) ->
         }),
     )
 }
+
+/// A new, empty ledger on one backend; what it needs lives as long as it does.
+pub(crate) struct Backend {
+    /// `sqlite` or `postgres`, for assertion messages.
+    pub(crate) name: &'static str,
+    location: revcal_elo::LedgerLocation,
+    _dir: tempfile::TempDir,
+    _database: Option<revcal_testpg::TestDatabase>,
+}
+
+impl Backend {
+    /// Opens (the first time: creates) the ledger.
+    pub(crate) fn open(&self) -> revcal_elo::Ledger {
+        revcal_elo::Ledger::open_at(&self.location, None)
+            .unwrap_or_else(|error| panic!("{}: {error}", self.name))
+    }
+
+    pub(crate) fn location(&self) -> &revcal_elo::LedgerLocation {
+        &self.location
+    }
+}
+
+/// A new ledger on every backend this run reaches: an SQLite file always, a PostgreSQL
+/// database when `REVCAL_TEST_POSTGRES` names a server (`.ci/run` starts one).
+pub(crate) fn backends(test: &str) -> Vec<Backend> {
+    let sqlite_dir = tempfile::tempdir().unwrap();
+    let mut backends = vec![Backend {
+        name: "sqlite",
+        location: sqlite_dir.path().join("ledger.sqlite").into(),
+        _dir: sqlite_dir,
+        _database: None,
+    }];
+    if let Some(database) = revcal_testpg::TestDatabase::create(test) {
+        backends.push(Backend {
+            name: "postgres",
+            location: revcal_elo::LedgerLocation::parse(database.url()),
+            _dir: tempfile::tempdir().unwrap(),
+            _database: Some(database),
+        });
+    }
+    backends
+}

@@ -1,0 +1,146 @@
+//! The ledger's PostgreSQL tables and their migrations.
+//!
+//! Every table is prefixed `revcal_`, so a ledger can share a database with other
+//! applications; two ledgers need two databases or two schemas (`?options=-csearch_path=...`
+//! in the URL). `revcal_meta.schema_version` holds the version; migrations run under the
+//! writers' advisory lock, so concurrent openers of a new database apply them exactly once.
+//! Agent ids are compared with the "C" collation, byte by byte as SQLite does, so that the
+//! leaderboard's tie-break is the same on both backends whatever the database's locale.
+
+use super::WRITE_LOCK;
+use postgres::Client;
+
+/// The schema version this build writes.
+pub(crate) const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Migration `i` takes the tables from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the shape of SQLite's schema version 3: message ids as 32 bytes, requests in
+    // `revcal_messages` with the outcome that closed them, latest reviews keyed by their
+    // request's sequence number, ratings materialised, scored reviews in scoring order.
+    r#"
+    CREATE TABLE revcal_messages (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id BYTEA NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        sender TEXT COLLATE "C" NOT NULL,
+        ts BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        closed_by BYTEA
+    );
+    CREATE TABLE revcal_agents (id TEXT COLLATE "C" PRIMARY KEY, pubkey TEXT NOT NULL);
+    CREATE TABLE revcal_latest_reviews (
+        request_seq BIGINT NOT NULL,
+        reviewer TEXT COLLATE "C" NOT NULL,
+        review_id BYTEA NOT NULL,
+        verdict TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        PRIMARY KEY (request_seq, reviewer)
+    );
+    CREATE TABLE revcal_ratings (
+        agent TEXT COLLATE "C" PRIMARY KEY,
+        rating DOUBLE PRECISION NOT NULL,
+        reviews BIGINT NOT NULL,
+        decisive BIGINT NOT NULL,
+        correct BIGINT NOT NULL
+    );
+    CREATE INDEX revcal_ratings_rank ON revcal_ratings (rating DESC, reviews DESC, agent);
+    CREATE TABLE revcal_scored_reviews (
+        pos BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        review_id BYTEA NOT NULL,
+        request_id BYTEA NOT NULL,
+        outcome_id BYTEA NOT NULL,
+        reviewer TEXT COLLATE "C" NOT NULL,
+        requester TEXT COLLATE "C" NOT NULL,
+        verdict TEXT NOT NULL,
+        incident BOOLEAN NOT NULL,
+        outcome TEXT NOT NULL,
+        elo_delta DOUBLE PRECISION NOT NULL,
+        rating_after DOUBLE PRECISION NOT NULL,
+        ts BIGINT NOT NULL
+    );
+    CREATE INDEX revcal_scored_reviews_by_reviewer ON revcal_scored_reviews (reviewer, pos);
+    "#,
+];
+
+/// What the ledger relies on across its tables, as queries counting the rows that break
+/// it, and what such a row is (`revcal elo check` lists the non-zero counts).
+pub(crate) const INTEGRITY_CHECKS: &[(&str, &str)] = &[
+    (
+        "SELECT count(*) FROM revcal_messages WHERE length(id) <> 32",
+        "stored messages with an id that is not 32 bytes",
+    ),
+    (
+        "SELECT count(*) FROM revcal_latest_reviews AS l WHERE NOT EXISTS \
+         (SELECT 1 FROM revcal_messages AS m WHERE m.seq = l.request_seq AND m.type = 'REVIEW_REQUEST')",
+        "latest reviews of a request that is not stored",
+    ),
+    (
+        "SELECT count(*) FROM revcal_messages AS r WHERE r.closed_by IS NOT NULL AND NOT EXISTS \
+         (SELECT 1 FROM revcal_messages AS o WHERE o.id = r.closed_by AND o.type = 'REVIEW_OUTCOME')",
+        "requests closed by an outcome that is not stored",
+    ),
+    (
+        "SELECT count(*) FROM revcal_scored_reviews AS s WHERE NOT EXISTS \
+         (SELECT 1 FROM revcal_messages AS m WHERE m.id = s.review_id) \
+         OR NOT EXISTS (SELECT 1 FROM revcal_messages AS m WHERE m.id = s.outcome_id)",
+        "scored reviews whose review or outcome is not stored",
+    ),
+    (
+        "SELECT count(*) FROM revcal_ratings AS r WHERE r.reviews <> \
+         (SELECT count(*) FROM revcal_scored_reviews AS s WHERE s.reviewer = r.agent)",
+        "ratings whose review count differs from the reviewer's scored reviews",
+    ),
+];
+
+/// What [`migrate`] found and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Migration {
+    /// The tables were created.
+    Created,
+    /// Already current.
+    Current,
+    /// The tables are newer than this build.
+    TooNew(u32),
+}
+
+/// Brings the tables up to [`SCHEMA_VERSION`], creating them (with `initial_meta`) in a new
+/// database.
+pub(crate) fn migrate(
+    client: &mut Client,
+    initial_meta: &[(&str, String)],
+) -> Result<Migration, postgres::Error> {
+    let mut transaction = client.transaction()?;
+    transaction.batch_execute(&format!(
+        "SET LOCAL lock_timeout = {}; SELECT pg_advisory_xact_lock({WRITE_LOCK}); \
+         CREATE TABLE IF NOT EXISTS revcal_meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)",
+        super::WAIT.as_millis()
+    ))?;
+    let found: u32 = transaction
+        .query_opt("SELECT value FROM revcal_meta WHERE key = 'schema_version'", &[])?
+        .map(|row| row.try_get::<_, String>(0))
+        .transpose()?
+        // A version that does not parse was not written by revcal: refuse it as too new.
+        .map_or(0, |text| text.parse().unwrap_or(u32::MAX));
+    if found > SCHEMA_VERSION {
+        return Ok(Migration::TooNew(found));
+    }
+    if found == SCHEMA_VERSION {
+        return Ok(Migration::Current);
+    }
+    for migration in &MIGRATIONS[found as usize..] {
+        transaction.batch_execute(migration)?;
+    }
+    if found == 0 {
+        for (key, value) in initial_meta {
+            transaction.execute("INSERT INTO revcal_meta (key, value) VALUES ($1, $2)", &[key, value])?;
+        }
+    }
+    transaction.execute(
+        "INSERT INTO revcal_meta (key, value) VALUES ('schema_version', $1) \
+         ON CONFLICT (key) DO UPDATE SET value = $1",
+        &[&SCHEMA_VERSION.to_string()],
+    )?;
+    transaction.commit()?;
+    Ok(if found == 0 { Migration::Created } else { Migration::Current })
+}

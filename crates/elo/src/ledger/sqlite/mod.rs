@@ -1,0 +1,321 @@
+//! The SQLite backend: one file in WAL mode that several processes may write at once
+//! (`BEGIN IMMEDIATE` makes writers take turns; readers never wait).
+
+pub(crate) mod schema;
+
+use super::LedgerError;
+use super::storage::{LatestReview, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use crate::policy::Standing;
+use rusqlite::{Connection, ErrorCode, OptionalExtension};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How long a writer waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// WAL pages (4 KiB each) after which a commit checkpoints the WAL into the file: 128 MiB.
+const WAL_CHECKPOINT_PAGES: i64 = 32_768;
+
+/// An open SQLite ledger file.
+pub(crate) struct SqliteStorage {
+    connection: Connection,
+    /// The path, for error messages.
+    name: String,
+}
+
+impl SqliteStorage {
+    /// Opens (or creates) the file and brings its schema up to date; `initial_meta` is
+    /// written when the file is new, in the transaction that creates the schema.
+    pub(crate) fn open(path: &Path, initial_meta: &[(&str, String)]) -> Result<SqliteStorage, LedgerError> {
+        let name = path.display().to_string();
+        let sql = |source| LedgerError::Sqlite { ledger: name.clone(), error: source };
+        let mut connection = Connection::open(path).map_err(sql)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        set_wal(&connection).map_err(sql)?;
+        // WAL with synchronous=NORMAL: a killed process loses nothing committed; a power cut
+        // may lose the last transactions but never leaves a torn ledger.
+        connection.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+        // Ids are SHA-256 hashes, so index inserts land on random pages: keep more in memory.
+        connection.pragma_update(None, "cache_size", -65_536).map_err(sql)?;
+        // Checkpoint every WAL_CHECKPOINT_PAGES instead of SQLite's 1,000: an ingest batch
+        // dirties thousands of index pages (ids are random), so the default checkpointed
+        // after every batch and copied the same hot pages into the file (and fsynced) again.
+        connection.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES).map_err(sql)?;
+        connection.set_prepared_statement_cache_capacity(64);
+        let migration = schema::migrate(&mut connection, |transaction| {
+            let mut insert = transaction.prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")?;
+            for (key, value) in initial_meta {
+                insert.execute((key, value))?;
+            }
+            tracing::info!(ledger = %path.display(), "created a new ledger");
+            Ok(())
+        })
+        .map_err(sql)?;
+        if let schema::Migration::TooNew(found) = migration {
+            return Err(LedgerError::TooNew { ledger: name, found });
+        }
+        Ok(SqliteStorage { connection, name })
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> LedgerError {
+        LedgerError::Sqlite { ledger: self.name.clone(), error: source }
+    }
+
+    /// Runs `work`, naming the ledger on error.
+    fn run<T>(&self, work: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, LedgerError> {
+        work(&self.connection).map_err(|source| self.sql(source))
+    }
+}
+
+fn standing_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<Standing> {
+    Ok(Standing {
+        rating: row.get(first)?,
+        reviews: to_u64(row.get(first + 1)?),
+        decisive: to_u64(row.get(first + 2)?),
+        correct: to_u64(row.get(first + 3)?),
+    })
+}
+
+impl Storage for SqliteStorage {
+    fn schema_version(&self) -> u32 {
+        schema::SCHEMA_VERSION
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>, LedgerError> {
+        self.run(|c| c.query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| row.get(0)).optional())
+    }
+
+    fn message_count(&self) -> Result<u64, LedgerError> {
+        self.run(|c| c.query_row("SELECT count(*) FROM messages", [], |row| row.get::<_, i64>(0))).map(to_u64)
+    }
+
+    fn ranked(&self, limit: Option<u32>) -> Result<Vec<(String, Standing)>, LedgerError> {
+        let limit = limit.map_or(-1, i64::from);
+        self.run(|c| {
+            c.prepare_cached(
+                "SELECT agent, rating, reviews, decisive, correct FROM ratings \
+                 ORDER BY rating DESC, reviews DESC, agent LIMIT ?1",
+            )?
+            .query_map([limit], |row| Ok((row.get(0)?, standing_at(row, 1)?)))?
+            .collect()
+        })
+    }
+
+    fn rating(&self, agent: &str) -> Result<Option<Standing>, LedgerError> {
+        self.run(|c| {
+            c.prepare_cached("SELECT rating, reviews, decisive, correct FROM ratings WHERE agent = ?1")?
+                .query_row([agent], |row| standing_at(row, 0))
+                .optional()
+        })
+    }
+
+    fn ratings(&self) -> Result<Vec<(String, Standing)>, LedgerError> {
+        self.run(|c| {
+            c.prepare_cached("SELECT agent, rating, reviews, decisive, correct FROM ratings")?
+                .query_map([], |row| Ok((row.get(0)?, standing_at(row, 1)?)))?
+                .collect()
+        })
+    }
+
+    fn scored_reviews(&self, reviewer: Option<&str>) -> Result<Vec<ScoredRow>, LedgerError> {
+        self.run(|c| {
+            c.prepare_cached(
+                "SELECT review_id, request_id, outcome_id, reviewer, requester, verdict, incident, outcome, \
+                 elo_delta, rating_after, ts FROM scored_reviews WHERE ?1 IS NULL OR reviewer = ?1 ORDER BY rowid",
+            )?
+            .query_map([reviewer], |row| {
+                Ok(ScoredRow {
+                    review_id: row.get(0)?,
+                    request_id: row.get(1)?,
+                    outcome_id: row.get(2)?,
+                    reviewer: row.get(3)?,
+                    requester: row.get(4)?,
+                    verdict: row.get(5)?,
+                    incident: row.get::<_, i64>(6)? != 0,
+                    outcome: row.get(7)?,
+                    elo_delta: row.get(8)?,
+                    rating_after: row.get(9)?,
+                    ts: row.get(10)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
+    fn message_body(&self, id: &[u8]) -> Result<Option<String>, LedgerError> {
+        self.run(|c| {
+            c.prepare_cached("SELECT body FROM messages WHERE id = ?1")?
+                .query_row([id], |row| row.get(0))
+                .optional()
+        })
+    }
+
+    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError> {
+        self.run(|c| {
+            let mut statement = c.prepare("SELECT seq, id, body FROM messages ORDER BY seq")?;
+            let mut rows = statement.query([])?;
+            while let Some(row) = rows.next()? {
+                visit(row.get(0)?, row.get(1)?, row.get(2)?);
+            }
+            Ok(())
+        })
+    }
+
+    fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
+        let lines: Vec<String> = self.run(|c| {
+            c.prepare("PRAGMA integrity_check")?.query_map([], |row| row.get::<_, String>(0))?.collect()
+        })?;
+        Ok(lines.into_iter().filter(|line| line != "ok").collect())
+    }
+
+    fn begin_write(&self) -> Result<(), LedgerError> {
+        // IMMEDIATE takes the write lock now: the reads of this transaction then see what
+        // the previous writer committed and nobody can change it before the commit.
+        self.run(|c| c.execute_batch("BEGIN IMMEDIATE"))
+    }
+
+    fn commit(&self) -> Result<(), LedgerError> {
+        self.run(|c| c.execute_batch("COMMIT"))
+    }
+
+    fn rollback(&self) {
+        if !self.connection.is_autocommit()
+            && let Err(error) = self.connection.execute_batch("ROLLBACK")
+        {
+            tracing::warn!(ledger = %self.name, %error, "rollback failed");
+        }
+    }
+
+    fn insert_message(&self, message: NewMessage<'_>) -> Result<Option<i64>, LedgerError> {
+        self.run(|c| {
+            // The insert is the duplicate check: one index search instead of two.
+            let inserted = c
+                .prepare_cached(
+                    "INSERT INTO messages (id, type, sender, ts, body) VALUES (?1, ?2, ?3, ?4, ?5) \
+                     ON CONFLICT (id) DO NOTHING",
+                )?
+                .execute((message.id, message.kind, message.sender, message.ts, message.body))?;
+            Ok((inserted == 1).then(|| c.last_insert_rowid()))
+        })
+    }
+
+    fn delete_message(&self, seq: i64) -> Result<(), LedgerError> {
+        self.run(|c| c.prepare_cached("DELETE FROM messages WHERE seq = ?1")?.execute([seq]).map(drop))
+    }
+
+    fn request(&self, id: &[u8]) -> Result<Option<RequestRow>, LedgerError> {
+        self.run(|c| {
+            c.prepare_cached(
+                "SELECT seq, sender, closed_by FROM messages WHERE id = ?1 AND type = 'REVIEW_REQUEST'",
+            )?
+            .query_row([id], |row| {
+                Ok(RequestRow { seq: row.get(0)?, requester: row.get(1)?, closed_by: row.get(2)? })
+            })
+            .optional()
+        })
+    }
+
+    fn insert_agent(&self, agent: &str, pubkey: &str) -> Result<(), LedgerError> {
+        self.run(|c| {
+            c.prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
+                .execute((agent, pubkey))
+                .map(drop)
+        })
+    }
+
+    fn record_latest_review(
+        &self,
+        request_seq: i64,
+        reviewer: &str,
+        review_id: &[u8],
+        verdict: &str,
+        seq: i64,
+    ) -> Result<(), LedgerError> {
+        self.run(|c| {
+            c.prepare_cached(
+                "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (request_seq, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
+            )?
+            .execute((request_seq, reviewer, review_id, verdict, seq))
+            .map(drop)
+        })
+    }
+
+    fn close_request(&self, request_seq: i64, outcome_id: &[u8]) -> Result<(), LedgerError> {
+        self.run(|c| {
+            c.prepare_cached("UPDATE messages SET closed_by = ?2 WHERE seq = ?1")?
+                .execute((request_seq, outcome_id))
+                .map(drop)
+        })
+    }
+
+    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestReview>, LedgerError> {
+        self.run(|c| {
+            c.prepare_cached(
+                "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_seq = ?1 ORDER BY seq",
+            )?
+            .query_map([request_seq], |row| {
+                Ok(LatestReview { reviewer: row.get(0)?, review_id: row.get(1)?, verdict: row.get(2)? })
+            })?
+            .collect()
+        })
+    }
+
+    fn insert_scored(&self, row: &ScoredRow) -> Result<(), LedgerError> {
+        self.run(|c| {
+            c.prepare_cached(
+                "INSERT INTO scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict, \
+                 incident, outcome, elo_delta, rating_after, ts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?
+            .execute(rusqlite::params![
+                row.review_id,
+                row.request_id,
+                row.outcome_id,
+                row.reviewer,
+                row.requester,
+                row.verdict,
+                row.incident,
+                row.outcome,
+                row.elo_delta,
+                row.rating_after,
+                row.ts,
+            ])
+            .map(drop)
+        })
+    }
+
+    fn write_rating(&self, agent: &str, standing: &Standing) -> Result<(), LedgerError> {
+        self.run(|c| {
+            c.prepare_cached(
+                "INSERT INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (agent) DO UPDATE SET rating = ?2, reviews = ?3, decisive = ?4, correct = ?5",
+            )?
+            .execute((
+                agent,
+                standing.rating,
+                to_i64(standing.reviews),
+                to_i64(standing.decisive),
+                to_i64(standing.correct),
+            ))
+            .map(drop)
+        })
+    }
+}
+
+/// Switches to WAL. Two processes creating the same file at once can see SQLITE_BUSY here
+/// without the busy handler being consulted, so retry for a while.
+fn set_wal(connection: &Connection) -> rusqlite::Result<()> {
+    let started = Instant::now();
+    loop {
+        match connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if matches!(error.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
