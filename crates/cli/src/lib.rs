@@ -18,6 +18,7 @@
 //! assert_eq!(revcal_cli::revcal(["revcal", "score", "--rubirc", "x"]), ExitCode::from(3));
 //! ```
 
+pub mod allocator;
 mod args;
 mod bugs;
 mod calibrate;

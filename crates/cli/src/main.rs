@@ -3,5 +3,6 @@
 //! The command line lives in the crate's library, shared with `review-calibration`.
 
 fn main() -> std::process::ExitCode {
+    revcal_cli::allocator::install();
     revcal_cli::revcal(std::env::args_os())
 }
