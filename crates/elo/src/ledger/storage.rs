@@ -21,17 +21,6 @@ pub(crate) struct RequestRow {
     pub(crate) closed_by: Option<Vec<u8>>,
 }
 
-/// The latest review of one reviewer on one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct LatestReview {
-    /// The reviewer's agent id.
-    pub(crate) reviewer: String,
-    /// The review's message id (32 bytes).
-    pub(crate) review_id: Vec<u8>,
-    /// Its verdict as on the wire.
-    pub(crate) verdict: String,
-}
-
 /// One scored review as stored: ids as 32 bytes, the rest as on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ScoredRow {
@@ -59,6 +48,35 @@ pub(crate) struct NewMessage<'a> {
     pub(crate) ts: i64,
     /// Its canonical text.
     pub(crate) body: &'a str,
+}
+
+/// The writes of one batch that nothing in the batch reads back from the database (the
+/// rules read them from memory meanwhile), made together before the commit: a backend
+/// behind a network sends each kind in one statement instead of one per row.
+#[derive(Debug, Default)]
+pub(crate) struct BatchWrites {
+    /// Agents that sent their first stored message: id and public key (base64).
+    pub(crate) agents: Vec<(String, String)>,
+    /// The latest review of each reviewer of each request the batch reviewed, one row per
+    /// (request, reviewer), replacing any stored one.
+    pub(crate) latest_reviews: Vec<LatestRow>,
+    /// Requests the batch closed: the request's sequence number and the outcome's id.
+    pub(crate) closed: Vec<(i64, Vec<u8>)>,
+    /// Scored reviews, in scoring order.
+    pub(crate) scored: Vec<ScoredRow>,
+    /// The rating of every reviewer the batch touched, replacing any stored one.
+    pub(crate) ratings: Vec<(String, Standing)>,
+}
+
+/// One `latest_reviews` row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LatestRow {
+    pub(crate) request_seq: i64,
+    pub(crate) reviewer: String,
+    pub(crate) review_id: Vec<u8>,
+    pub(crate) verdict: String,
+    /// The review's own sequence number (latest reviews are scored in this order).
+    pub(crate) seq: i64,
 }
 
 /// What a ledger backend does. Every error names the ledger (its path or its URL without
@@ -105,25 +123,10 @@ pub(crate) trait Storage: Send {
     fn delete_message(&self, seq: i64) -> Result<(), LedgerError>;
     /// The stored request with this id.
     fn request(&self, id: &[u8]) -> Result<Option<RequestRow>, LedgerError>;
-    /// Records an agent's public key, unless it is recorded already.
-    fn insert_agent(&self, agent: &str, pubkey: &str) -> Result<(), LedgerError>;
-    /// Records (or replaces) a reviewer's latest review of a request.
-    fn record_latest_review(
-        &self,
-        request_seq: i64,
-        reviewer: &str,
-        review_id: &[u8],
-        verdict: &str,
-        seq: i64,
-    ) -> Result<(), LedgerError>;
-    /// Marks a request as closed by an outcome.
-    fn close_request(&self, request_seq: i64, outcome_id: &[u8]) -> Result<(), LedgerError>;
-    /// The latest reviews of a request, in the order they were stored.
-    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestReview>, LedgerError>;
-    /// Stores a scored review.
-    fn insert_scored(&self, row: &ScoredRow) -> Result<(), LedgerError>;
-    /// Writes (inserts or replaces) an agent's rating.
-    fn write_rating(&self, agent: &str, standing: &Standing) -> Result<(), LedgerError>;
+    /// The stored latest reviews of a request, in the order they were stored.
+    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestRow>, LedgerError>;
+    /// Writes what a batch decided, just before its commit (see [`BatchWrites`]).
+    fn write_batch(&self, writes: &BatchWrites) -> Result<(), LedgerError>;
 }
 
 /// Converts a stored count back; a negative one (a damaged row) reads as 0.

@@ -1,7 +1,7 @@
 //! Storing messages: the rules checked against the ledger's state and the ratings updated,
 //! one transaction per batch.
 
-use super::storage::{NewMessage, ScoredRow, Storage};
+use super::storage::{BatchWrites, LatestRow, NewMessage, ScoredRow, Storage};
 use super::{Ledger, LedgerError};
 use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_review};
 use crate::identity::AgentId;
@@ -58,13 +58,16 @@ impl Ledger {
             seen: &self.seen,
             new: SeenRows::default(),
             standings: HashMap::new(),
+            requests: HashMap::new(),
+            latest: HashMap::new(),
+            writes: BatchWrites::default(),
         };
         let written = (|| {
             let mut outcomes = Vec::with_capacity(messages.len());
             for message in messages {
                 outcomes.push(writer.store(message)?);
             }
-            writer.write_standings()?;
+            writer.finish()?;
             self.storage.commit()?;
             Ok(outcomes)
         })();
@@ -141,9 +144,25 @@ struct Writer<'a> {
     /// Rows this transaction wrote (committed only if it commits).
     new: SeenRows,
     /// The standings of the reviewers this batch touched, read once, updated in memory and
-    /// written once by `write_standings` before the commit (the transaction holds the
-    /// writers' lock, so no other writer can change them meanwhile).
+    /// written once by `finish` before the commit (the transaction holds the writers' lock,
+    /// so no other writer can change them meanwhile).
     standings: HashMap<String, Standing>,
+    /// The requests this batch stored or read, as the rules see them now (a request the
+    /// batch closed is closed here before it is in the database).
+    requests: HashMap<[u8; 32], BatchRequest>,
+    /// The latest review of each reviewer of each request, from this batch, by the
+    /// request's sequence number: what `latest_reviews` will hold after `finish`.
+    latest: HashMap<i64, Vec<LatestRow>>,
+    /// What `finish` writes.
+    writes: BatchWrites,
+}
+
+/// A request as the current batch sees it.
+struct BatchRequest {
+    seq: i64,
+    view: RequestView,
+    /// Stored by this batch: no latest review of it is in the database yet.
+    new: bool,
 }
 
 impl Writer<'_> {
@@ -191,32 +210,39 @@ impl Writer<'_> {
                 let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
                 self.score(signed, outcome, request_seq)?
             }
+            Content::Request(_) => {
+                let view = RequestView { requester: sender.clone(), closed_by: None };
+                self.requests.insert(id, BatchRequest { seq, view, new: true });
+                Vec::new()
+            }
             _ => Vec::new(),
         };
-        self.record_agent(signed)?;
+        self.record_agent(signed);
         Ok(Ok(Stored { id: signed.id.clone(), scored }))
     }
 
     /// Records the sender's public key the first time it sends a stored message.
-    fn record_agent(&mut self, signed: &SignedMessage) -> Result<(), LedgerError> {
+    fn record_agent(&mut self, signed: &SignedMessage) {
         let agent = signed.message.from.as_str();
         if !self.seen.agents.contains(agent) && !self.new.agents.contains(agent) {
-            self.storage.insert_agent(agent, &signed.pubkey.to_base64())?;
+            self.writes.agents.push((agent.to_owned(), signed.pubkey.to_base64()));
             self.new.agents.insert(agent.to_owned());
         }
-        Ok(())
     }
 
-    /// The stored request `request_id` names (its sequence number and what the rules need).
+    /// The request `request_id` names as the rules see it now: its sequence number and
+    /// what the rules need. Read from the database once per batch.
     fn request(&mut self, request_id: &MessageId) -> Result<Option<(i64, RequestView)>, LedgerError> {
-        let row = self.storage.request(&request_id.to_bytes())?;
-        Ok(row.and_then(|row| {
-            let view = RequestView {
-                requester: AgentId::parse(&row.requester)?,
-                closed_by: row.closed_by.and_then(|id| MessageId::from_bytes(&id)),
-            };
-            Some((row.seq, view))
-        }))
+        let key = request_id.to_bytes();
+        if let Some(known) = self.requests.get(&key) {
+            return Ok(Some((known.seq, known.view.clone())));
+        }
+        let Some(row) = self.storage.request(&key)? else { return Ok(None) };
+        let Some(requester) = AgentId::parse(&row.requester) else { return Ok(None) };
+        let view =
+            RequestView { requester, closed_by: row.closed_by.and_then(|id| MessageId::from_bytes(&id)) };
+        self.requests.insert(key, BatchRequest { seq: row.seq, view: view.clone(), new: false });
+        Ok(Some((row.seq, view)))
     }
 
     fn record_review(
@@ -227,13 +253,18 @@ impl Writer<'_> {
         seq: i64,
     ) -> Result<(), LedgerError> {
         let reviewer = signed.message.from.as_str();
-        self.storage.record_latest_review(
+        let row = LatestRow {
             request_seq,
-            reviewer,
-            &signed.id.to_bytes(),
-            review.verdict.as_str(),
+            reviewer: reviewer.to_owned(),
+            review_id: signed.id.to_bytes().to_vec(),
+            verdict: review.verdict.as_str().to_owned(),
             seq,
-        )?;
+        };
+        let latest = self.latest.entry(request_seq).or_default();
+        match latest.iter_mut().find(|known| known.reviewer == row.reviewer) {
+            Some(known) => *known = row,
+            None => latest.push(row),
+        }
         if !self.seen.rated.contains(reviewer) && !self.new.rated.contains(reviewer) {
             // Loading the standing makes `write_standings` write its row (a new reviewer
             // appears on the leaderboard at the start rating).
@@ -256,12 +287,13 @@ impl Writer<'_> {
         }
     }
 
-    /// Writes every standing this batch touched, one statement per reviewer.
-    fn write_standings(&mut self) -> Result<(), LedgerError> {
-        for (reviewer, standing) in &self.standings {
-            self.storage.write_rating(reviewer, standing)?;
-        }
-        Ok(())
+    /// Writes what the batch decided: its latest reviews, closed requests, scored reviews,
+    /// new agents and every standing it touched.
+    fn finish(&mut self) -> Result<(), LedgerError> {
+        let mut writes = std::mem::take(&mut self.writes);
+        writes.latest_reviews = self.latest.drain().flat_map(|(_, rows)| rows).collect();
+        writes.ratings = self.standings.drain().collect();
+        self.storage.write_batch(&writes)
     }
 
     fn score(
@@ -273,8 +305,24 @@ impl Writer<'_> {
         let request_id = outcome.request_id.as_str();
         let request_key = outcome.request_id.to_bytes();
         let outcome_key = signed.id.to_bytes();
-        self.storage.close_request(request_seq, &outcome_key)?;
-        let latest = self.storage.latest_reviews(request_seq)?;
+        self.writes.closed.push((request_seq, outcome_key.to_vec()));
+        // The latest reviews: the stored ones (none for a request this batch stored),
+        // replaced by this batch's of the same reviewer, in the order they were stored.
+        let is_new = match self.requests.get_mut(&request_key) {
+            Some(known) => {
+                known.view.closed_by = Some(signed.id.clone());
+                known.new
+            }
+            None => false,
+        };
+        let mut latest = if is_new { Vec::new() } else { self.storage.latest_reviews(request_seq)? };
+        for row in self.latest.get(&request_seq).into_iter().flatten() {
+            match latest.iter_mut().find(|known| known.reviewer == row.reviewer) {
+                Some(known) => *known = row.clone(),
+                None => latest.push(row.clone()),
+            }
+        }
+        latest.sort_by_key(|row| row.seq);
         let mut scored = Vec::with_capacity(latest.len());
         for row in latest {
             let (Some(reviewer), Some(review_id), Some(verdict)) = (
@@ -303,7 +351,7 @@ impl Writer<'_> {
                 rating_after,
                 ts: signed.message.ts,
             };
-            self.storage.insert_scored(&ScoredRow {
+            self.writes.scored.push(ScoredRow {
                 review_id: row.review_id,
                 request_id: request_key.to_vec(),
                 outcome_id: outcome_key.to_vec(),
@@ -315,7 +363,7 @@ impl Writer<'_> {
                 elo_delta,
                 rating_after,
                 ts: i64::try_from(entry.ts).unwrap_or(i64::MAX),
-            })?;
+            });
             scored.push(entry);
         }
         Ok(scored)

@@ -54,3 +54,101 @@ proptest! {
         prop_assert!(SignedMessage::from_value(value).is_err());
     }
 }
+
+/// A random stream: each step sends a new request, a review (by one of four agents, the
+/// author included) of one of the requests so far, an outcome (by the author or a stranger),
+/// or a copy of an earlier message. Open, closed, unknown-to-the-batch and replaced all
+/// happen, in any order.
+fn random_stream(steps: &[(u8, u8, u8)]) -> Vec<revcal_elo::SignedMessage> {
+    use crate::util::{agent, outcome, request, review};
+    let author = agent(1);
+    let others: Vec<_> = (2..6).map(agent).collect();
+    let verdicts =
+        [revcal_elo::Verdict::Approve, revcal_elo::Verdict::RequestChanges, revcal_elo::Verdict::Comment];
+    let mut requests: Vec<revcal_elo::SignedMessage> = Vec::new();
+    let mut stream: Vec<revcal_elo::SignedMessage> = Vec::new();
+    for (index, &(kind, pick, choice)) in steps.iter().enumerate() {
+        let target = (!requests.is_empty()).then(|| requests[pick as usize % requests.len()].clone());
+        match (kind % 8, target) {
+            (0 | 1, _) | (_, None) => {
+                let made = request(&author, &format!("change {index}"));
+                requests.push(made.clone());
+                stream.push(made);
+            }
+            (2..=4, Some(target)) => {
+                let reviewer =
+                    if choice % 9 == 0 { &author } else { &others[choice as usize % others.len()] };
+                // A second review of the same verdict by the same reviewer is the same message
+                // (a replay); the index in the comment makes each one new.
+                let mut message = review(reviewer, &target, verdicts[choice as usize % 3]);
+                if let revcal_elo::Content::Review(content) = &mut message.message.content {
+                    content.comments[0].line = index as u64 + 1;
+                }
+                stream.push(revcal_elo::SignedMessage::sign(&message.message, reviewer).unwrap());
+            }
+            (5 | 6, Some(target)) => {
+                let sender = if choice % 5 == 0 { &others[0] } else { &author };
+                stream.push(outcome(sender, &target, choice % 3 == 0));
+            }
+            (_, Some(_)) => {
+                let copy = stream[pick as usize % stream.len()].clone();
+                stream.push(copy);
+            }
+        }
+    }
+    stream
+}
+
+/// The ledger, fed the stream in batches of any size, rates and refuses exactly as the pure
+/// engine over the stream in order.
+fn ledger_agrees_with_the_engine(
+    ledger: &mut revcal_elo::Ledger,
+    stream: &[revcal_elo::SignedMessage],
+    batch: usize,
+) {
+    let mut codes = Vec::new();
+    for chunk in stream.chunks(batch) {
+        for outcome in ledger.ingest_batch(chunk).unwrap() {
+            codes.push(outcome.err().map(|rejection| rejection.code()));
+        }
+    }
+    let mut engine = revcal_elo::Engine::new(revcal_elo::Policy::default());
+    let expected: Vec<_> =
+        stream.iter().map(|message| engine.apply(message).err().map(|r| r.code())).collect();
+    assert_eq!(codes, expected);
+    assert_eq!(&ledger.standings().unwrap(), engine.standings());
+    assert_eq!(ledger.scored_reviews(None).unwrap(), engine.scored());
+    assert!(ledger.replay().unwrap().is_consistent());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_stream_in_any_batches_is_rated_as_the_engine_rates_it_on_sqlite(
+        steps in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..60),
+        batch in 1usize..25,
+    ) {
+        let stream = random_stream(&steps);
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = revcal_elo::Ledger::open(dir.path().join("l.sqlite")).unwrap();
+        ledger_agrees_with_the_engine(&mut ledger, &stream, batch);
+    }
+}
+
+proptest! {
+    // A database per case: fewer cases than on SQLite.
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_stream_in_any_batches_is_rated_as_the_engine_rates_it_on_postgres(
+        steps in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..60),
+        batch in 1usize..25,
+    ) {
+        let Some(database) = revcal_testpg::TestDatabase::create("property") else { return Ok(()) };
+        let stream = random_stream(&steps);
+        let location = revcal_elo::LedgerLocation::parse(database.url());
+        let mut ledger = revcal_elo::Ledger::open_at(&location, None).unwrap();
+        ledger_agrees_with_the_engine(&mut ledger, &stream, batch);
+    }
+}

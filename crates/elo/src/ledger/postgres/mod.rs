@@ -12,7 +12,7 @@
 mod schema;
 
 use super::LedgerError;
-use super::storage::{LatestReview, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
 use crate::policy::Standing;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
@@ -275,74 +275,111 @@ impl Storage for PostgresStorage {
         })
     }
 
-    fn insert_agent(&self, agent: &str, pubkey: &str) -> Result<(), LedgerError> {
-        self.execute(
-            "INSERT INTO revcal_agents (id, pubkey) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
-            &[&agent, &pubkey],
-        )
-    }
-
-    fn record_latest_review(
-        &self,
-        request_seq: i64,
-        reviewer: &str,
-        review_id: &[u8],
-        verdict: &str,
-        seq: i64,
-    ) -> Result<(), LedgerError> {
-        self.execute(
-            "INSERT INTO revcal_latest_reviews (request_seq, reviewer, review_id, verdict, seq) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (request_seq, reviewer) \
-             DO UPDATE SET review_id = $3, verdict = $4, seq = $5",
-            &[&request_seq, &reviewer, &review_id, &verdict, &seq],
-        )
-    }
-
-    fn close_request(&self, request_seq: i64, outcome_id: &[u8]) -> Result<(), LedgerError> {
-        self.execute("UPDATE revcal_messages SET closed_by = $2 WHERE seq = $1", &[&request_seq, &outcome_id])
-    }
-
-    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestReview>, LedgerError> {
+    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestRow>, LedgerError> {
         let rows = self.query(
-            "SELECT reviewer, review_id, verdict FROM revcal_latest_reviews WHERE request_seq = $1 ORDER BY seq",
+            "SELECT reviewer, review_id, verdict, seq FROM revcal_latest_reviews WHERE request_seq = $1 ORDER BY seq",
             &[&request_seq],
         )?;
         self.decode(rows, |row| {
-            Ok(LatestReview { reviewer: get(row, 0)?, review_id: get(row, 1)?, verdict: get(row, 2)? })
+            Ok(LatestRow {
+                request_seq,
+                reviewer: get(row, 0)?,
+                review_id: get(row, 1)?,
+                verdict: get(row, 2)?,
+                seq: get(row, 3)?,
+            })
         })
     }
 
-    fn insert_scored(&self, row: &ScoredRow) -> Result<(), LedgerError> {
-        self.execute(
-            "INSERT INTO revcal_scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict, \
-             incident, outcome, elo_delta, rating_after, ts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-            &[
-                &row.review_id,
-                &row.request_id,
-                &row.outcome_id,
-                &row.reviewer,
-                &row.requester,
-                &row.verdict,
-                &row.incident,
-                &row.outcome,
-                &row.elo_delta,
-                &row.rating_after,
-                &row.ts,
-            ],
-        )
-    }
-
-    fn write_rating(&self, agent: &str, standing: &Standing) -> Result<(), LedgerError> {
-        self.execute(
-            "INSERT INTO revcal_ratings (agent, rating, reviews, decisive, correct) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (agent) DO UPDATE SET rating = $2, reviews = $3, decisive = $4, correct = $5",
-            &[
-                &agent,
-                &standing.rating,
-                &to_i64(standing.reviews),
-                &to_i64(standing.decisive),
-                &to_i64(standing.correct),
-            ],
-        )
+    fn write_batch(&self, writes: &BatchWrites) -> Result<(), LedgerError> {
+        // One statement per kind of row, each row a position in parallel arrays: a batch
+        // costs five round trips to the server instead of one per row.
+        if !writes.agents.is_empty() {
+            let ids: Vec<&str> = writes.agents.iter().map(|(id, _)| id.as_str()).collect();
+            let keys: Vec<&str> = writes.agents.iter().map(|(_, key)| key.as_str()).collect();
+            self.execute(
+                "INSERT INTO revcal_agents (id, pubkey) SELECT * FROM unnest($1::text[], $2::text[]) \
+                 ON CONFLICT (id) DO NOTHING",
+                &[&ids, &keys],
+            )?;
+        }
+        if !writes.latest_reviews.is_empty() {
+            let rows = &writes.latest_reviews;
+            let request_seqs: Vec<i64> = rows.iter().map(|row| row.request_seq).collect();
+            let reviewers: Vec<&str> = rows.iter().map(|row| row.reviewer.as_str()).collect();
+            let review_ids: Vec<&[u8]> = rows.iter().map(|row| row.review_id.as_slice()).collect();
+            let verdicts: Vec<&str> = rows.iter().map(|row| row.verdict.as_str()).collect();
+            let seqs: Vec<i64> = rows.iter().map(|row| row.seq).collect();
+            self.execute(
+                "INSERT INTO revcal_latest_reviews (request_seq, reviewer, review_id, verdict, seq) \
+                 SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::text[], $5::bigint[]) \
+                 ON CONFLICT (request_seq, reviewer) DO UPDATE \
+                 SET review_id = excluded.review_id, verdict = excluded.verdict, seq = excluded.seq",
+                &[&request_seqs, &reviewers, &review_ids, &verdicts, &seqs],
+            )?;
+        }
+        if !writes.closed.is_empty() {
+            let seqs: Vec<i64> = writes.closed.iter().map(|(seq, _)| *seq).collect();
+            let outcomes: Vec<&[u8]> = writes.closed.iter().map(|(_, id)| id.as_slice()).collect();
+            self.execute(
+                "UPDATE revcal_messages AS m SET closed_by = v.outcome \
+                 FROM unnest($1::bigint[], $2::bytea[]) AS v(seq, outcome) WHERE m.seq = v.seq",
+                &[&seqs, &outcomes],
+            )?;
+        }
+        if !writes.scored.is_empty() {
+            let rows = &writes.scored;
+            let bytes = |pick: fn(&ScoredRow) -> &[u8]| -> Vec<&[u8]> { rows.iter().map(pick).collect() };
+            let text = |pick: fn(&ScoredRow) -> &str| -> Vec<&str> { rows.iter().map(pick).collect() };
+            let (review_ids, request_ids, outcome_ids) =
+                (bytes(|r| &r.review_id), bytes(|r| &r.request_id), bytes(|r| &r.outcome_id));
+            let (reviewers, requesters, verdicts, outcomes) =
+                (text(|r| &r.reviewer), text(|r| &r.requester), text(|r| &r.verdict), text(|r| &r.outcome));
+            let incidents: Vec<bool> = rows.iter().map(|row| row.incident).collect();
+            let deltas: Vec<f64> = rows.iter().map(|row| row.elo_delta).collect();
+            let after: Vec<f64> = rows.iter().map(|row| row.rating_after).collect();
+            let ts: Vec<i64> = rows.iter().map(|row| row.ts).collect();
+            // WITH ORDINALITY and ORDER BY: the identity column `pos` keeps scoring order.
+            self.execute(
+                "INSERT INTO revcal_scored_reviews (review_id, request_id, outcome_id, reviewer, requester, \
+                 verdict, incident, outcome, elo_delta, rating_after, ts) \
+                 SELECT review_id, request_id, outcome_id, reviewer, requester, verdict, incident, outcome, \
+                 elo_delta, rating_after, ts FROM unnest($1::bytea[], $2::bytea[], $3::bytea[], $4::text[], \
+                 $5::text[], $6::text[], $7::boolean[], $8::text[], $9::float8[], $10::float8[], $11::bigint[]) \
+                 WITH ORDINALITY AS v(review_id, request_id, outcome_id, reviewer, requester, verdict, incident, \
+                 outcome, elo_delta, rating_after, ts, position) ORDER BY position",
+                &[
+                    &review_ids,
+                    &request_ids,
+                    &outcome_ids,
+                    &reviewers,
+                    &requesters,
+                    &verdicts,
+                    &incidents,
+                    &outcomes,
+                    &deltas,
+                    &after,
+                    &ts,
+                ],
+            )?;
+        }
+        if !writes.ratings.is_empty() {
+            let rows = &writes.ratings;
+            let agents: Vec<&str> = rows.iter().map(|(agent, _)| agent.as_str()).collect();
+            let ratings: Vec<f64> = rows.iter().map(|(_, standing)| standing.rating).collect();
+            let count = |pick: fn(&Standing) -> u64| -> Vec<i64> {
+                rows.iter().map(|(_, s)| to_i64(pick(s))).collect()
+            };
+            let (reviews, decisive, correct) =
+                (count(|s| s.reviews), count(|s| s.decisive), count(|s| s.correct));
+            self.execute(
+                "INSERT INTO revcal_ratings (agent, rating, reviews, decisive, correct) \
+                 SELECT * FROM unnest($1::text[], $2::float8[], $3::bigint[], $4::bigint[], $5::bigint[]) \
+                 ON CONFLICT (agent) DO UPDATE SET rating = excluded.rating, reviews = excluded.reviews, \
+                 decisive = excluded.decisive, correct = excluded.correct",
+                &[&agents, &ratings, &reviews, &decisive, &correct],
+            )?;
+        }
+        Ok(())
     }
 }

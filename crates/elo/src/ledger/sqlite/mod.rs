@@ -4,7 +4,7 @@
 pub(crate) mod schema;
 
 use super::LedgerError;
-use super::storage::{LatestReview, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
 use crate::policy::Standing;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::path::Path;
@@ -215,89 +215,75 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn insert_agent(&self, agent: &str, pubkey: &str) -> Result<(), LedgerError> {
-        self.run(|c| {
-            c.prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?
-                .execute((agent, pubkey))
-                .map(drop)
-        })
-    }
-
-    fn record_latest_review(
-        &self,
-        request_seq: i64,
-        reviewer: &str,
-        review_id: &[u8],
-        verdict: &str,
-        seq: i64,
-    ) -> Result<(), LedgerError> {
+    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestRow>, LedgerError> {
         self.run(|c| {
             c.prepare_cached(
-                "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (request_seq, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
-            )?
-            .execute((request_seq, reviewer, review_id, verdict, seq))
-            .map(drop)
-        })
-    }
-
-    fn close_request(&self, request_seq: i64, outcome_id: &[u8]) -> Result<(), LedgerError> {
-        self.run(|c| {
-            c.prepare_cached("UPDATE messages SET closed_by = ?2 WHERE seq = ?1")?
-                .execute((request_seq, outcome_id))
-                .map(drop)
-        })
-    }
-
-    fn latest_reviews(&self, request_seq: i64) -> Result<Vec<LatestReview>, LedgerError> {
-        self.run(|c| {
-            c.prepare_cached(
-                "SELECT reviewer, review_id, verdict FROM latest_reviews WHERE request_seq = ?1 ORDER BY seq",
+                "SELECT reviewer, review_id, verdict, seq FROM latest_reviews WHERE request_seq = ?1 ORDER BY seq",
             )?
             .query_map([request_seq], |row| {
-                Ok(LatestReview { reviewer: row.get(0)?, review_id: row.get(1)?, verdict: row.get(2)? })
+                Ok(LatestRow {
+                    request_seq,
+                    reviewer: row.get(0)?,
+                    review_id: row.get(1)?,
+                    verdict: row.get(2)?,
+                    seq: row.get(3)?,
+                })
             })?
             .collect()
         })
     }
 
-    fn insert_scored(&self, row: &ScoredRow) -> Result<(), LedgerError> {
+    fn write_batch(&self, writes: &BatchWrites) -> Result<(), LedgerError> {
+        // In-process: a statement per row costs no round trip.
         self.run(|c| {
-            c.prepare_cached(
+            let mut agents = c.prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?;
+            for (agent, pubkey) in &writes.agents {
+                agents.execute((agent, pubkey))?;
+            }
+            let mut latest = c.prepare_cached(
+                "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (request_seq, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
+            )?;
+            for row in &writes.latest_reviews {
+                latest.execute((row.request_seq, &row.reviewer, &row.review_id, &row.verdict, row.seq))?;
+            }
+            let mut close = c.prepare_cached("UPDATE messages SET closed_by = ?2 WHERE seq = ?1")?;
+            for (request_seq, outcome_id) in &writes.closed {
+                close.execute((request_seq, outcome_id))?;
+            }
+            let mut scored = c.prepare_cached(
                 "INSERT INTO scored_reviews (review_id, request_id, outcome_id, reviewer, requester, verdict, \
                  incident, outcome, elo_delta, rating_after, ts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            )?
-            .execute(rusqlite::params![
-                row.review_id,
-                row.request_id,
-                row.outcome_id,
-                row.reviewer,
-                row.requester,
-                row.verdict,
-                row.incident,
-                row.outcome,
-                row.elo_delta,
-                row.rating_after,
-                row.ts,
-            ])
-            .map(drop)
-        })
-    }
-
-    fn write_rating(&self, agent: &str, standing: &Standing) -> Result<(), LedgerError> {
-        self.run(|c| {
-            c.prepare_cached(
+            )?;
+            for row in &writes.scored {
+                scored.execute(rusqlite::params![
+                    row.review_id,
+                    row.request_id,
+                    row.outcome_id,
+                    row.reviewer,
+                    row.requester,
+                    row.verdict,
+                    row.incident,
+                    row.outcome,
+                    row.elo_delta,
+                    row.rating_after,
+                    row.ts,
+                ])?;
+            }
+            let mut rating = c.prepare_cached(
                 "INSERT INTO ratings (agent, rating, reviews, decisive, correct) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (agent) DO UPDATE SET rating = ?2, reviews = ?3, decisive = ?4, correct = ?5",
-            )?
-            .execute((
-                agent,
-                standing.rating,
-                to_i64(standing.reviews),
-                to_i64(standing.decisive),
-                to_i64(standing.correct),
-            ))
-            .map(drop)
+            )?;
+            for (agent, standing) in &writes.ratings {
+                rating.execute((
+                    agent,
+                    standing.rating,
+                    to_i64(standing.reviews),
+                    to_i64(standing.decisive),
+                    to_i64(standing.correct),
+                ))?;
+            }
+            Ok(())
         })
     }
 }
