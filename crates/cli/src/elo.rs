@@ -13,7 +13,7 @@ use std::process::ExitCode;
 /// Arguments of `revcal elo`.
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::with_table(
-    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite;\na postgres:// URL names a PostgreSQL database (docs/reputation.md, \"PostgreSQL\").\nMessage formats, rating rules and guarantees: docs/reputation.md.",
+    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER,\nelse ./revcal-ledger.sqlite. A postgres:// URL names a PostgreSQL database\n(docs/reputation.md, \"PostgreSQL\").\nMessage formats, rating rules and guarantees: docs/reputation.md.",
     crate::exit::ELO_TABLE,
 ))]
 pub(crate) struct EloArgs {
@@ -165,7 +165,7 @@ enum EloCommand {
 
 /// Runs `revcal elo`.
 pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
-    let ledger = LedgerPath::resolve(args.ledger);
+    let ledger = LedgerArg::resolve(args.ledger);
     match args.command {
         EloCommand::Keygen { out, force } => keys::keygen(&out, force),
         EloCommand::Sign { message, key, request_id } => keys::sign(&message, &key, request_id.as_deref()),
@@ -184,20 +184,20 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Where the ledger lives.
-pub(crate) struct LedgerPath {
+/// The ledger the command names (`--ledger`, the environment or the default file).
+pub(crate) struct LedgerArg {
     location: revcal_elo::LedgerLocation,
 }
 
-impl LedgerPath {
+impl LedgerArg {
     /// `--ledger`, else `$REVCAL_LEDGER_URL`, else `$REVCAL_LEDGER`, else the default file.
-    fn resolve(flag: Option<String>) -> LedgerPath {
+    fn resolve(flag: Option<String>) -> LedgerArg {
         let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
         let text = flag
             .or_else(|| from_env("REVCAL_LEDGER_URL"))
             .or_else(|| from_env("REVCAL_LEDGER"))
             .unwrap_or_else(|| revcal_elo::DEFAULT_LEDGER_FILE.to_owned());
-        LedgerPath { location: revcal_elo::LedgerLocation::parse(&text) }
+        LedgerArg { location: revcal_elo::LedgerLocation::parse(&text) }
     }
 
     /// Opens the ledger, creating it when absent (for commands that write).

@@ -1,13 +1,13 @@
 //! `revcal elo handle`: one protocol message on stdin, the response on stdout.
 
-use super::LedgerPath;
+use super::LedgerArg;
 use crate::output::emit;
 use anyhow::{Context, Result};
 use revcal_elo::{MAX_MESSAGE_BYTES, Response};
 use std::io::Read;
 use std::process::ExitCode;
 
-pub(crate) fn run(ledger: &LedgerPath) -> Result<ExitCode> {
+pub(crate) fn run(ledger: &LedgerArg) -> Result<ExitCode> {
     // Read no more than one byte past the limit (plus a line end): the ledger answers a
     // message over the limit with a rejection that names it, as it answers any bad message.
     let mut bytes = Vec::new();

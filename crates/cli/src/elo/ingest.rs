@@ -1,6 +1,6 @@
 //! `revcal elo ingest`: JSONL files into the ledger, each rejected line reported.
 
-use super::{LedgerPath, display, read_input};
+use super::{LedgerArg, display, read_input};
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Result;
@@ -19,7 +19,7 @@ struct Rejected {
 }
 
 pub(crate) fn run(
-    ledger: &LedgerPath,
+    ledger: &LedgerArg,
     files: &[PathBuf],
     json: bool,
     batch_size: usize,

@@ -1,7 +1,7 @@
 //! Reading the ledger: leaderboard, receipts, the issuer key, the consistency check; and
 //! verifying receipts offline.
 
-use super::{LedgerPath, count, display, load_key_file, rating_text, read_text};
+use super::{LedgerArg, count, display, load_key_file, rating_text, read_text};
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::{Context, Result};
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub(crate) fn leaderboard(ledger: &LedgerPath, limit: u32, json: bool, style: &Style) -> Result<ExitCode> {
+pub(crate) fn leaderboard(ledger: &LedgerArg, limit: u32, json: bool, style: &Style) -> Result<ExitCode> {
     let ledger = ledger.open_existing()?;
     let entries = ledger.leaderboard(Some(limit))?;
     let mut out = String::new();
@@ -44,7 +44,7 @@ pub(crate) fn leaderboard(ledger: &LedgerPath, limit: u32, json: bool, style: &S
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn receipts(ledger: &LedgerPath, agent: &str, json: bool, style: &Style) -> Result<ExitCode> {
+pub(crate) fn receipts(ledger: &LedgerArg, agent: &str, json: bool, style: &Style) -> Result<ExitCode> {
     let Some(agent) = AgentId::parse(agent) else {
         anyhow::bail!(
             "`{agent}` is not an agent id: expected @ and 16 lowercase hex digits, e.g. @3f9a0c1d2e4b5a69"
@@ -143,7 +143,7 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-pub(crate) fn issuer_key(ledger: &LedgerPath, out: Option<&Path>) -> Result<ExitCode> {
+pub(crate) fn issuer_key(ledger: &LedgerArg, out: Option<&Path>) -> Result<ExitCode> {
     let ledger = ledger.open_existing()?;
     let text = serde_json::to_string_pretty(&ledger.issuer_key())? + "\n";
     match out {
@@ -155,7 +155,7 @@ pub(crate) fn issuer_key(ledger: &LedgerPath, out: Option<&Path>) -> Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn check(ledger: &LedgerPath, json: bool, style: &Style) -> Result<ExitCode> {
+pub(crate) fn check(ledger: &LedgerArg, json: bool, style: &Style) -> Result<ExitCode> {
     let ledger = ledger.open_existing()?;
     let integrity = ledger.integrity_check()?;
     let replay = ledger.replay()?;
