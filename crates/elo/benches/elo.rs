@@ -16,7 +16,8 @@
 
 use criterion::{BatchSize, Criterion, Throughput};
 use revcal_elo::{
-    Content, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, SignedMessage, Verdict,
+    Content, Keypair, Ledger, LedgerLocation, Message, OutcomeContent, RequestContent, ReviewContent,
+    SignedMessage, Verdict,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -85,8 +86,8 @@ fn signed_stream(messages: usize) -> Vec<String> {
     lines
 }
 
-fn ingest_all(path: &Path, lines: &[&str]) -> usize {
-    let mut ledger = Ledger::open(path).expect("open");
+fn ingest_all(location: &LedgerLocation, lines: &[&str]) -> usize {
+    let mut ledger = Ledger::open_at(location, None).expect("open");
     let mut stored = 0;
     ledger
         .ingest_lines_pipelined(lines, BATCH, |outcomes| {
@@ -94,6 +95,27 @@ fn ingest_all(path: &Path, lines: &[&str]) -> usize {
         })
         .expect("ingest");
     stored
+}
+
+/// Runs `ingest` (which returns the messages stored, its wall and CPU time) once per round
+/// into a new ledger each, printing each round: this machine's speed varies from run to
+/// run, and the median (wall, CPU) is what is compared.
+fn median_ingest(label: &str, mut ingest: impl FnMut(usize) -> (usize, Duration, f64)) -> (Duration, f64) {
+    let mut rounds: Vec<(Duration, f64)> = (0..INGEST_ROUNDS)
+        .map(|round| {
+            let (stored, wall, cpu) = ingest(round);
+            assert_eq!(stored, MESSAGES);
+            println!(
+                "{label}: round {}: {:.2} s wall = {:.0} msg/s",
+                round + 1,
+                wall.as_secs_f64(),
+                MESSAGES as f64 / wall.as_secs_f64()
+            );
+            (wall, cpu)
+        })
+        .collect();
+    rounds.sort_by_key(|round| round.0);
+    rounds[rounds.len() / 2]
 }
 
 /// A ledger with `SCORED_REVIEWS` scored reviews over `REVIEWERS` reviewers, written in SQL.
@@ -191,22 +213,10 @@ fn benches(c: &mut Criterion) {
     drop(verified);
     // The whole ingest, INGEST_ROUNDS times into a new ledger each: this machine's speed
     // varies from run to run, and the median is what is compared with the target.
-    let mut rounds: Vec<(Duration, f64)> = (0..INGEST_ROUNDS)
-        .map(|round| {
-            let (stored, wall, cpu) =
-                time_cpu(|| ingest_all(&dir.path().join(format!("round-{round}.sqlite")), &refs));
-            assert_eq!(stored, MESSAGES);
-            println!(
-                "elo ingest: round {}: {:.2} s wall = {:.0} msg/s",
-                round + 1,
-                wall.as_secs_f64(),
-                MESSAGES as f64 / wall.as_secs_f64()
-            );
-            (wall, cpu)
-        })
-        .collect();
-    rounds.sort_by_key(|round| round.0);
-    let (full, full_cpu) = rounds[rounds.len() / 2];
+    let (full, full_cpu) = median_ingest("elo ingest", |round| {
+        let location = LedgerLocation::from(dir.path().join(format!("round-{round}.sqlite")));
+        time_cpu(|| ingest_all(&location, &refs))
+    });
     let rate = MESSAGES as f64 / full.as_secs_f64();
     let per_message = |cpu: f64| cpu * 1e6 / MESSAGES as f64;
     println!(
@@ -321,7 +331,7 @@ fn benches(c: &mut Criterion) {
                 round += 1;
                 dir.path().join(format!("round{round}.sqlite"))
             },
-            |path| ingest_all(&path, &sample),
+            |path| ingest_all(&LedgerLocation::from(path), &sample),
             BatchSize::PerIteration,
         )
     });
@@ -402,31 +412,10 @@ mod postgres {
 
     /// Ingest and the leaderboard on PostgreSQL, each printed next to SQLite's figure.
     pub(super) fn compare(_server: &Server, refs: &[&str], sqlite_rate: f64, sqlite_top20: Duration) {
-        let mut rounds: Vec<(Duration, f64)> = (0..INGEST_ROUNDS)
-            .map(|round| {
-                let (_database, location) = database(&format!("bench_ingest_{round}"));
-                let (stored, wall, cpu) = time_cpu(|| {
-                    let mut ledger = Ledger::open_at(&location, None).expect("open");
-                    let mut stored = 0;
-                    ledger
-                        .ingest_lines_pipelined(refs, BATCH, |outcomes| {
-                            stored += outcomes.iter().filter(|(_, o)| o.is_stored()).count()
-                        })
-                        .expect("ingest");
-                    stored
-                });
-                assert_eq!(stored, MESSAGES);
-                println!(
-                    "elo postgres ingest: round {}: {:.2} s wall = {:.0} msg/s",
-                    round + 1,
-                    wall.as_secs_f64(),
-                    MESSAGES as f64 / wall.as_secs_f64()
-                );
-                (wall, cpu)
-            })
-            .collect();
-        rounds.sort_by_key(|round| round.0);
-        let (wall, cpu) = rounds[rounds.len() / 2];
+        let (wall, cpu) = super::median_ingest("elo postgres ingest", |round| {
+            let (_database, location) = database(&format!("bench_ingest_{round}"));
+            time_cpu(|| super::ingest_all(&location, refs))
+        });
         let rate = MESSAGES as f64 / wall.as_secs_f64();
         println!(
             "elo postgres ingest: {MESSAGES} messages into a new ledger (batches of {BATCH}), median of {INGEST_ROUNDS}: \
