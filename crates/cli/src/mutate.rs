@@ -155,10 +155,13 @@ pub(crate) fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
         MutateFormat::Text => {
             emit(&render::text(&mutants, style)).context("cannot write the mutants")?;
             if mutants.is_empty() {
-                eprintln!(
-                    "no mutants: {} file(s) read; `--stats` says what was skipped",
-                    scan.mutated_files.len()
-                );
+                let tests = scan.skipped.get(&files::Skip::TestFile).copied().unwrap_or(0);
+                let hint = if tests > 0 {
+                    format!("{tests} test file(s) skipped (`--include-tests` mutates them)")
+                } else {
+                    "`--stats` says what was skipped".to_owned()
+                };
+                eprintln!("no mutants: {} file(s) read; {hint}", scan.mutated_files.len());
             }
         }
     }

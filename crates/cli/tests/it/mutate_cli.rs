@@ -485,3 +485,25 @@ fn realistic_profile_from_the_flag_and_the_settings_file() {
         "the settings file says the same"
     );
 }
+
+#[test]
+fn a_named_test_file_is_skipped_with_the_flag_that_mutates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tests")).unwrap();
+    std::fs::write(dir.path().join("tests/check.py"), "def total(a, b):\n    return a + b\n").unwrap();
+    let output = revcal_in(dir.path(), &["mutate", "tests/check.py"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "");
+    assert!(
+        stderr(&output)
+            .contains("no mutants: 0 file(s) read; 1 test file(s) skipped (`--include-tests` mutates them)"),
+        "{}",
+        stderr(&output)
+    );
+    let output = revcal_in(dir.path(), &["mutate", "tests/check.py", "--include-tests"]);
+    assert!(
+        stdout(&output).contains("tests/check.py:2:14 [arithmetic/arithmetic-swap] + -> -"),
+        "{}",
+        stdout(&output)
+    );
+}
