@@ -39,6 +39,27 @@ pub(crate) fn push(
     out.push(Candidate { start, end, replacement: replacement.into(), operator, category, description });
 }
 
+/// `none-guard-removed`: the condition of a guard against the missing value (`x == null`,
+/// `x is None`, `x.is_none()`, ...) replaced by `replacement`, the constant that makes the
+/// guard skip the missing case; `missing` names that case in the sentence ("null", "None").
+pub(crate) fn none_guard_removed(
+    source: &Source,
+    condition: Node,
+    replacement: &str,
+    missing: &str,
+    out: &mut Vec<Candidate>,
+) {
+    let effect = format!("the {missing} case is no longer checked, so it reaches code that assumes a value");
+    push(
+        out,
+        range(condition),
+        replacement,
+        "none-guard-removed",
+        Category::NullHandling,
+        changed(source.of(condition), replacement, &effect),
+    );
+}
+
 /// The node's byte range.
 pub(crate) fn range(node: Node) -> (usize, usize) {
     (node.start_byte(), node.end_byte())

@@ -399,18 +399,7 @@ fn none_guard(condition: Node, source: &Source, out: &mut Vec<Candidate>) -> boo
         "!=" | "!==" => "true",
         _ => return false,
     };
-    push(
-        out,
-        range(condition),
-        replacement,
-        "none-guard-removed",
-        Category::NullHandling,
-        changed(
-            source.of(condition),
-            replacement,
-            "the missing-value case is no longer checked, so it reaches code that assumes a value",
-        ),
-    );
+    common::none_guard_removed(source, condition, replacement, "missing-value", out);
     true
 }
 

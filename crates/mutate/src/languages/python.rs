@@ -368,18 +368,7 @@ fn none_guard(condition: Node, source: &Source, out: &mut Vec<Candidate>) -> boo
     } else {
         return false;
     };
-    push(
-        out,
-        range(condition),
-        replacement,
-        "none-guard-removed",
-        Category::NullHandling,
-        changed(
-            text,
-            replacement,
-            "the None case is no longer checked, so it reaches code that assumes a value",
-        ),
-    );
+    common::none_guard_removed(source, condition, replacement, "None", out);
     true
 }
 
