@@ -5,15 +5,16 @@ use std::path::PathBuf;
 
 /// How good is this code reviewer, and can we prove it?
 ///
-/// revcal keeps a library of versioned scoring rubrics for reviews and the artifacts they
-/// judge, and checks those rubrics the way a compiler checks code.
+/// revcal plants bugs in a commit and measures what a reviewer (an LLM, a linter, a test
+/// suite, a person) catches; scores reviews against versioned rubrics into a PASS, UNCLEAR or
+/// FAIL verdict; and keeps a signed ELO reputation of reviewers.
 #[derive(Debug, Parser)]
 #[command(
     name = "revcal",
     version,
     propagate_version = true,
     max_term_width = 100,
-    after_help = "Start with:\n  revcal rubric lint rubrics     check a rubric library\n  revcal rubric list             the rubrics at hand"
+    after_help = "Start with:\n  revcal demo                          two bundled reviewers measured: no setup, no API key\n  revcal calibrate --review-cmd CMD    measure your reviewer on bugs planted in HEAD\n  revcal score review.json             a review's weighted score and verdict\n  revcal rubric lint rubrics           check a rubric library\n\nEach command's --help has examples and its exit codes."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -58,23 +59,23 @@ pub(crate) struct ReviewCalibrationCli {
 /// The commands of `revcal`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Calibrate two bundled reviewers on a bundled project: no setup, no network, no API key.
+    Demo(crate::demo::DemoArgs),
+    /// Measure a reviewer: plant bugs in a commit, run the reviewer, score what it caught.
+    Calibrate(Box<crate::calibrate::CalibrateArgs>),
+    /// Score a review against a rubric: weighted score, ceilings, verdict and exit code.
+    Score(crate::score::ScoreArgs),
     /// Lint, list, look up and search the rubric library.
     #[command(subcommand)]
     Rubric(RubricCommand),
-    /// Score a review against a rubric: weighted score, ceilings, verdict and exit code.
-    Score(crate::score::ScoreArgs),
     /// Plant bugs: list the mutants tree-sitter operators make in Rust, JavaScript, TypeScript, Python, Java and Go.
     Mutate(crate::mutate::MutateArgs),
     /// Real bugs: mine a repository's fixes that came with a test into a bugs file, list one.
     Bugs(crate::bugs::BugsArgs),
-    /// Measure a reviewer: plant bugs in a commit, run the reviewer, score what it caught.
-    Calibrate(Box<crate::calibrate::CalibrateArgs>),
-    /// Calibrate two bundled reviewers on a bundled project: no setup, no network, no API key.
-    Demo(crate::demo::DemoArgs),
-    /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.
-    Elo(crate::elo::EloArgs),
     /// The built-in LLM judge: check the configured provider, measure it on labelled cases.
     Judge(crate::judge::JudgeArgs),
+    /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.
+    Elo(crate::elo::EloArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::completions::CompletionsArgs),
 }

@@ -109,3 +109,21 @@ fn completions_are_printed_for_each_shell_and_an_unknown_shell_is_a_usage_error(
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn the_top_level_help_leads_with_the_demo_calibrate_and_score() {
+    let help = String::from_utf8(run(REVCAL, &["--help"]).stdout).unwrap();
+    let commands = &help[help.find("Commands:").expect("a command list")..];
+    let position = |name: &str| {
+        commands.find(&format!("\n  {name} ")).unwrap_or_else(|| panic!("`{name}` is not listed:\n{help}"))
+    };
+    assert!(position("demo") < position("calibrate"), "{help}");
+    assert!(position("calibrate") < position("score"), "{help}");
+    assert!(position("score") < position("rubric"), "{help}");
+    // The examples after the list begin with the same three commands, each one a real command.
+    let start = &help[help.find("Start with:").expect("a Start with: section")..];
+    let examples: Vec<&str> = start.lines().skip(1).take(3).map(str::trim).collect();
+    assert!(examples[0].starts_with("revcal demo "), "{start}");
+    assert!(examples[1].starts_with("revcal calibrate --review-cmd"), "{start}");
+    assert!(examples[2].starts_with("revcal score "), "{start}");
+}
