@@ -6,6 +6,7 @@ mod bugs_cli;
 mod calibrate_cli;
 mod ci_examples;
 mod demo_cli;
+mod docs;
 mod elo_cli;
 mod exit_codes;
 /// The judge tests' HTTP server on 127.0.0.1, shared with revcal-calibrate's tests.
@@ -13,7 +14,7 @@ mod exit_codes;
 mod http_server;
 mod judge_cli;
 mod mutate_cli;
-mod readme;
+
 mod rubric_cli;
 mod score_cli;
 mod suite_cli;
