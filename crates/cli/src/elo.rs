@@ -189,22 +189,28 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
 /// when a command opens it: commands without a ledger never fail on a bad one.
 pub(crate) struct LedgerArg {
     text: String,
+    /// Where `text` came from, for errors: `--ledger` or the variable's name.
+    source: &'static str,
 }
 
 impl LedgerArg {
     /// `--ledger`, else `$REVCAL_LEDGER_URL`, else `$REVCAL_LEDGER`, else the default file.
     fn resolve(flag: Option<String>) -> LedgerArg {
-        let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-        let text = flag
+        let from_env = |name: &'static str| {
+            std::env::var(name).ok().filter(|value| !value.is_empty()).map(|text| (text, name))
+        };
+        let (text, source) = flag
+            .map(|text| (text, "--ledger"))
             .or_else(|| from_env("REVCAL_LEDGER_URL"))
             .or_else(|| from_env("REVCAL_LEDGER"))
-            .unwrap_or_else(|| revcal_elo::DEFAULT_LEDGER_FILE.to_owned());
-        LedgerArg { text }
+            .unwrap_or_else(|| (revcal_elo::DEFAULT_LEDGER_FILE.to_owned(), "the default ledger"));
+        LedgerArg { text, source }
     }
 
     /// The location; the error quotes no part of a URL (it may hold a password).
     fn location(&self) -> anyhow::Result<revcal_elo::LedgerLocation> {
-        revcal_elo::LedgerLocation::parse(&self.text).map_err(|error| anyhow::anyhow!("--ledger: {error}"))
+        revcal_elo::LedgerLocation::parse(&self.text)
+            .map_err(|error| anyhow::anyhow!("{}: {error}", self.source))
     }
 
     /// Opens the ledger, creating it when absent (for commands that write).

@@ -184,6 +184,18 @@ fn unknown_url_schemes_are_refused_and_paths_with_a_colon_are_files() {
             assert!(text.contains("SQLite"), "{ledger}: {text}");
         }
     }
+    // The same from the environment, named as such; commands without a ledger still run.
+    let output =
+        revcal_command(d, &["elo", "leaderboard"]).env("REVCAL_LEDGER_URL", "mysql://x").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: REVCAL_LEDGER_URL: `mysql://` names no ledger"),
+        "{}",
+        stderr(&output)
+    );
+    let output =
+        revcal_command(d, &["elo", "id", "m.jsonl"]).env("REVCAL_LEDGER_URL", "mysql://x").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     // Nothing was created for the refused schemes.
     let names: Vec<String> = std::fs::read_dir(d)
         .unwrap()
