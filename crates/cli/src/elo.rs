@@ -13,14 +13,15 @@ use std::process::ExitCode;
 /// Arguments of `revcal elo`.
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::with_table(
-    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER,\nelse ./revcal-ledger.sqlite. A postgres:// URL names a PostgreSQL database\n(docs/reputation.md, \"PostgreSQL\").\nMessage formats, rating rules and guarantees: docs/reputation.md.",
+    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER,\nelse ./revcal-ledger.sqlite. A postgres:// URL (or a key=value connection string such as\n'host=db.internal dbname=reviews') names a PostgreSQL database, shown without its\npassword (docs/reputation.md, \"PostgreSQL\"); other URL schemes are refused.\nMessage formats, rating rules and guarantees: docs/reputation.md.",
     crate::exit::ELO_TABLE,
 ))]
 pub(crate) struct EloArgs {
     #[command(subcommand)]
     command: EloCommand,
 
-    /// The ledger: an SQLite file, or a PostgreSQL database as a postgres:// URL
+    /// The ledger: an SQLite file, or a PostgreSQL database as a postgres:// URL or a
+    /// key=value connection string
     /// [default: $REVCAL_LEDGER_URL, else $REVCAL_LEDGER, else ./revcal-ledger.sqlite].
     #[arg(long, global = true, value_name = "PATH|URL")]
     ledger: Option<String>,
@@ -184,32 +185,45 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The ledger the command names (`--ledger`, the environment or the default file).
+/// The ledger the command names (`--ledger`, the environment or the default file), read
+/// when a command opens it: commands without a ledger never fail on a bad one.
 pub(crate) struct LedgerArg {
-    location: revcal_elo::LedgerLocation,
+    text: String,
+    /// Where `text` came from, for errors: `--ledger` or the variable's name.
+    source: &'static str,
 }
 
 impl LedgerArg {
     /// `--ledger`, else `$REVCAL_LEDGER_URL`, else `$REVCAL_LEDGER`, else the default file.
     fn resolve(flag: Option<String>) -> LedgerArg {
-        let from_env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-        let text = flag
+        let from_env = |name: &'static str| {
+            std::env::var(name).ok().filter(|value| !value.is_empty()).map(|text| (text, name))
+        };
+        let (text, source) = flag
+            .map(|text| (text, "--ledger"))
             .or_else(|| from_env("REVCAL_LEDGER_URL"))
             .or_else(|| from_env("REVCAL_LEDGER"))
-            .unwrap_or_else(|| revcal_elo::DEFAULT_LEDGER_FILE.to_owned());
-        LedgerArg { location: revcal_elo::LedgerLocation::parse(&text) }
+            .unwrap_or_else(|| (revcal_elo::DEFAULT_LEDGER_FILE.to_owned(), "the default ledger"));
+        LedgerArg { text, source }
+    }
+
+    /// The location; the error quotes no part of a URL (it may hold a password).
+    fn location(&self) -> anyhow::Result<revcal_elo::LedgerLocation> {
+        revcal_elo::LedgerLocation::parse(&self.text)
+            .map_err(|error| anyhow::anyhow!("{}: {error}", self.source))
     }
 
     /// Opens the ledger, creating it when absent (for commands that write).
     fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
-        Ok(revcal_elo::Ledger::open_at(&self.location, None)?)
+        Ok(revcal_elo::Ledger::open_at(&self.location()?, None)?)
     }
 
     /// Opens an existing ledger (for commands that only read: a typo in a path should not
     /// create an empty ledger; a PostgreSQL database must exist already, and its tables
     /// are created when absent).
     fn open_existing(&self) -> anyhow::Result<revcal_elo::Ledger> {
-        if let Some(path) = self.location.path()
+        let location = self.location()?;
+        if let Some(path) = location.path()
             && !path.exists()
         {
             anyhow::bail!(
@@ -217,7 +231,7 @@ impl LedgerArg {
                 path.display()
             );
         }
-        self.open_or_create()
+        Ok(revcal_elo::Ledger::open_at(&location, None)?)
     }
 }
 

@@ -406,7 +406,7 @@ mod postgres {
 
     fn database(name: &str) -> (revcal_testpg::TestDatabase, LedgerLocation) {
         let database = revcal_testpg::TestDatabase::create(name).expect("the server variable is set");
-        let location = LedgerLocation::parse(database.url());
+        let location = LedgerLocation::parse(database.url()).expect("the test server's URL");
         (database, location)
     }
 
@@ -426,9 +426,9 @@ mod postgres {
             rate / sqlite_rate
         );
 
-        let (_database, location) = database("bench_million");
+        let (database, location) = database("bench_million");
         drop(Ledger::open_at(&location, None).expect("create"));
-        let ((), generated) = time(|| generate_million(&location));
+        let ((), generated) = time(|| generate_million(&database));
         let ledger = Ledger::open_at(&location, None).expect("open");
         assert_eq!(ledger.leaderboard(Some(20)).expect("leaderboard").len(), 20);
         let top20 = median_time(21, || ledger.leaderboard(Some(20)).expect("leaderboard").len());
@@ -451,9 +451,8 @@ mod postgres {
 
     /// The same generated ledger as the SQLite one: 1,000,000 scored reviews over 10,000
     /// reviewers, ratings aggregated from them.
-    fn generate_million(location: &LedgerLocation) {
-        let LedgerLocation::Postgres(url) = location else { unreachable!("a PostgreSQL location") };
-        let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).expect("connect");
+    fn generate_million(database: &revcal_testpg::TestDatabase) {
+        let mut client = database.client();
         client
             .batch_execute(&format!(
                 "BEGIN;

@@ -63,7 +63,8 @@ pub use codec::FieldError;
 pub use engine::{Engine, Rejection, ScoredReview, rate};
 pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
 pub use ledger::{
-    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, ReplayReport, Response, Stored,
+    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, PostgresLocation,
+    ReplayReport, Response, Stored,
 };
 pub use message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,

@@ -4,7 +4,7 @@ use super::{LedgerArg, display, read_input};
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Result;
-use revcal_elo::{LineOutcome, MessageError};
+use revcal_elo::{LedgerError, LineOutcome, MessageError};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,7 +54,7 @@ pub(crate) fn run(
                 }),
             }
         }
-        ledger.ingest_lines_pipelined(&texts, batch_size, |outcomes| {
+        let ingested = ledger.ingest_lines_pipelined(&texts, batch_size, |outcomes| {
             for (index, outcome) in outcomes {
                 let number = numbers.get(index).copied().unwrap_or_default();
                 match outcome {
@@ -72,6 +72,13 @@ pub(crate) fn run(
                     }),
                 }
             }
+        });
+        // The library counts what this file stored; the user ran one ingest of every file.
+        ingested.map_err(|error| match error {
+            LedgerError::Interrupted { unconfirmed, error, .. } => {
+                LedgerError::Interrupted { stored: stored as u64, unconfirmed, error }
+            }
+            other => other,
         })?;
     }
     // Files in the order given, lines in order.

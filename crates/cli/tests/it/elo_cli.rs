@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod backends;
+mod faults;
 mod limits;
 mod rfc;
+mod secrets;
 
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));

@@ -13,7 +13,7 @@ mod storage;
 mod store;
 
 pub use handle::Response;
-pub use location::LedgerLocation;
+pub use location::{LedgerLocation, LocationError, PostgresLocation};
 pub use replay::ReplayReport;
 pub use store::{LineOutcome, Stored};
 
@@ -28,6 +28,7 @@ use crate::receipt::Receipt;
 use crate::signed::MessageError;
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::Duration;
 use storage::{ScoredRow, Storage};
 
 /// The file name of the default ledger.
@@ -51,14 +52,65 @@ pub enum LedgerError {
         /// SQLite's error.
         error: rusqlite::Error,
     },
-    /// PostgreSQL failed (no server, refused credentials, the lock not granted in time, a
-    /// statement refused). The message carries the server's own, as `Sqlite`'s does.
+    /// PostgreSQL failed (no server, refused credentials, a statement refused, the
+    /// connection lost). The message carries the server's own, as `Sqlite`'s does.
     #[error("ledger {ledger}: {}", with_causes(error))]
     Postgres {
         /// The ledger's URL, without its password.
         ledger: String,
-        /// The client's error (with the server's message, when the server sent one).
-        error: ::postgres::Error,
+        /// The client's error (with the server's message and SQLSTATE, when the server sent
+        /// one).
+        error: tokio_postgres::Error,
+    },
+    /// The PostgreSQL server did not answer in time: stopped or frozen, overloaded, or
+    /// unreachable. The connection is given up (the server rolls back its transaction).
+    #[error(
+        "ledger {ledger}: the server did not answer within {} while {doing}; it may be stopped, frozen, \
+         overloaded or unreachable (connect_timeout, statement_timeout and lock_timeout set how long \
+         revcal waits: docs/reputation.md, \"PostgreSQL\")",
+        seconds(*waited)
+    )]
+    NoAnswer {
+        /// The ledger's URL, without its password.
+        ledger: String,
+        /// How long revcal waited.
+        waited: Duration,
+        /// What it was waiting for: `connecting`, or a statement's result.
+        doing: &'static str,
+    },
+    /// Another writer held the ledger (an ingest in another process or on another machine)
+    /// for longer than a writer waits for its turn.
+    #[error(
+        "ledger {ledger}: another writer holds the ledger: waited {} for it to finish and gave up; \
+         try again when it has finished",
+        seconds(*waited)
+    )]
+    Busy {
+        /// The ledger.
+        ledger: String,
+        /// How long this writer waited (SQLite's busy timeout, PostgreSQL's `lock_timeout`).
+        waited: Duration,
+    },
+    /// An ingest of several transactions failed after committing some of them: what was
+    /// committed stays stored (and rated); ingesting the same lines again stores the rest.
+    #[error("{error}; {}", stored_before_failure(*stored, *unconfirmed))]
+    Interrupted {
+        /// Messages stored (committed) by this ingest before the failure.
+        stored: u64,
+        /// Messages of the batch whose commit got no answer: stored or not, the server
+        /// alone knows (0 when the failure came before a commit, or the server refused it).
+        unconfirmed: u64,
+        /// What failed (its message names the ledger).
+        error: Box<LedgerError>,
+    },
+    /// The ledger could not start the machinery it needs (a thread, a timer).
+    #[error("ledger {ledger}: {source}")]
+    Io {
+        /// The ledger.
+        ledger: String,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
     },
     /// The ledger's schema is newer than this build understands.
     #[error("ledger {ledger}: schema version {found} is newer than this revcal understands; upgrade revcal")]
@@ -169,8 +221,8 @@ impl Ledger {
         ];
         let storage: Box<dyn Storage> = match location {
             LedgerLocation::Sqlite(path) => Box::new(sqlite::SqliteStorage::open(path, &initial_meta)?),
-            LedgerLocation::Postgres(url) => {
-                Box::new(postgres::PostgresStorage::open(url, &name, &initial_meta)?)
+            LedgerLocation::Postgres(server) => {
+                Box::new(postgres::PostgresStorage::open(server, &name, &initial_meta)?)
             }
         };
         let corrupt = |what: String| LedgerError::Corrupt { ledger: name.clone(), what };
@@ -307,6 +359,46 @@ impl Ledger {
     pub fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
         self.storage.integrity_check()
     }
+}
+
+impl LedgerError {
+    /// True when the error leaves unknown whether the statement that failed took effect:
+    /// the server never answered, or the connection was lost (as opposed to the server
+    /// refusing it, or a local failure).
+    pub(crate) fn outcome_unknown(&self) -> bool {
+        match self {
+            LedgerError::NoAnswer { .. } => true,
+            LedgerError::Postgres { error, .. } => error.as_db_error().is_none(),
+            _ => false,
+        }
+    }
+}
+
+/// `2 s`, `1.5 s`, `250 ms`.
+fn seconds(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+/// How much of an interrupted ingest is stored, and what to do about the rest.
+fn stored_before_failure(stored: u64, unconfirmed: u64) -> String {
+    let stored = match stored {
+        0 => "nothing was stored before the failure".to_owned(),
+        1 => "stored 1 message before the failure".to_owned(),
+        n => format!("stored {n} messages before the failure"),
+    };
+    let unconfirmed = match unconfirmed {
+        0 => String::new(),
+        n => format!(", and the last batch of {n} may be stored too (its commit got no answer)"),
+    };
+    format!(
+        "{stored}{unconfirmed}; ingesting the same lines again stores the rest (the stored ones are refused as replayed)"
+    )
 }
 
 /// An error's message followed by those of its causes, each once.

@@ -7,7 +7,7 @@
 //! core works until the lines run out, and no more threads run than there are cores (a third
 //! thread on two cores made each message cost a third more CPU, in cache and scheduling).
 
-use super::store::LineOutcome;
+use super::store::{BatchFailure, LineOutcome};
 use super::{Ledger, LedgerError};
 use crate::signed::{KeyCache, MessageError, SignedMessage};
 use std::collections::BTreeMap;
@@ -104,7 +104,8 @@ impl Shared<'_> {
 impl Ledger {
     /// As [`Ledger::ingest_lines`], one transaction per `batch_size` lines, with later lines
     /// parsed and verified on every core while earlier ones are stored. `on_batch` sees each
-    /// batch's outcomes (indices into `lines`) as soon as it is committed.
+    /// batch's outcomes (indices into `lines`) as soon as it is committed. A failure is a
+    /// [`LedgerError::Interrupted`] that says how many messages were stored before it.
     pub fn ingest_lines_pipelined(
         &mut self,
         lines: &[&str],
@@ -155,6 +156,12 @@ impl Ledger {
         on_batch: &mut impl FnMut(Vec<(usize, LineOutcome)>),
     ) -> Result<(), LedgerError> {
         let mut keys = KeyCache::default();
+        let mut stored = 0u64;
+        let interrupted = |stored, failure: BatchFailure| LedgerError::Interrupted {
+            stored,
+            unconfirmed: failure.unconfirmed,
+            error: Box::new(failure.error),
+        };
         let mut indices = Vec::with_capacity(batch_size + CHUNK_LINES);
         let mut parsed = Vec::with_capacity(batch_size + CHUNK_LINES);
         for number in 0..shared.chunks {
@@ -167,7 +174,8 @@ impl Ledger {
                     break chunk;
                 }
                 if state.failed {
-                    return Err(self.corrupt("a verifying thread stopped on an internal error"));
+                    let error = self.corrupt("a verifying thread stopped on an internal error");
+                    return Err(interrupted(stored, BatchFailure { error, unconfirmed: 0 }));
                 }
                 if let Some(claimed) = state.claim(shared.chunks, shared.ahead) {
                     drop(state);
@@ -180,7 +188,10 @@ impl Ledger {
             indices.extend(chunk_indices);
             parsed.extend(chunk_parsed);
             if parsed.len() >= batch_size || number + 1 == shared.chunks {
-                let outcomes = self.ingest_parsed(std::mem::take(&mut parsed))?;
+                let outcomes = self
+                    .ingest_parsed(std::mem::take(&mut parsed))
+                    .map_err(|failure| interrupted(stored, failure))?;
+                stored += outcomes.iter().filter(|outcome| outcome.is_stored()).count() as u64;
                 on_batch(std::mem::take(&mut indices).into_iter().zip(outcomes).collect());
             }
         }

@@ -51,7 +51,16 @@ impl Ledger {
         &mut self,
         messages: &[SignedMessage],
     ) -> Result<Vec<Result<Stored, Rejection>>, LedgerError> {
-        self.storage.begin_write()?;
+        self.write_transaction(messages).map_err(|failure| failure.error)
+    }
+
+    /// [`Ledger::ingest_batch`], saying on failure whether the batch may be stored anyway.
+    fn write_transaction(
+        &mut self,
+        messages: &[SignedMessage],
+    ) -> Result<Vec<Result<Stored, Rejection>>, BatchFailure> {
+        let failed = |error| BatchFailure { error, unconfirmed: 0 };
+        self.storage.begin_write().map_err(failed)?;
         let mut writer = Writer {
             storage: &*self.storage,
             policy: &self.policy,
@@ -65,10 +74,15 @@ impl Ledger {
         let written = (|| {
             let mut outcomes = Vec::with_capacity(messages.len());
             for message in messages {
-                outcomes.push(writer.store(message)?);
+                outcomes.push(writer.store(message).map_err(failed)?);
             }
-            writer.finish()?;
-            self.storage.commit()?;
+            writer.finish().map_err(failed)?;
+            if let Err(error) = self.storage.commit() {
+                // A commit the server never confirmed may have happened all the same.
+                let stored = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
+                let unconfirmed = if error.outcome_unknown() { stored as u64 } else { 0 };
+                return Err(BatchFailure { error, unconfirmed });
+            }
             Ok(outcomes)
         })();
         let new_rows = writer.new;
@@ -79,9 +93,9 @@ impl Ledger {
                 self.seen.rated.extend(new_rows.rated);
                 Ok(outcomes)
             }
-            Err(error) => {
+            Err(failure) => {
                 self.storage.rollback();
-                Err(error)
+                Err(failure)
             }
         }
     }
@@ -100,7 +114,7 @@ impl Ledger {
     pub(crate) fn ingest_parsed(
         &mut self,
         parsed: Vec<Result<SignedMessage, MessageError>>,
-    ) -> Result<Vec<LineOutcome>, LedgerError> {
+    ) -> Result<Vec<LineOutcome>, BatchFailure> {
         let mut valid = Vec::with_capacity(parsed.len());
         let mut errors = Vec::with_capacity(parsed.len());
         for result in parsed {
@@ -112,7 +126,7 @@ impl Ledger {
                 Err(error) => errors.push(Some(error)),
             }
         }
-        let mut stored = self.ingest_batch(&valid)?.into_iter();
+        let mut stored = self.write_transaction(&valid)?.into_iter();
         let mut outcomes = Vec::with_capacity(errors.len());
         for error in errors {
             outcomes.push(match error {
@@ -120,12 +134,22 @@ impl Ledger {
                 None => match stored.next() {
                     Some(Ok(done)) => LineOutcome::Stored(done),
                     Some(Err(rejection)) => LineOutcome::Rejected(rejection),
-                    None => return Err(self.corrupt("fewer ingest results than messages")),
+                    None => {
+                        let error = self.corrupt("fewer ingest results than messages");
+                        return Err(BatchFailure { error, unconfirmed: 0 });
+                    }
                 },
             });
         }
         Ok(outcomes)
     }
+}
+
+/// Why a write transaction failed, and how many of its messages may be stored all the same
+/// (a commit that got no answer).
+pub(crate) struct BatchFailure {
+    pub(crate) error: LedgerError,
+    pub(crate) unconfirmed: u64,
 }
 
 /// Agents whose `agents` row, and reviewers whose `ratings` row, exist.

@@ -2,10 +2,13 @@
 //! `util`. Everything here goes through the public API only.
 
 mod conformance;
+mod location;
 mod migration;
+mod postgres_faults;
 mod properties;
 mod receipts_and_handle;
 mod refusals;
 mod rules;
 mod scenario;
+mod skip_note;
 mod util;

@@ -147,7 +147,7 @@ proptest! {
     ) {
         let Some(database) = revcal_testpg::TestDatabase::create("property") else { return Ok(()) };
         let stream = random_stream(&steps);
-        let location = revcal_elo::LedgerLocation::parse(database.url());
+        let location = revcal_elo::LedgerLocation::parse(database.url()).unwrap();
         let mut ledger = revcal_elo::Ledger::open_at(&location, None).unwrap();
         ledger_agrees_with_the_engine(&mut ledger, &stream, batch);
     }

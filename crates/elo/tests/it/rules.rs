@@ -306,7 +306,7 @@ fn a_different_policy_is_refused_on_an_existing_ledger() {
 #[test]
 fn a_newer_postgres_schema_is_refused_and_the_key_survives_reopening() {
     let Some(database) = revcal_testpg::TestDatabase::create("schema_version") else { return };
-    let location = LedgerLocation::parse(database.url());
+    let location = LedgerLocation::parse(database.url()).unwrap();
     let ledger = Ledger::open_at(&location, None).unwrap();
     let (issuer, version) = (ledger.issuer(), ledger.schema_version());
     drop(ledger);

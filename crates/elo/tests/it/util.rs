@@ -83,7 +83,7 @@ pub(crate) fn backends(test: &str) -> Vec<Backend> {
     if let Some(database) = revcal_testpg::TestDatabase::create(test) {
         backends.push(Backend {
             name: "postgres",
-            location: revcal_elo::LedgerLocation::parse(database.url()),
+            location: revcal_elo::LedgerLocation::parse(database.url()).unwrap(),
             _dir: tempfile::tempdir().unwrap(),
             _database: Some(database),
         });

@@ -122,7 +122,7 @@ fn four_processes(dir: &Path, ledger: &str) -> usize {
         assert_eq!(output.status.code(), Some(1), "some lines are refused: {}", stderr(&output));
         let report = json_out(&output);
         // Named as messages name it: a URL's password, if any, as `***`.
-        assert_eq!(report["ledger"], revcal_elo::LedgerLocation::parse(ledger).to_string());
+        assert_eq!(report["ledger"], revcal_elo::LedgerLocation::parse(ledger).unwrap().to_string());
         stored += report["stored"].as_u64().unwrap() as usize;
     }
     stored
@@ -186,7 +186,7 @@ fn every_command_works_on_postgres_by_flag_or_environment() {
         .env("REVCAL_LEDGER", "not-this.sqlite")
         .output()
         .unwrap();
-    let shown = revcal_elo::LedgerLocation::parse(url).to_string();
+    let shown = revcal_elo::LedgerLocation::parse(url).unwrap().to_string();
     assert_eq!(json_out(&output)["ledger"], shown, "{}", stderr(&output));
     assert!(!d.join("not-this.sqlite").exists() && !d.join("revcal-ledger.sqlite").exists());
 
@@ -221,7 +221,7 @@ fn every_command_works_on_postgres_by_flag_or_environment() {
     let output = revcal(d, &["elo", "leaderboard", "--ledger", gone]);
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
-    assert!(message.contains("postgres://revcal:***@127.0.0.1:1/ledger"), "{message}");
+    assert!(message.contains("postgresql://revcal:***@127.0.0.1:1/ledger"), "{message}");
     assert!(!message.contains("hunter2"), "{message}");
 }
 

@@ -10,106 +10,72 @@
 //! so they increase in commit order and a replay sees the order the ratings were made in.
 
 mod schema;
+mod session;
 
 use super::LedgerError;
+use super::location::PostgresLocation;
 use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
 use crate::policy::Standing;
-use postgres::fallible_iterator::FallibleIterator;
-use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::str::FromStr;
-use std::time::Duration;
+use session::Session;
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 /// The advisory lock every writer of a revcal ledger takes ("revcalLG" in ASCII).
 pub(crate) const WRITE_LOCK: i64 = 0x7265_7663_616c_4c47;
 
-/// How long a writer waits for the lock (or a connection attempt for the server) before
-/// giving up, as SQLite's busy timeout.
-const WAIT: Duration = Duration::from_secs(60);
-
-/// The connection and its prepared statements.
-struct Session {
-    client: Client,
-    statements: HashMap<&'static str, Statement>,
-}
+/// Messages per statement when every stored message is read back (replay): pages keep
+/// each statement short and the memory bounded, whatever the size of the ledger.
+const REPLAY_PAGE: i64 = 512;
 
 /// An open PostgreSQL ledger.
 pub(crate) struct PostgresStorage {
-    /// A `RefCell` because the client needs `&mut` for every query while the ledger's read
-    /// methods take `&self`; the ledger is `Send` but not `Sync`, so no two borrows overlap.
-    session: RefCell<Session>,
-    /// The URL without its password, for error messages.
-    name: String,
+    session: Session,
 }
 
 impl PostgresStorage {
-    /// Connects to `url` and brings the ledger's tables up to date; `initial_meta` is written
-    /// when the tables are new, in the transaction that creates them.
+    /// Connects to `location` and brings the ledger's tables up to date; `initial_meta` is
+    /// written when the tables are new, in the transaction that creates them. `name` is the
+    /// location as messages show it.
     pub(crate) fn open(
-        url: &str,
+        location: &PostgresLocation,
         name: &str,
         initial_meta: &[(&str, String)],
     ) -> Result<PostgresStorage, LedgerError> {
-        let error = |source| LedgerError::Postgres { ledger: name.to_owned(), error: source };
-        let mut config = postgres::Config::from_str(url).map_err(error)?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("revcal");
-        }
-        let mut client = config.connect(NoTls).map_err(error)?;
-        match schema::migrate(&mut client, initial_meta).map_err(error)? {
+        let session = Session::connect(location, name)?;
+        match schema::migrate(&session, initial_meta)? {
             schema::Migration::TooNew(found) => {
                 return Err(LedgerError::TooNew { ledger: name.to_owned(), found });
             }
             schema::Migration::Created => tracing::info!(ledger = name, "created a new ledger"),
             schema::Migration::Current => {}
         }
-        Ok(PostgresStorage {
-            session: RefCell::new(Session { client, statements: HashMap::new() }),
-            name: name.to_owned(),
-        })
+        Ok(PostgresStorage { session })
     }
 
-    fn error(&self, source: postgres::Error) -> LedgerError {
-        LedgerError::Postgres { ledger: self.name.clone(), error: source }
+    fn error(&self, source: tokio_postgres::Error) -> LedgerError {
+        self.session.error(source)
     }
 
     /// Runs `sql` (prepared once per connection) with `params`, returning its rows.
     fn query(&self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, LedgerError> {
-        let mut session = self.session.borrow_mut();
-        let Session { client, statements } = &mut *session;
-        let statement = match statements.get(sql) {
-            Some(statement) => statement.clone(),
-            None => {
-                let statement = client.prepare(sql).map_err(|e| self.error(e))?;
-                statements.insert(sql, statement.clone());
-                statement
-            }
-        };
-        client.query(&statement, params).map_err(|e| self.error(e))
+        self.session.query(sql, params)
     }
 
     /// As [`Self::query`], for statements that return nothing.
     fn execute(&self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<(), LedgerError> {
         self.query(sql, params).map(drop)
     }
-
-    /// Runs statements without parameters (transaction control).
-    fn batch(&self, sql: &str) -> Result<(), LedgerError> {
-        self.session.borrow_mut().client.batch_execute(sql).map_err(|e| self.error(e))
-    }
 }
 
 /// Reads a column, naming the column on a type mismatch (a table changed by hand).
-fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a Row, index: usize) -> Result<T, postgres::Error> {
+fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+) -> Result<T, tokio_postgres::Error> {
     row.try_get(index)
 }
 
-fn standing_at(row: &Row, first: usize) -> Result<Standing, postgres::Error> {
+fn standing_at(row: &Row, first: usize) -> Result<Standing, tokio_postgres::Error> {
     Ok(Standing {
         rating: get(row, first)?,
         reviews: to_u64(get(row, first + 1)?),
@@ -122,7 +88,7 @@ impl PostgresStorage {
     fn decode<T>(
         &self,
         rows: Vec<Row>,
-        decode: impl Fn(&Row) -> Result<T, postgres::Error>,
+        decode: impl Fn(&Row) -> Result<T, tokio_postgres::Error>,
     ) -> Result<Vec<T>, LedgerError> {
         rows.iter().map(|row| decode(row).map_err(|e| self.error(e))).collect()
     }
@@ -130,7 +96,7 @@ impl PostgresStorage {
     fn first<T>(
         &self,
         rows: Vec<Row>,
-        decode: impl Fn(&Row) -> Result<T, postgres::Error>,
+        decode: impl Fn(&Row) -> Result<T, tokio_postgres::Error>,
     ) -> Result<Option<T>, LedgerError> {
         rows.first().map(|row| decode(row).map_err(|e| self.error(e))).transpose()
     }
@@ -204,20 +170,26 @@ impl Storage for PostgresStorage {
     }
 
     fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError> {
-        let mut session = self.session.borrow_mut();
-        // Streamed row by row (a portal), not collected: a ledger may hold millions.
-        let no_params: [&(dyn ToSql + Sync); 0] = [];
-        let mut rows = session
-            .client
-            .query_raw("SELECT seq, id, body FROM revcal_messages ORDER BY seq", no_params)
-            .map_err(|e| self.error(e))?;
-        while let Some(row) = rows.next().map_err(|e| self.error(e))? {
-            let decoded: Result<(i64, Vec<u8>, String), _> =
-                (|| Ok((get(&row, 0)?, get(&row, 1)?, get(&row, 2)?)))();
-            let (seq, id, body) = decoded.map_err(|e| self.error(e))?;
-            visit(seq, id, body);
+        // Page by page in storing order: each statement short (within statement_timeout
+        // however long the replay takes), at most a page in memory.
+        let mut after = i64::MIN;
+        loop {
+            let rows = self.query(
+                "SELECT seq, id, body FROM revcal_messages WHERE seq > $1 ORDER BY seq LIMIT $2",
+                &[&after, &REPLAY_PAGE],
+            )?;
+            let full = rows.len() as i64 == REPLAY_PAGE;
+            for row in rows {
+                let decoded: Result<(i64, Vec<u8>, String), _> =
+                    (|| Ok((get(&row, 0)?, get(&row, 1)?, get(&row, 2)?)))();
+                let (seq, id, body) = decoded.map_err(|e| self.error(e))?;
+                after = seq;
+                visit(seq, id, body);
+            }
+            if !full {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
@@ -235,21 +207,15 @@ impl Storage for PostgresStorage {
     }
 
     fn begin_write(&self) -> Result<(), LedgerError> {
-        let timeout = WAIT.as_millis();
-        self.batch(&format!(
-            "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = {timeout}; \
-             SELECT pg_advisory_xact_lock({WRITE_LOCK})"
-        ))
+        self.session.begin_locked(WRITE_LOCK)
     }
 
     fn commit(&self) -> Result<(), LedgerError> {
-        self.batch("COMMIT")
+        self.session.batch("COMMIT")
     }
 
     fn rollback(&self) {
-        if let Err(error) = self.batch("ROLLBACK") {
-            tracing::warn!(ledger = %self.name, %error, "rollback failed");
-        }
+        self.session.rollback();
     }
 
     fn insert_message(&self, message: NewMessage<'_>) -> Result<Option<i64>, LedgerError> {

@@ -8,7 +8,8 @@
 //! leaderboard's tie-break is the same on both backends whatever the database's locale.
 
 use super::WRITE_LOCK;
-use postgres::Client;
+use super::session::Session;
+use crate::ledger::LedgerError;
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -106,41 +107,64 @@ pub(crate) enum Migration {
 
 /// Brings the tables up to [`SCHEMA_VERSION`], creating them (with `initial_meta`) in a new
 /// database.
-pub(crate) fn migrate(
-    client: &mut Client,
-    initial_meta: &[(&str, String)],
-) -> Result<Migration, postgres::Error> {
-    let mut transaction = client.transaction()?;
-    transaction.batch_execute(&format!(
-        "SET LOCAL lock_timeout = {}; SELECT pg_advisory_xact_lock({WRITE_LOCK}); \
-         CREATE TABLE IF NOT EXISTS revcal_meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)",
-        super::WAIT.as_millis()
-    ))?;
-    let found: u32 = transaction
-        .query_opt("SELECT value FROM revcal_meta WHERE key = 'schema_version'", &[])?
-        .map(|row| row.try_get::<_, String>(0))
-        .transpose()?
-        // A version that does not parse was not written by revcal: refuse it as too new.
-        .map_or(0, |text| text.parse().unwrap_or(u32::MAX));
-    if found > SCHEMA_VERSION {
-        return Ok(Migration::TooNew(found));
+pub(crate) fn migrate(session: &Session, initial_meta: &[(&str, String)]) -> Result<Migration, LedgerError> {
+    // Nearly every open finds the tables current: that is read without the writers' lock,
+    // so that reading the ledger never waits for a writer. Versions only grow, so a current
+    // version read without the lock stays current.
+    if let Some(found) = stored_version(session)?
+        && found >= SCHEMA_VERSION
+    {
+        return Ok(if found > SCHEMA_VERSION { Migration::TooNew(found) } else { Migration::Current });
     }
-    if found == SCHEMA_VERSION {
-        return Ok(Migration::Current);
-    }
-    for migration in &MIGRATIONS[found as usize..] {
-        transaction.batch_execute(migration)?;
-    }
-    if found == 0 {
-        for (key, value) in initial_meta {
-            transaction.execute("INSERT INTO revcal_meta (key, value) VALUES ($1, $2)", &[key, value])?;
+    session.begin_locked(WRITE_LOCK)?;
+    let migrated = (|| {
+        session.batch(
+            "CREATE TABLE IF NOT EXISTS revcal_meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)",
+        )?;
+        let found = stored_version(session)?.unwrap_or(0);
+        if found > SCHEMA_VERSION {
+            return Ok(Migration::TooNew(found));
         }
+        if found == SCHEMA_VERSION {
+            return Ok(Migration::Current);
+        }
+        for migration in &MIGRATIONS[found as usize..] {
+            session.batch(migration)?;
+        }
+        if found == 0 {
+            for (key, value) in initial_meta {
+                session.query("INSERT INTO revcal_meta (key, value) VALUES ($1, $2)", &[key, value])?;
+            }
+        }
+        session.query(
+            "INSERT INTO revcal_meta (key, value) VALUES ('schema_version', $1) \
+             ON CONFLICT (key) DO UPDATE SET value = $1",
+            &[&SCHEMA_VERSION.to_string()],
+        )?;
+        Ok(if found == 0 { Migration::Created } else { Migration::Current })
+    })();
+    match migrated {
+        Ok(Migration::Created | Migration::Current) => {
+            session.batch("COMMIT")?;
+        }
+        Ok(Migration::TooNew(_)) | Err(_) => session.rollback(),
     }
-    transaction.execute(
-        "INSERT INTO revcal_meta (key, value) VALUES ('schema_version', $1) \
-         ON CONFLICT (key) DO UPDATE SET value = $1",
-        &[&SCHEMA_VERSION.to_string()],
-    )?;
-    transaction.commit()?;
-    Ok(if found == 0 { Migration::Created } else { Migration::Current })
+    migrated
+}
+
+/// The schema version stored in `revcal_meta`, `None` before the table exists. A version
+/// that does not parse was not written by revcal: it reads as too new.
+fn stored_version(session: &Session) -> Result<Option<u32>, LedgerError> {
+    let exists = session.query("SELECT to_regclass('revcal_meta') IS NOT NULL", &[])?;
+    let exists: bool = match exists.first() {
+        Some(row) => row.try_get(0).map_err(|error| session.error(error))?,
+        None => false,
+    };
+    if !exists {
+        return Ok(None);
+    }
+    let rows = session.query("SELECT value FROM revcal_meta WHERE key = 'schema_version'", &[])?;
+    let Some(row) = rows.first() else { return Ok(Some(0)) };
+    let text: String = row.try_get(0).map_err(|error| session.error(error))?;
+    Ok(Some(text.parse().unwrap_or(u32::MAX)))
 }

@@ -21,6 +21,8 @@ pub(crate) struct SqliteStorage {
     connection: Connection,
     /// The path, for error messages.
     name: String,
+    /// How long a writer waits for another (the connection's busy timeout).
+    busy_timeout: Duration,
 }
 
 impl SqliteStorage {
@@ -54,7 +56,7 @@ impl SqliteStorage {
         if let schema::Migration::TooNew(found) = migration {
             return Err(LedgerError::TooNew { ledger: name, found });
         }
-        Ok(SqliteStorage { connection, name })
+        Ok(SqliteStorage { connection, name, busy_timeout: BUSY_TIMEOUT })
     }
 
     fn sql(&self, source: rusqlite::Error) -> LedgerError {
@@ -171,7 +173,14 @@ impl Storage for SqliteStorage {
     fn begin_write(&self) -> Result<(), LedgerError> {
         // IMMEDIATE takes the write lock now: the reads of this transaction then see what
         // the previous writer committed and nobody can change it before the commit.
-        self.run(|c| c.execute_batch("BEGIN IMMEDIATE"))
+        self.run(|c| c.execute_batch("BEGIN IMMEDIATE")).map_err(|error| match error {
+            LedgerError::Sqlite { ledger, error: rusqlite::Error::SqliteFailure(failure, _) }
+                if failure.code == ErrorCode::DatabaseBusy =>
+            {
+                LedgerError::Busy { ledger, waited: self.busy_timeout }
+            }
+            other => other,
+        })
     }
 
     fn commit(&self) -> Result<(), LedgerError> {
@@ -303,5 +312,39 @@ fn set_wal(connection: &Connection) -> rusqlite::Result<()> {
             }
             Err(error) => return Err(error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that cannot get the file's write lock within the busy timeout is told that
+    /// another writer holds the ledger.
+    #[test]
+    fn a_writer_kept_waiting_is_told_another_writer_holds_the_ledger() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("ledger.sqlite");
+        let mut storage = SqliteStorage::open(&path, &[]).expect("a new ledger");
+        storage.busy_timeout = Duration::from_millis(100);
+        storage.connection.busy_timeout(storage.busy_timeout).expect("busy timeout");
+        let other = Connection::open(&path).expect("a second connection");
+        other.execute_batch("BEGIN IMMEDIATE").expect("the other writer's lock");
+        let error = storage.begin_write().expect_err("the lock is held");
+        assert!(
+            matches!(error, LedgerError::Busy { waited, .. } if waited == Duration::from_millis(100)),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert_eq!(
+            message,
+            format!(
+                "ledger {}: another writer holds the ledger: waited 100 ms for it to finish and gave up; \
+                 try again when it has finished",
+                path.display()
+            )
+        );
+        other.execute_batch("COMMIT").expect("the other writer finishes");
+        storage.begin_write().expect("the lock is free");
     }
 }
