@@ -4,12 +4,15 @@
 //! A candidate is a non-merge commit that changes 1-3 source files in a supported language
 //! with a dozen changed lines or fewer, adds or changes a test file, and touches nothing else
 //! but docs ([`history`]). Each candidate is verified in a scratch clone that shares the
-//! repository's objects (the user's work tree and refs are never touched): at the fix commit
-//! F the test command runs once, F's source hunks are reversed, the build is checked, the
-//! tests run again; the tests that fail with the bug and passed at F are the trigger, and
-//! the command restricted to them ([`runner`]) is the witness. The witness is rerun at F and
-//! with the bug to rule out a flaky test, and the reversal must apply to the target commit:
-//! the bugs file holds it as a patch against the target.
+//! repository's objects (the user's work tree and refs are never touched): first the fix's
+//! source hunks are reversed onto the target commit (the bugs file holds the result as a
+//! patch against the target; a fix that cannot be put back costs no test run), then at the
+//! fix commit F the test command runs once, F's source hunks are reversed, the build is
+//! checked, the tests run again; the tests that fail with the bug and passed at F are the
+//! trigger, and the command restricted to them ([`runner`]) is the witness, rerun at F and
+//! with the bug to rule out a flaky test ([`verify`]). Mining stops once `max_bugs` are kept
+//! or when the tests already fail at the fix of [`BROKEN_IN_A_ROW`] candidates in a row, and
+//! a stop ends the work under way ([`schedule`]).
 
 mod file;
 mod history;

@@ -187,14 +187,15 @@ impl Workspace {
         };
         let finished = process::run(&command, control.signals);
         process::end_descendants(&self.token);
+        // Ended from outside because mining stopped: its exit says nothing about the bug, and
+        // its wait may fail (ECHILD) when the stopping thread reaped it first.
+        if control.cancel.load(Ordering::SeqCst) {
+            return Err(Abort::Cancelled);
+        }
         let finished =
             finished.map_err(|source| BugsError::Io { what: format!("run `{script}`"), source })?;
         if let Exit::Interrupted(signal) = finished.exit {
             return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) }.into());
-        }
-        // Ended from outside because mining stopped: its exit says nothing about the bug.
-        if control.cancel.load(Ordering::SeqCst) {
-            return Err(Abort::Cancelled);
         }
         tracing::debug!(script, exit = %finished.exit, seconds = finished.elapsed.as_secs_f64(), "bug check run");
         Ok(finished)
