@@ -45,7 +45,7 @@ enum BugsCommand {
     /// does not work there: the first such candidate is named with its first failure, and
     /// mining stops after 3 in a row (exit 1) unless --keep-going.
     #[command(
-        after_help = "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml\n  revcal bugs mine ../markupsafe --test-cmd 'python3 -m pytest -q -x' -o bugs.yaml\n  revcal bugs mine --rev v1.0..v2.0 --target v2.0 --jobs 2 --json > mined.json\n  revcal bugs mine --rev HEAD~60..HEAD --first-parent --max 5 -o bugs.yaml\n\nDefault test commands: cargo test; python3 -m pytest -q (python3 -m unittest without\npytest); npm test. Default build checks: cargo test --no-run; python3 -m py_compile; node --check.\nA project whose configuration turns warnings into errors may need the runner's warning\nflags in --test-cmd (pytest: -W ignore::pytest.PytestRemovedIn10Warning); see docs/real-bugs.md."
+        after_help = "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml\n  revcal bugs mine ../markupsafe --test-cmd 'python3 -m pytest -q -x' -o bugs.yaml\n  revcal bugs mine --rev v1.0..v2.0 --target v2.0 --jobs 2 --json > mined.json\n  revcal bugs mine --test-cmd 'PYTHONPATH=src python3 -m pytest -q' --keep-going -o bugs.yaml\n\nDefault test commands: cargo test; python3 -m pytest -q (python3 -m unittest without\npytest); npm test. Default build checks: cargo test --no-run; python3 -m py_compile; node --check.\nA project whose configuration turns warnings into errors may need the runner's warning\nflags in --test-cmd (pytest: -W ignore::pytest.PytestRemovedIn10Warning); see docs/real-bugs.md."
     )]
     Mine(MineArgs),
     /// Show a bugs file: one line per bug with its fix, category, place and witness.
