@@ -27,7 +27,8 @@
 //! - findings: [`parse_findings`] into [`ParsedFindings`] of [`Finding`]s in a
 //!   [`FindingFormat`], and [`locates`], the location half of the matching rule;
 //! - real bugs: [`BugMiner`] mines a repository's fixes into [`Bug`]s (a [`MineReport`], with
-//!   [`Rejection`]s and their [`RejectReason`]s, [`MineEvent`]s for progress, [`BugsError`]);
+//!   [`Rejection`]s and their [`RejectReason`]s, the [`Stop`] that ended it early,
+//!   [`MineEvent`]s and [`Phase`]s for progress, [`BugsError`]);
 //!   [`read_bugs_file`] and [`write_bugs_yaml`] read and write the bugs file;
 //! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`JudgeError`] and
 //!   [`ReportError`] as its sources.
@@ -98,8 +99,8 @@ mod suite;
 mod targets;
 
 pub use bugs::{
-    Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, RejectReason, Rejection,
-    read_bugs_file, write_bugs_yaml,
+    BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, Phase,
+    RejectReason, Rejection, Stop, read_bugs_file, tests_fail_at_fix, write_bugs_yaml,
 };
 pub use error::CalibrateError;
 pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};

@@ -4,7 +4,10 @@ use crate::output::{emit, emit_json, outln, plural};
 use crate::style::Style;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use revcal_calibrate::{Bug, BugMiner, BugsError, MineEvent, MineReport, read_bugs_file, write_bugs_yaml};
+use revcal_calibrate::{
+    BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, MineEvent, MineReport, Progress, RejectReason, Stop,
+    read_bugs_file, tests_fail_at_fix, write_bugs_yaml,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,9 +36,16 @@ enum BugsCommand {
     /// tree, index and refs are never touched): at the fix the tests run, the fix's source
     /// hunks are reversed, the build is checked, the tests run again; the tests that fail with
     /// the bug and passed at the fix make the witness, which is rerun both ways to rule out a
-    /// flaky test. The reversal must apply to --target: the bugs file's patches are against it.
+    /// flaky test. The reversal must apply to --target (the bugs file's patches are against
+    /// it): that is checked first, before any test runs.
+    ///
+    /// Each candidate's long phases (a build, the tests at the fix, the tests with the bug,
+    /// the witness reruns) are progress lines on stderr, at most one a second per candidate.
+    /// When the tests already fail at the fix and none flips, the test command most likely
+    /// does not work there: the first such candidate is named with its first failure, and
+    /// mining stops after 3 in a row (exit 1) unless --keep-going.
     #[command(
-        after_help = "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml\n  revcal bugs mine ../markupsafe --test-cmd 'python3 -m pytest -q -x' -o bugs.yaml\n  revcal bugs mine --rev v1.0..v2.0 --target v2.0 --jobs 2 --json > mined.json\n\nDefault test commands: cargo test; python3 -m pytest -q (python3 -m unittest without\npytest); npm test. Default build checks: cargo test --no-run; python3 -m py_compile; node --check."
+        after_help = "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml\n  revcal bugs mine ../markupsafe --test-cmd 'python3 -m pytest -q -x' -o bugs.yaml\n  revcal bugs mine --rev v1.0..v2.0 --target v2.0 --jobs 2 --json > mined.json\n  revcal bugs mine --test-cmd 'PYTHONPATH=src python3 -m pytest -q' --keep-going -o bugs.yaml\n\nDefault test commands: cargo test; python3 -m pytest -q (python3 -m unittest without\npytest); npm test. Default build checks: cargo test --no-run; python3 -m py_compile; node --check.\nA project whose configuration turns warnings into errors may need the runner's warning\nflags in --test-cmd (pytest: -W ignore::pytest.PytestRemovedIn10Warning); see docs/real-bugs.md."
     )]
     Mine(MineArgs),
     /// Show a bugs file: one line per bug with its fix, category, place and witness.
@@ -56,11 +66,26 @@ struct MineArgs {
     #[arg(value_name = "REPO", default_value = ".")]
     repo: PathBuf,
     /// A `git log` range to read (`v1.0..HEAD`) [default: the last 2,000 commits of --target].
+    ///
+    /// As in git, A..B is every commit reachable from B and not from A: the commits merged in
+    /// from side branches count too, so HEAD~60..HEAD (60 steps back along first parents) may
+    /// hold hundreds. How many it holds is printed before mining; --first-parent reads only
+    /// the first-parent line.
     #[arg(long, value_name = "RANGE")]
     rev: Option<String>,
-    /// Stop once this many bugs are verified (newest fixes first).
+    /// Read only the first-parent line (git log --first-parent): the commits made on the
+    /// branch itself. Its merge commits are never candidates, so in a project that merges
+    /// pull requests with merge commits it finds the fixes committed directly only.
+    #[arg(long)]
+    first_parent: bool,
+    /// Stop once this many bugs are verified (newest fixes first); verifications then under
+    /// way are ended.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max: Option<u64>,
+    /// Verify every candidate, also after 3 in a row whose tests already fail at the fix (by
+    /// default mining stops there, exit 1: the test command does not work on this history).
+    #[arg(long)]
+    keep_going: bool,
     /// The test command, run at the repository root [default: by ecosystem, see below].
     #[arg(long, value_name = "CMD")]
     test_cmd: Option<String>,
@@ -106,6 +131,8 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
         .jobs(usize::try_from(args.jobs).unwrap_or(1))
         .test_timeout(Duration::from_secs(args.test_timeout))
         .target(&args.target)
+        .first_parent(args.first_parent)
+        .keep_going(args.keep_going)
         .max_fix_size(3, args.max_lines);
     if let Some(range) = &args.rev {
         miner = miner.range(range);
@@ -120,28 +147,63 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
         miner = miner.build_cmd(cmd);
     }
     let quiet = args.quiet;
+    let keep_going = args.keep_going;
+    // Phases go through calibrate's plain-line progress; the verdicts are lines of their own.
+    let phases = crate::calibrate::progress_lines();
+    let mut warned_broken = false;
     let mut progress = |event: MineEvent| {
         if quiet {
             return;
         }
         match event {
-            MineEvent::Scanned { commits, candidates } => eprintln!(
-                "revcal: {commits} commit{} read, {candidates} fix candidate{} to verify",
-                plural(commits),
-                plural(candidates)
-            ),
+            MineEvent::Scanned { range, first_parent, commits, first_parent_commits, candidates } => {
+                eprintln!(
+                    "revcal: {}, {candidates} fix candidate{} to verify",
+                    commits_read(range.as_deref(), first_parent, commits, first_parent_commits),
+                    plural(candidates)
+                )
+            }
+            MineEvent::Phase { number, total, fix_commit, phase } => phases(Progress::Stage {
+                label: format!("candidate {number} of {total}: {} {phase}", short(&fix_commit)),
+                total: None,
+            }),
             MineEvent::Checked { done, total, fix_commit, subject, rejected, elapsed } => {
-                let verdict = match rejected {
+                let verdict = match &rejected {
                     None => stderr.success("verified"),
                     Some(reason) => format!("{} ({reason})", stderr.dim("rejected")),
                 };
                 eprintln!(
                     "revcal: [{done}/{total}] {} {verdict} in {:.1}s: {}",
-                    &fix_commit[..fix_commit.len().min(10)],
+                    short(&fix_commit),
                     elapsed.as_secs_f64(),
                     subject
                 );
+                if let Some(RejectReason::TestsFailAtFix { failing, example }) = &rejected
+                    && !warned_broken
+                {
+                    warned_broken = true;
+                    let then = if keep_going {
+                        "--keep-going verifies every candidate anyway".to_owned()
+                    } else {
+                        format!(
+                            "mining stops after {BROKEN_IN_A_ROW} such candidates in a row (--keep-going goes on)"
+                        )
+                    };
+                    eprintln!(
+                        "revcal: {} {}: your test command is broken here, for example: {example}; {then}",
+                        stderr.warning("warning:"),
+                        tests_fail_at_fix(*failing)
+                    );
+                }
             }
+            MineEvent::Stopped { stop: Stop::MaxReached { bugs }, in_flight } => eprintln!(
+                "revcal: {bugs} bug{} verified (--max): stopping{}",
+                plural(bugs),
+                match in_flight {
+                    0 => String::new(),
+                    n => format!(", ending the {n} verification{} under way", plural(n)),
+                }
+            ),
             _ => {}
         }
     };
@@ -179,7 +241,35 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
     } else if args.output.is_none() {
         emit(&yaml).context("cannot write the bugs file")?;
     }
+    if let Some(Stop::TestsFailAtFix { in_a_row, example }) = &report.stopped {
+        // Said even with --quiet: it is why the exit code is not 0.
+        eprintln!(
+            "revcal: stopped: the tests already fail at the fix of {in_a_row} candidates in a row, so the test command does not work on this history (for example: {example}); fix --test-cmd, or verify the rest anyway with --keep-going"
+        );
+        return Ok(ExitCode::from(crate::exit::BUGS_STOPPED));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A fix commit's id, shortened.
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
+}
+
+/// What the history read holds: "HEAD~60..HEAD holds 234 commits (60 on its first-parent
+/// line; ...)", or, with no range, how many commits were read.
+fn commits_read(range: Option<&str>, first_parent: bool, commits: usize, on_line: Option<usize>) -> String {
+    let line = if first_parent { " on its first-parent line" } else { "" };
+    let Some(range) = range else {
+        return format!("{commits} commit{} read{line}", plural(commits));
+    };
+    let mut text = format!("{range} holds {commits} commit{}{line}", plural(commits));
+    if let Some(on_line) = on_line.filter(|on_line| *on_line != commits) {
+        text.push_str(&format!(
+            " ({on_line} on its first-parent line; a range also holds the commits merged in from side branches, --first-parent reads only that line)"
+        ));
+    }
+    text
 }
 
 /// One paragraph: counts, rejections by reason, time.
@@ -202,7 +292,12 @@ fn summary(report: &MineReport) -> String {
         text.push_str(&format!(" ({})", by_reason.join(", ")));
     }
     if report.unverified > 0 {
-        text.push_str(&format!(", {} not verified (--max reached)", report.unverified));
+        let why = match &report.stopped {
+            Some(Stop::MaxReached { .. }) => "--max reached",
+            Some(Stop::TestsFailAtFix { .. }) => "stopped: the tests fail at the fix",
+            _ => "stopped",
+        };
+        text.push_str(&format!(", {} not verified ({why})", report.unverified));
     }
     text.push_str(&format!(" in {:.1}s", report.seconds));
     text

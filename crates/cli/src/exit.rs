@@ -109,9 +109,15 @@ Exit status:
      message, verify-receipt found a bad signature, check found an inconsistency
   2  usage or I/O error (unknown flag, bad value, unreadable file or ledger)";
 
+/// `revcal bugs mine`: stopped because the tests fail at the fix of candidate after candidate.
+pub(crate) const BUGS_STOPPED: u8 = 1;
+
 /// `revcal bugs`'s exit-code table, for `--help`.
 pub(crate) const BUGS_TABLE: &str = "\
 Exit status:
-  0  done (mine: also when no candidate was verified; the summary says why)
+  0  done (mine: also when no candidate was verified, or --max was reached; the summary
+     says why)
+  1  mine stopped early: the tests already failed at the fix of 3 candidates in a row, so
+     the test command does not work on this history (fix it, or pass --keep-going)
   2  usage or I/O error (unknown flag, not a repository, a bad range, an unreadable bugs file)
   130, 143  interrupted (the scratch clones are removed; your repository was never touched)";

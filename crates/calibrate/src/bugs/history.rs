@@ -150,8 +150,14 @@ pub(crate) fn candidate(commit: &LoggedCommit, rule: CandidateRule) -> Result<Ca
 const RECORD: char = '\u{1e}';
 const FIELD: char = '\u{1f}';
 
-/// Lists the commits of `range` (`git log` syntax; `limit` caps how many), newest first.
-pub(crate) fn log(repo: &Path, range: &str, limit: Option<usize>) -> Result<Vec<LoggedCommit>, BugsError> {
+/// Lists the commits of `range` (`git log` syntax; `limit` caps how many; with
+/// `first_parent`, only the first-parent line), newest first.
+pub(crate) fn log(
+    repo: &Path,
+    range: &str,
+    limit: Option<usize>,
+    first_parent: bool,
+) -> Result<Vec<LoggedCommit>, BugsError> {
     let mut args = vec![
         "-c".to_owned(),
         "core.quotePath=false".to_owned(),
@@ -160,13 +166,34 @@ pub(crate) fn log(repo: &Path, range: &str, limit: Option<usize>) -> Result<Vec<
         "--numstat".to_owned(),
         format!("--format={RECORD}%H{FIELD}%P{FIELD}%s"),
     ];
+    if first_parent {
+        args.push("--first-parent".to_owned());
+    }
     if let Some(limit) = limit {
         args.push(format!("--max-count={limit}"));
     }
+    // A range is never an option, whatever it starts with.
+    args.push("--end-of-options".to_owned());
     args.push(range.to_owned());
     args.push("--".to_owned());
     let output = git(repo, &args)?;
     Ok(parse_log(&String::from_utf8_lossy(&output)))
+}
+
+/// How many commits of `range` are on its first-parent line (`git rev-list --count
+/// --first-parent`).
+pub(crate) fn count_first_parent(repo: &Path, range: &str) -> Result<usize, BugsError> {
+    let args: Vec<String> = ["rev-list", "--count", "--first-parent", "--end-of-options", range, "--"]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    let output = git(repo, &args)?;
+    let text = String::from_utf8_lossy(&output);
+    text.trim().parse().map_err(|_| BugsError::Git {
+        dir: repo.to_path_buf(),
+        args: args.join(" "),
+        message: format!("not a count: {:?}", text.trim()),
+    })
 }
 
 /// Parses the output of [`log`]'s format.

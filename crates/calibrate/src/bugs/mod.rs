@@ -4,12 +4,15 @@
 //! A candidate is a non-merge commit that changes 1-3 source files in a supported language
 //! with a dozen changed lines or fewer, adds or changes a test file, and touches nothing else
 //! but docs ([`history`]). Each candidate is verified in a scratch clone that shares the
-//! repository's objects (the user's work tree and refs are never touched): at the fix commit
-//! F the test command runs once, F's source hunks are reversed, the build is checked, the
-//! tests run again; the tests that fail with the bug and passed at F are the trigger, and
-//! the command restricted to them ([`runner`]) is the witness. The witness is rerun at F and
-//! with the bug to rule out a flaky test, and the reversal must apply to the target commit:
-//! the bugs file holds it as a patch against the target.
+//! repository's objects (the user's work tree and refs are never touched): first the fix's
+//! source hunks are reversed onto the target commit (the bugs file holds the result as a
+//! patch against the target; a fix that cannot be put back costs no test run), then at the
+//! fix commit F the test command runs once, F's source hunks are reversed, the build is
+//! checked, the tests run again; the tests that fail with the bug and passed at F are the
+//! trigger, and the command restricted to them ([`runner`]) is the witness, rerun at F and
+//! with the bug to rule out a flaky test ([`verify`]). Mining stops once `max_bugs` are kept
+//! or when the tests already fail at the fix of [`BROKEN_IN_A_ROW`] candidates in a row, and
+//! a stop ends the work under way ([`schedule`]).
 
 mod file;
 mod history;
@@ -17,19 +20,18 @@ mod patch;
 
 pub(crate) use patch::hunks;
 mod runner;
+mod schedule;
 mod shape;
 mod verify;
 
 pub use file::{Bug, read_bugs_file, write_bugs_yaml};
 pub use runner::Ecosystem;
+pub use verify::Phase;
 
 use crate::signals::SignalWatch;
 use history::{CandidateRule, candidate};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Why mining could not run.
@@ -106,6 +108,17 @@ pub enum RejectReason {
         /// Which build failed, and the end of its output.
         detail: String,
     },
+    /// Tests already fail at the fix itself and none flips with the bug: the test command
+    /// does not work at this commit (a missing dependency, a runner that refuses the
+    /// project's configuration, an old layout).
+    TestsFailAtFix {
+        /// How many tests the run at the fix named as failing (0: it named none, and only its
+        /// exit code said so).
+        failing: usize,
+        /// The first line of that run's output that names a failure, or its exit and the end
+        /// of its output.
+        example: String,
+    },
     /// No test fails with the bug that passed at the fix.
     NoTestFlips {
         /// What the runs showed.
@@ -130,6 +143,7 @@ impl RejectReason {
             RejectReason::NoTestCommand => "no-test-command",
             RejectReason::ReversalDoesNotApply { .. } => "reversal-does-not-apply",
             RejectReason::BuildBreaks { .. } => "build-breaks",
+            RejectReason::TestsFailAtFix { .. } => "tests-fail-at-fix",
             RejectReason::NoTestFlips { .. } => "no-test-flips",
             RejectReason::Flaky { .. } => "flaky",
             RejectReason::TimedOut { .. } => "timed-out",
@@ -149,10 +163,22 @@ impl std::fmt::Display for RejectReason {
             RejectReason::BuildBreaks { detail } => {
                 write!(f, "the build breaks {detail}")
             }
+            RejectReason::TestsFailAtFix { failing, example } => {
+                write!(f, "{}, for example: {example}", tests_fail_at_fix(*failing))
+            }
             RejectReason::NoTestFlips { detail } => write!(f, "no test flips: {detail}"),
             RejectReason::Flaky { detail } => write!(f, "flaky: {detail}"),
             RejectReason::TimedOut { detail } => write!(f, "timed out: {detail}"),
         }
+    }
+}
+
+/// "N tests already fail at the fix", or, when the run named none, that the tests do.
+pub fn tests_fail_at_fix(failing: usize) -> String {
+    match failing {
+        0 => "the tests already fail at the fix".to_owned(),
+        1 => "1 test already fails at the fix".to_owned(),
+        n => format!("{n} tests already fail at the fix"),
     }
 }
 
@@ -177,12 +203,24 @@ pub struct MineReport {
     pub repo: PathBuf,
     /// The commit the patches apply to.
     pub target: String,
+    /// The `git log` range read, as given (`None`: the last commits of the target).
+    pub range: Option<String>,
+    /// Whether only the first-parent line was read (`git log --first-parent`).
+    pub first_parent: bool,
     /// Commits read from the history.
     pub scanned: usize,
+    /// When a range read with merges in it, how many of its commits are on its first-parent
+    /// line (git's `A..B` also holds the commits merged in from side branches).
+    pub first_parent_commits: Option<usize>,
     /// Commits that passed the candidate rule.
     pub candidates: usize,
-    /// Candidates left unverified because `max` bugs were found first.
+    /// Candidates not verified because mining stopped first (see `stopped`).
     pub unverified: usize,
+    /// Of those, the candidates whose verification was under way when mining stopped: their
+    /// processes were ended and their results, if any, not counted.
+    pub cut_short: usize,
+    /// Why mining stopped before every candidate was verified, if it did.
+    pub stopped: Option<Stop>,
     /// The bugs kept, newest fix first.
     pub verified: Vec<Bug>,
     /// The candidates not kept, with their reasons, newest first.
@@ -191,16 +229,66 @@ pub struct MineReport {
     pub seconds: f64,
 }
 
+/// Why mining stopped before every candidate was verified.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum Stop {
+    /// `max_bugs` bugs were verified.
+    MaxReached {
+        /// How many.
+        bugs: usize,
+    },
+    /// The tests already failed at the fix of this many candidates in a row (with no test
+    /// flipping): the test command does not work on this history. `keep_going` verifies on.
+    TestsFailAtFix {
+        /// How many candidates in a row.
+        in_a_row: usize,
+        /// The first such candidate's example of a failure.
+        example: String,
+    },
+}
+
+/// Candidates in a row whose tests already fail at the fix before mining stops (unless
+/// [`BugMiner::keep_going`]).
+pub const BROKEN_IN_A_ROW: usize = 3;
+
 /// A step of mining, for progress display.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum MineEvent {
     /// The history was read.
     Scanned {
+        /// The range read, as given (`None`: the last commits of the target).
+        range: Option<String>,
+        /// Whether only the first-parent line was read.
+        first_parent: bool,
         /// Commits read.
         commits: usize,
+        /// See [`MineReport::first_parent_commits`].
+        first_parent_commits: Option<usize>,
         /// Candidates among them (before `max`).
         candidates: usize,
+    },
+    /// A phase of a candidate's verification has been running for a second (shorter phases
+    /// are not announced, so a candidate gives at most one event a second).
+    Phase {
+        /// The candidate's place among the candidates, newest first, from 1.
+        number: usize,
+        /// Candidates to verify.
+        total: usize,
+        /// The fix commit.
+        fix_commit: String,
+        /// The phase.
+        phase: Phase,
+    },
+    /// Mining stops before every candidate was verified; the verifications under way are
+    /// being ended.
+    Stopped {
+        /// Why.
+        stop: Stop,
+        /// Verifications under way, ended without a result.
+        in_flight: usize,
     },
     /// One candidate's verification ended.
     Checked {
@@ -233,8 +321,10 @@ pub enum MineEvent {
 pub struct BugMiner {
     repo: PathBuf,
     range: Option<String>,
+    first_parent: bool,
     max_commits: usize,
     max_bugs: Option<usize>,
+    keep_going: bool,
     test_cmd: Option<String>,
     build_cmd: Option<String>,
     jobs: usize,
@@ -254,8 +344,10 @@ impl BugMiner {
         BugMiner {
             repo: repo.into(),
             range: None,
+            first_parent: false,
             max_commits: DEFAULT_MAX_COMMITS,
             max_bugs: None,
+            keep_going: false,
             test_cmd: None,
             build_cmd: None,
             jobs: 1,
@@ -265,9 +357,18 @@ impl BugMiner {
         }
     }
 
-    /// A `git log` range (`v1.0..HEAD`); all of it is read.
+    /// A `git log` range (`v1.0..HEAD`); all of it is read. As in git, `A..B` is every
+    /// commit reachable from B and not from A, the commits of side branches merged in between
+    /// included; see [`first_parent`](Self::first_parent).
     pub fn range(mut self, range: impl Into<String>) -> Self {
         self.range = Some(range.into());
+        self
+    }
+
+    /// Read only the first-parent line of the range (`git log --first-parent`): the commits
+    /// made on the branch itself and its merge commits, not the commits merged in.
+    pub fn first_parent(mut self, first_parent: bool) -> Self {
+        self.first_parent = first_parent;
         self
     }
 
@@ -277,9 +378,18 @@ impl BugMiner {
         self
     }
 
-    /// Stop once this many bugs are verified (newest fixes first).
+    /// Stop once this many bugs are verified (newest fixes first); the verifications then
+    /// under way are ended.
     pub fn max_bugs(mut self, bugs: usize) -> Self {
         self.max_bugs = Some(bugs);
+        self
+    }
+
+    /// Verify every candidate even after [`BROKEN_IN_A_ROW`] candidates in a row whose tests
+    /// already fail at the fix (by default mining stops there: the test command does not
+    /// work on this history).
+    pub fn keep_going(mut self, keep_going: bool) -> Self {
+        self.keep_going = keep_going;
         self
     }
 
@@ -320,6 +430,8 @@ impl BugMiner {
     }
 
     /// Reads the history, verifies the candidates and reports; `progress` hears of each step.
+    /// Every process a test or build command started, also one that left its process group
+    /// or session, has ended when this returns.
     pub fn mine(&self, progress: &mut dyn FnMut(MineEvent)) -> Result<MineReport, BugsError> {
         let started = Instant::now();
         let signals = SignalWatch::install()
@@ -337,7 +449,15 @@ impl BugMiner {
             Some(range) => (range.clone(), None),
             None => (target.clone(), Some(self.max_commits)),
         };
-        let commits = history::log(&repo, &range, limit)?;
+        let commits = history::log(&repo, &range, limit, self.first_parent)?;
+        // `A..B` surprises: HEAD~60..HEAD may hold hundreds of commits. Say how many are on
+        // the first-parent line when merges brought in others.
+        let first_parent_commits = match &self.range {
+            Some(range) if !self.first_parent && commits.iter().any(|c| c.parents.len() > 1) => {
+                Some(history::count_first_parent(&repo, range)?)
+            }
+            _ => None,
+        };
         let candidates: Vec<history::Candidate> = commits
             .iter()
             .filter_map(|commit| match candidate(commit, self.rule) {
@@ -349,7 +469,13 @@ impl BugMiner {
             })
             .collect();
         tracing::info!(commits = commits.len(), candidates = candidates.len(), "history read");
-        progress(MineEvent::Scanned { commits: commits.len(), candidates: candidates.len() });
+        progress(MineEvent::Scanned {
+            range: self.range.clone(),
+            first_parent: self.first_parent,
+            commits: commits.len(),
+            first_parent_commits,
+            candidates: candidates.len(),
+        });
 
         let settings = verify::Settings {
             repo: &repo,
@@ -358,11 +484,18 @@ impl BugMiner {
             build_cmd: self.build_cmd.as_deref(),
             timeout: self.test_timeout,
         };
-        let results = self.verify_all(&candidates, &settings, &signals, progress)?;
+        let plan = schedule::Plan {
+            candidates: &candidates,
+            settings: &settings,
+            jobs: self.jobs,
+            max_bugs: self.max_bugs,
+            keep_going: self.keep_going,
+        };
+        let outcome = schedule::verify_all(&plan, &signals, progress)?;
         let mut verified = Vec::new();
         let mut rejected = Vec::new();
         let mut unverified = 0;
-        for (candidate, result) in candidates.iter().zip(results) {
+        for (candidate, result) in candidates.iter().zip(outcome.results) {
             match result {
                 Some(Ok(bug)) => verified.push(bug),
                 Some(Err(reason)) => rejected.push(Rejection {
@@ -376,99 +509,17 @@ impl BugMiner {
         Ok(MineReport {
             repo,
             target,
+            range: self.range.clone(),
+            first_parent: self.first_parent,
             scanned: commits.len(),
+            first_parent_commits,
             candidates: candidates.len(),
             unverified,
+            cut_short: outcome.cut_short,
+            stopped: outcome.stopped,
             verified,
             rejected,
             seconds: started.elapsed().as_secs_f64(),
         })
-    }
-
-    /// Verifies candidates on `jobs` threads, newest first, until `max_bugs` are kept; the
-    /// result for each candidate is in its position (`None`: not verified).
-    fn verify_all(
-        &self,
-        candidates: &[history::Candidate],
-        settings: &verify::Settings<'_>,
-        signals: &SignalWatch,
-        progress: &mut dyn FnMut(MineEvent),
-    ) -> Result<Vec<Option<Result<Bug, RejectReason>>>, BugsError> {
-        let next = Mutex::new(0usize);
-        let kept = Mutex::new(0usize);
-        // Set when a verification could not run: the other threads stop at their next pick.
-        let failed = AtomicBool::new(false);
-        let (sender, receiver) =
-            mpsc::channel::<(usize, Result<Result<Bug, RejectReason>, BugsError>, Duration)>();
-        let mut results: Vec<Option<Result<Bug, RejectReason>>> = vec![None; candidates.len()];
-        let mut failure = None;
-        std::thread::scope(|scope| {
-            for _ in 0..self.jobs.min(candidates.len()) {
-                let sender = sender.clone();
-                let (next, kept, failed) = (&next, &kept, &failed);
-                scope.spawn(move || {
-                    let mut workspace = None;
-                    loop {
-                        let index = {
-                            let Ok(mut next) = next.lock() else { return };
-                            let enough =
-                                self.max_bugs.is_some_and(|max| kept.lock().map_or(true, |k| *k >= max));
-                            let stopped = failed.load(Ordering::SeqCst) || signals.received().is_some();
-                            if *next >= candidates.len() || enough || stopped {
-                                return;
-                            }
-                            *next += 1;
-                            *next - 1
-                        };
-                        let started = Instant::now();
-                        let result = match &mut workspace {
-                            Some(workspace) => Ok(workspace),
-                            None => verify::Workspace::new(settings.repo).map(|made| workspace.insert(made)),
-                        }
-                        .and_then(|workspace| {
-                            verify::verify(&candidates[index], settings, workspace, signals)
-                        });
-                        if matches!(result, Ok(Ok(_)))
-                            && let Ok(mut kept) = kept.lock()
-                        {
-                            *kept += 1;
-                        }
-                        let stop = result.is_err();
-                        if stop {
-                            failed.store(true, Ordering::SeqCst);
-                        }
-                        if sender.send((index, result, started.elapsed())).is_err() || stop {
-                            return;
-                        }
-                    }
-                });
-            }
-            drop(sender);
-            for (done, (index, result, elapsed)) in (1..).zip(receiver) {
-                match result {
-                    Ok(outcome) => {
-                        progress(MineEvent::Checked {
-                            done,
-                            total: candidates.len(),
-                            fix_commit: candidates[index].id.clone(),
-                            subject: candidates[index].subject.clone(),
-                            rejected: outcome.as_ref().err().cloned(),
-                            elapsed,
-                        });
-                        results[index] = Some(outcome);
-                    }
-                    Err(error) => {
-                        failure.get_or_insert(error);
-                    }
-                }
-            }
-        });
-        if let Some(signal) = signals.received() {
-            return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) });
-        }
-        match failure {
-            Some(error) => Err(error),
-            None => Ok(results),
-        }
     }
 }

@@ -98,22 +98,32 @@ pub(crate) struct TestName {
 
 /// The failing tests a run's output names.
 pub(crate) fn failing_tests(output: &str) -> BTreeSet<TestName> {
-    let mut failing = BTreeSet::new();
-    for line in output.lines() {
-        let line = line.trim_end();
-        if let Some(name) = pytest_failure(line) {
-            failing.insert(TestName { runner: Runner::Pytest, name });
-        } else if let Some(name) = unittest_failure(line) {
-            failing.insert(TestName { runner: Runner::Unittest, name });
-        } else if let Some(name) =
-            line.strip_prefix("test ").and_then(|rest| rest.strip_suffix(" ... FAILED"))
-        {
-            failing.insert(TestName { runner: Runner::Libtest, name: name.to_owned() });
-        } else if let Some(name) = tap_failure(line) {
-            failing.insert(TestName { runner: Runner::Tap, name });
-        }
+    output.lines().filter_map(failure).collect()
+}
+
+/// The first line of a run's output that names a failing test, as the runner printed it (at
+/// most 300 characters): what a user reads first to see why a run failed.
+pub(crate) fn first_failure_line(output: &str) -> Option<String> {
+    let line = output.lines().find(|line| failure(line).is_some())?.trim();
+    Some(if line.chars().count() > 300 {
+        line.chars().take(300).collect::<String>() + "..."
+    } else {
+        line.to_owned()
+    })
+}
+
+/// The failing test a line of output names, if it names one.
+fn failure(line: &str) -> Option<TestName> {
+    let line = line.trim_end();
+    if let Some(name) = pytest_failure(line) {
+        Some(TestName { runner: Runner::Pytest, name })
+    } else if let Some(name) = unittest_failure(line) {
+        Some(TestName { runner: Runner::Unittest, name })
+    } else if let Some(name) = line.strip_prefix("test ").and_then(|rest| rest.strip_suffix(" ... FAILED")) {
+        Some(TestName { runner: Runner::Libtest, name: name.to_owned() })
+    } else {
+        tap_failure(line).map(|name| TestName { runner: Runner::Tap, name })
     }
-    failing
 }
 
 /// `FAILED tests/test_a.py::test_x - AssertionError` (also `ERROR`), pytest's short summary.
@@ -198,6 +208,13 @@ mod tests {
         let tap = "TAP version 13\n# Subtest: a\nnot ok 1 - adds numbers\n  ---\nok 2 - b\nnot ok 3 - skipped # SKIP\n";
         assert_eq!(names(tap), vec!["adds numbers"]);
         assert!(names("all good\nFAILED to connect\n").is_empty());
+        assert_eq!(
+            first_failure_line(
+                "collecting\nERROR tests/test_a.py - pytest.PytestRemovedIn10Warning: old\nERROR tests/test_b.py\n"
+            ),
+            Some("ERROR tests/test_a.py - pytest.PytestRemovedIn10Warning: old".to_owned())
+        );
+        assert_eq!(first_failure_line("all good\n"), None);
     }
 
     #[test]

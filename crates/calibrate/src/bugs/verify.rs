@@ -1,5 +1,8 @@
-//! Verifying one fix candidate in a scratch clone: tests at the fix, the fix reversed, the
-//! build, tests with the bug, the witness rerun both ways, and the reversal onto the target.
+//! Verifying one fix candidate in a scratch clone: the reversal onto the target first (no
+//! test runs for a fix that cannot be put back), then tests at the fix, the fix reversed, the
+//! build, tests with the bug, and the witness rerun both ways. Each command carries the
+//! workspace's run token, so that whatever it leaves behind, also in another session, is
+//! ended after it.
 
 use super::history::Candidate;
 use super::runner::{self, Ecosystem};
@@ -8,7 +11,64 @@ use crate::process::{self, Exit, Finished, ShellCommand};
 use crate::signals::SignalWatch;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// A phase of a candidate's verification that runs a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Phase {
+    /// The build check at the fix.
+    BuildAtFix,
+    /// The test command at the fix.
+    TestsAtFix,
+    /// The build check with the fix reversed.
+    BuildWithBug,
+    /// The test command with the fix reversed.
+    TestsWithBug,
+    /// The witness, rerun at the fix (it must pass).
+    WitnessAtFix,
+    /// The witness, rerun with the bug (it must fail).
+    WitnessWithBug,
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Phase::BuildAtFix => "build at the fix",
+            Phase::TestsAtFix => "tests at the fix",
+            Phase::BuildWithBug => "build with the bug",
+            Phase::TestsWithBug => "tests with the bug",
+            Phase::WitnessAtFix => "witness rerun at the fix",
+            Phase::WitnessWithBug => "witness rerun with the bug",
+        })
+    }
+}
+
+/// Why a verification ended without a verdict.
+#[derive(Debug)]
+pub(crate) enum Abort {
+    /// It could not run (or a signal stopped it).
+    Failed(BugsError),
+    /// Mining stopped while it ran; its processes were ended.
+    Cancelled,
+}
+
+impl From<BugsError> for Abort {
+    fn from(error: BugsError) -> Abort {
+        Abort::Failed(error)
+    }
+}
+
+/// How a verification hears that it must stop, and tells which phase it is in.
+pub(crate) struct Control<'a> {
+    /// Signals sent to revcal.
+    pub(crate) signals: &'a SignalWatch,
+    /// Set when mining stops: no command starts after it, and the current one is ended.
+    pub(crate) cancel: &'a AtomicBool,
+    /// Hears each phase as it begins.
+    pub(crate) phase: &'a dyn Fn(Phase),
+}
 
 /// What every verification shares.
 #[derive(Debug)]
@@ -41,10 +101,13 @@ pub(crate) struct Workspace {
     _dir: tempfile::TempDir,
     tree: PathBuf,
     env: Vec<(&'static str, String)>,
+    token: String,
 }
 
 impl Workspace {
-    pub(crate) fn new(repo: &Path) -> Result<Workspace, BugsError> {
+    /// A scratch clone of `repo` whose commands carry `token` in
+    /// [`process::RUN_TOKEN_VARIABLE`].
+    pub(crate) fn new(repo: &Path, token: &str) -> Result<Workspace, BugsError> {
         let dir = tempfile::Builder::new()
             .prefix("revcal-bugs-")
             .tempdir()
@@ -65,8 +128,9 @@ impl Workspace {
             ("CARGO_TARGET_DIR", dir.path().join("target").display().to_string()),
             ("PYTHONDONTWRITEBYTECODE", "1".into()),
             ("CI", "true".into()),
+            (process::RUN_TOKEN_VARIABLE, token.to_owned()),
         ];
-        Ok(Workspace { _dir: dir, tree, env })
+        Ok(Workspace { _dir: dir, tree, env, token: token.to_owned() })
     }
 
     fn git(&self, args: &[&str]) -> Result<Vec<u8>, BugsError> {
@@ -104,7 +168,12 @@ impl Workspace {
         }
     }
 
-    fn run(&self, script: &str, timeout: Duration, signals: &SignalWatch) -> Result<Finished, BugsError> {
+    /// Runs `script` in the tree; then ends whatever it left running, in its process group or
+    /// out of it (`setsid`, a double fork), so that nothing writes to the tree afterwards.
+    fn run(&self, script: &str, timeout: Duration, control: &Control<'_>) -> Result<Finished, Abort> {
+        if control.cancel.load(Ordering::SeqCst) {
+            return Err(Abort::Cancelled);
+        }
         let command = ShellCommand {
             script,
             dir: &self.tree,
@@ -116,13 +185,39 @@ impl Workspace {
             memory_cap: None,
             sandbox: None,
         };
-        let finished = process::run(&command, signals)
-            .map_err(|source| BugsError::Io { what: format!("run `{script}`"), source })?;
+        let finished = process::run(&command, control.signals);
+        process::end_descendants(&self.token);
+        // Ended from outside because mining stopped: its exit says nothing about the bug, and
+        // its wait may fail (ECHILD) when the stopping thread reaped it first.
+        if control.cancel.load(Ordering::SeqCst) {
+            return Err(Abort::Cancelled);
+        }
+        let finished =
+            finished.map_err(|source| BugsError::Io { what: format!("run `{script}`"), source })?;
         if let Exit::Interrupted(signal) = finished.exit {
-            return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) });
+            return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) }.into());
         }
         tracing::debug!(script, exit = %finished.exit, seconds = finished.elapsed.as_secs_f64(), "bug check run");
         Ok(finished)
+    }
+
+    /// Runs `script` as `phase`, announced first.
+    fn phase(
+        &self,
+        phase: Phase,
+        script: &str,
+        timeout: Duration,
+        control: &Control<'_>,
+    ) -> Result<Finished, Abort> {
+        (control.phase)(phase);
+        self.run(script, timeout, control)
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        // Before the directory goes: nothing may still be writing into it.
+        process::end_descendants(&self.token);
     }
 }
 
@@ -130,13 +225,17 @@ impl Workspace {
 struct TestRun {
     exit: Exit,
     failing: BTreeSet<runner::TestName>,
+    /// The first line naming a failure, else the exit and the end of the output.
+    example: String,
 }
 
 fn test_run(finished: &Finished) -> TestRun {
     let mut output = String::from_utf8_lossy(&finished.stdout).into_owned();
     output.push('\n');
     output.push_str(&String::from_utf8_lossy(&finished.stderr));
-    TestRun { exit: finished.exit, failing: runner::failing_tests(&output) }
+    let example = runner::first_failure_line(&output)
+        .unwrap_or_else(|| format!("{}, the output ends: {}", finished.exit, tail(finished, 3)));
+    TestRun { exit: finished.exit, failing: runner::failing_tests(&output), example }
 }
 
 /// The last `lines` lines of a run's output, on one line.
@@ -150,14 +249,50 @@ fn tail(finished: &Finished, lines: usize) -> String {
     if joined.chars().count() > 300 { joined.chars().take(300).collect::<String>() + "..." } else { joined }
 }
 
+/// The fix reversed onto the target: the bugs file's patch, or why it cannot be had.
+fn reversal_onto_target(
+    fix_diff: &str,
+    candidate: &Candidate,
+    settings: &Settings<'_>,
+    workspace: &Workspace,
+) -> Result<Result<String, RejectReason>, BugsError> {
+    workspace.checkout(settings.target)?;
+    if let Err(detail) = workspace.reverse(fix_diff, true) {
+        workspace.checkout(settings.target)?;
+        return Ok(Err(RejectReason::ReversalDoesNotApply { detail }));
+    }
+    // Against the target's tree (a three-way merge also updates the index).
+    let mut args = vec!["diff", "--no-ext-diff", "--no-color", "HEAD", "--"];
+    args.extend(candidate.sources.iter().map(String::as_str));
+    let patch_text = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
+    workspace.checkout(settings.target)?;
+    if patch::hunks(&patch_text).is_empty() {
+        return Ok(Err(RejectReason::ReversalDoesNotApply {
+            detail: "the target already reads as the bug (the fix was undone later)".into(),
+        }));
+    }
+    Ok(Ok(patch_text))
+}
+
 /// Verifies one candidate: `Ok(Ok(bug))` kept, `Ok(Err(reason))` rejected, `Err` when the
-/// verification itself could not run.
+/// verification could not run or was cancelled.
 pub(crate) fn verify(
     candidate: &Candidate,
     settings: &Settings<'_>,
     workspace: &mut Workspace,
-    signals: &SignalWatch,
-) -> Result<Result<Bug, RejectReason>, BugsError> {
+    control: &Control<'_>,
+) -> Result<Result<Bug, RejectReason>, Abort> {
+    let mut args = vec!["diff", "--no-ext-diff", "--no-color", &candidate.parent, &candidate.id, "--"];
+    args.extend(candidate.sources.iter().map(String::as_str));
+    let fix_diff = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
+
+    // First what costs no test run: a fix that cannot be put back into the target is no
+    // bug of the target, whatever its tests say.
+    let patch_text = match reversal_onto_target(&fix_diff, candidate, settings, workspace)? {
+        Ok(patch_text) => patch_text,
+        Err(reason) => return Ok(Err(reason)),
+    };
+
     workspace.checkout(&candidate.id)?;
     let ecosystem = Ecosystem::detect(&workspace.tree);
     let test_cmd = match (settings.test_cmd, ecosystem) {
@@ -165,9 +300,6 @@ pub(crate) fn verify(
         (None, Some(ecosystem)) => ecosystem.default_test_cmd(),
         (None, None) => return Ok(Err(RejectReason::NoTestCommand)),
     };
-    let mut args = vec!["diff", "--no-ext-diff", "--no-color", &candidate.parent, &candidate.id, "--"];
-    args.extend(candidate.sources.iter().map(String::as_str));
-    let fix_diff = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
 
     // At the fix: it must build (old fixes may not with today's tools), then the tests run.
     let quoted: Vec<String> = candidate.sources.iter().map(|s| runner::shell_quote(s)).collect();
@@ -177,14 +309,14 @@ pub(crate) fn verify(
         (None, None) => None,
     };
     if let Some(build_cmd) = &build_cmd {
-        let built = workspace.run(build_cmd, settings.timeout, signals)?;
+        let built = workspace.phase(Phase::BuildAtFix, build_cmd, settings.timeout, control)?;
         if !built.exit.success() {
             return Ok(Err(RejectReason::BuildBreaks {
                 detail: format!("at the fix already ({}): {}", built.exit, tail(&built, 3)),
             }));
         }
     }
-    let at_fix = workspace.run(&test_cmd, settings.timeout, signals)?;
+    let at_fix = workspace.phase(Phase::TestsAtFix, &test_cmd, settings.timeout, control)?;
     if at_fix.exit == Exit::TimedOut {
         return Ok(Err(RejectReason::TimedOut { detail: "the tests at the fix".into() }));
     }
@@ -200,14 +332,14 @@ pub(crate) fn verify(
         }));
     }
     if let Some(build_cmd) = &build_cmd {
-        let built = workspace.run(build_cmd, settings.timeout, signals)?;
+        let built = workspace.phase(Phase::BuildWithBug, build_cmd, settings.timeout, control)?;
         if !built.exit.success() {
             return Ok(Err(RejectReason::BuildBreaks {
                 detail: format!("with the fix reversed ({}): {}", built.exit, tail(&built, 3)),
             }));
         }
     }
-    let with_bug = workspace.run(&test_cmd, bug_timeout, signals)?;
+    let with_bug = workspace.phase(Phase::TestsWithBug, &test_cmd, bug_timeout, control)?;
     if with_bug.exit == Exit::TimedOut {
         return Ok(Err(RejectReason::TimedOut {
             detail: format!("the tests with the bug ran past {:.0} s", bug_timeout.as_secs_f64()),
@@ -220,24 +352,22 @@ pub(crate) fn verify(
     } else if at_fix.exit.success() && !with_bug.exit.success() && with_bug.failing.is_empty() {
         // No names to read, but the suite passes at the fix and fails with the bug.
         test_cmd.trim().to_owned()
+    } else if !at_fix.exit.success() {
+        // Nothing flips and the tests fail at the fix itself: most often the test command
+        // does not work at this commit, which the user needs to hear about.
+        return Ok(Err(RejectReason::TestsFailAtFix {
+            failing: at_fix.failing.len(),
+            example: at_fix.example,
+        }));
     } else {
-        let detail = if at_fix.exit.success() {
-            format!("the tests pass with the bug too ({})", with_bug.exit)
-        } else if with_bug.failing.is_empty() && at_fix.failing.is_empty() {
-            format!("the tests fail at the fix already ({}) and name no failing test", at_fix.exit)
-        } else {
-            let first = with_bug.failing.iter().next().map(|test| test.name.as_str()).unwrap_or("");
-            format!(
-                "{} test(s) fail with the bug, all of them at the fix too ({first})",
-                with_bug.failing.len()
-            )
-        };
-        return Ok(Err(RejectReason::NoTestFlips { detail }));
+        return Ok(Err(RejectReason::NoTestFlips {
+            detail: format!("the tests pass with the bug too ({})", with_bug.exit),
+        }));
     };
 
     // The witness, rerun: it must pass at the fix and fail with the bug again.
     workspace.checkout(&candidate.id)?;
-    let rerun = workspace.run(&witness, settings.timeout, signals)?;
+    let rerun = workspace.phase(Phase::WitnessAtFix, &witness, settings.timeout, control)?;
     if !rerun.exit.success() {
         return Ok(Err(RejectReason::Flaky {
             detail: format!("`{witness}` fails on a rerun at the fix ({})", rerun.exit),
@@ -248,29 +378,17 @@ pub(crate) fn verify(
             detail: format!("at the fix itself: {detail}"),
         }));
     }
-    let rerun = workspace.run(&witness, bug_timeout, signals)?;
+    let rerun = workspace.phase(Phase::WitnessWithBug, &witness, bug_timeout, control)?;
     if rerun.exit.success() {
         return Ok(Err(RejectReason::Flaky {
             detail: format!("`{witness}` passes on a rerun with the bug"),
         }));
     }
 
-    // The same reversal on the target: the bugs file's patch.
-    workspace.checkout(settings.target)?;
-    if let Err(detail) = workspace.reverse(&fix_diff, true) {
-        workspace.checkout(settings.target)?;
-        return Ok(Err(RejectReason::ReversalDoesNotApply { detail }));
-    }
-    // Against the target's tree (a three-way merge also updates the index).
-    let mut args = vec!["diff", "--no-ext-diff", "--no-color", "HEAD", "--"];
-    args.extend(candidate.sources.iter().map(String::as_str));
-    let patch_text = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
-    workspace.checkout(settings.target)?;
     let hunks = patch::hunks(&patch_text);
     let Some(first) = hunks.first() else {
-        return Ok(Err(RejectReason::ReversalDoesNotApply {
-            detail: "the target already reads as the bug (the fix was undone later)".into(),
-        }));
+        // Checked in reversal_onto_target; kept as a rejection rather than a panic.
+        return Ok(Err(RejectReason::ReversalDoesNotApply { detail: "the patch holds no hunk".into() }));
     };
     let body =
         String::from_utf8_lossy(&workspace.git(&["log", "-1", "--format=%b", &candidate.id])?).into_owned();

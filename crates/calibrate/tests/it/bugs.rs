@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Writes `files` (path, content; empty content deletes) and commits them with `message`;
 /// returns the commit id.
-fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
+pub(crate) fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
     for (path, content) in files {
         let full = repo.join(path);
         if content.is_empty() {
@@ -34,7 +34,7 @@ const TEST_BASE: &str = "import unittest\nimport calc\n\n\nclass CalcTest(unitte
 /// A Python project whose history holds, newest first: a flaky fix, a refactor that rewrote
 /// a fixed line, a fix whose test does not flip, a docs commit, a fix that only touches tests,
 /// the fix of `is_adult` (boundary), the fix of `last_index` (off-by-one), and the start.
-fn python_history(repo: &Path) -> BTreeMap<&'static str, String> {
+pub(crate) fn python_history(repo: &Path) -> BTreeMap<&'static str, String> {
     git(repo, &["init", "-q", "-b", "main"]);
     let mut ids = BTreeMap::new();
     commit(

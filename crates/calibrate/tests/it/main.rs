@@ -2,6 +2,7 @@
 //! one module per area.
 
 mod bugs;
+mod bugs_runs;
 mod findings;
 mod findings_never_panics;
 mod flow;

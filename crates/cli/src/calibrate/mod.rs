@@ -4,7 +4,7 @@
 mod progress;
 mod suite;
 
-pub(crate) use progress::bar as progress_bar;
+pub(crate) use progress::{bar as progress_bar, lines as progress_lines};
 
 use crate::output::{emit, outln};
 use crate::style::Style;

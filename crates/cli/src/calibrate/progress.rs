@@ -16,14 +16,20 @@ pub(crate) fn bar(quiet: bool) -> Box<dyn Fn(Progress) + Send + Sync + 'static> 
     } else if std::io::stderr().is_terminal() {
         Box::new(terminal_bar())
     } else {
-        let lines = Mutex::new(Lines { started: Instant::now(), label: String::new(), total: None, done: 0 });
-        Box::new(move |event| {
-            // A poisoned lock only means an earlier line panicked mid-print; keep going.
-            let mut lines = lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some(line) = lines.advance(event) {
-                eprintln!("{line}");
-            }
-        })
+        Box::new(lines())
+    }
+}
+
+/// Plain-line progress on stderr, also on a terminal: for a command that prints lines of its
+/// own between the events (`bugs mine`'s verdicts), which a bar would draw over.
+pub(crate) fn lines() -> impl Fn(Progress) + Send + Sync + 'static {
+    let lines = Mutex::new(Lines { started: Instant::now(), label: String::new(), total: None, done: 0 });
+    move |event| {
+        // A poisoned lock only means an earlier line panicked mid-print; keep going.
+        let mut lines = lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(line) = lines.advance(event) {
+            eprintln!("{line}");
+        }
     }
 }
 

@@ -1,11 +1,13 @@
 //! `revcal bugs mine`, `revcal bugs list` and calibration on the bugs file, as a user runs
 //! them: on a real Python history with two tested fixes and a fix whose test never flips.
 
+mod runs;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
         .args(args)
@@ -16,7 +18,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
-fn commit(repo: &Path, files: &[(&str, &str)], message: &str) {
+pub(crate) fn commit(repo: &Path, files: &[(&str, &str)], message: &str) {
     for (path, content) in files {
         std::fs::write(repo.join(path), content).unwrap();
     }
@@ -24,7 +26,7 @@ fn commit(repo: &Path, files: &[(&str, &str)], message: &str) {
     git(repo, &["commit", "-qm", message]);
 }
 
-fn revcal(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn revcal(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_revcal"))
         .args(args)
         .current_dir(dir)
@@ -34,7 +36,7 @@ fn revcal(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
