@@ -331,6 +331,15 @@ fn list(file: &Path, json: bool, style: &Style) -> Result<ExitCode> {
         outln!(out, "     witness: {}", bug.witness.as_deref().unwrap_or("(none)"));
     }
     outln!(out, "{} bug{} in {}", bugs.len(), plural(bugs.len()), file.display());
+    // A calibration that plants several bugs in one file shows each where it sits once all
+    // are in, so its lines can differ from these: say which line this is.
+    if !bugs.is_empty() {
+        outln!(
+            out,
+            "(file:line is the first line a bug changes with it alone applied to the target; a calibration report\n \
+             gives each bug's line with every bug of the run applied, so bugs sharing a file may show other lines there)"
+        );
+    }
     emit(&out).context("cannot write the list")?;
     Ok(ExitCode::SUCCESS)
 }

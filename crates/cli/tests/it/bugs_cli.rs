@@ -88,6 +88,8 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     let text = String::from_utf8_lossy(&listed.stdout);
     assert!(text.contains("fix:     Ship free from 50 on") && text.contains("2 bugs in bugs.yaml"), "{text}");
+    // Which line the list shows, and why a calibration report may show another.
+    assert!(text.contains("first line a bug changes with it alone applied to the target"), "{text}");
     assert!(
         text.contains("witness: python3 -m unittest test_shop.ShopTest.test_free_shipping_at_50"),
         "{text}"
