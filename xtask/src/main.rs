@@ -5,7 +5,8 @@
 //! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
 //! - `ci`: run `.ci/run`, exactly what CI runs.
 //! - `bench [rubrics|mutate|calibrate|elo|score]`: run a benchmark; each prints its baseline and ratio.
-//! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`.
+//! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`; `fuzz --seeds`
+//!   re-derives the committed seeds.
 //! - `man [OUT_DIR]`: write a man page per command.
 
 mod bench_calibrate;
@@ -34,7 +35,8 @@ tasks:
                      `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
   fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
-                     message, mutate) S seconds each (default 600); needs cargo-fuzz
+                     message, mutate) S seconds each (default 600), growing fuzz/corpus/; needs cargo-fuzz
+  fuzz --seeds [TARGET]  re-derive the committed fuzz/seeds/ from fuzz/corpus/ (edge-covering set)
   man [OUT_DIR]      write a man page per command (default target/man)";
 
 fn main() -> ExitCode {

@@ -1,6 +1,6 @@
 //! The bodies of revcal's fuzz targets. `fuzz/` (run with `cargo xtask fuzz` or
 //! `RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET`) calls them with the fuzzer's input, and this
-//! crate's tests feed them every file of `fuzz/corpus/<target>/`, so an ordinary
+//! crate's tests feed them every file of `fuzz/seeds/<target>/`, so an ordinary
 //! `cargo test` replays what the fuzzer found on the stable toolchain.
 //!
 //! Each body takes arbitrary bytes and panics only when revcal breaks a promise: a library
@@ -21,7 +21,7 @@ use revcal_score::{Reviews, Scorer, parse_document};
 /// A target's body: arbitrary bytes in, a panic when revcal breaks a promise.
 pub type Target = fn(&[u8]);
 
-/// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/` call them.
+/// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and `fuzz/seeds/<name>/` call them.
 pub const TARGETS: [(&str, Target); 6] = [
     ("rubric", rubric),
     ("review", review),

@@ -1,10 +1,11 @@
-//! Every file the fuzzers kept in `fuzz/corpus/<target>/` goes through its target again, on
-//! the stable toolchain, in an ordinary `cargo test`.
+//! Every committed seed in `fuzz/seeds/<target>/` (the inputs that found bugs and the
+//! fuzzer's edge-covering set, see `cargo xtask fuzz --seeds`) goes through its target again,
+//! on the stable toolchain, in an ordinary `cargo test`.
 
 use std::path::PathBuf;
 
 fn corpus(target: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(target)
 }
 
 #[test]
@@ -16,7 +17,7 @@ fn every_corpus_file_replays_through_its_target() {
             .map(|entry| entry.unwrap().path())
             .collect();
         files.sort();
-        assert!(!files.is_empty(), "{}: the corpus is empty", dir.display());
+        assert!(!files.is_empty(), "{}: no seeds", dir.display());
         for file in files {
             let data = std::fs::read(&file).unwrap();
             if let Err(panic) = std::panic::catch_unwind(|| target(&data)) {
