@@ -168,7 +168,9 @@ impl Client {
             });
         }
         let text = match response.body_mut().with_config().limit(BODY_LIMIT).read_to_string() {
-            Ok(text) => text,
+            // Whatever the server says is shown (errors) or stored (verdicts) from here on: a
+            // server that echoes the key gets it replaced.
+            Ok(text) => crate::secrets::redact_also(&text, self.config.api_key()).into_owned(),
             Err(error) => {
                 // A body cut by a dropped connection or a timeout mid-answer.
                 let error = transport(&name, &request.url, error);

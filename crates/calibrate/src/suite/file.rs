@@ -28,7 +28,8 @@ impl std::fmt::Display for RepoSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RepoSource::Path(path) => write!(f, "{}", path.display()),
-            RepoSource::Url(url) => f.write_str(url),
+            // Shown in messages and logs: never with the URL's credentials.
+            RepoSource::Url(url) => f.write_str(&crate::secrets::redact(url)),
         }
     }
 }

@@ -121,7 +121,8 @@ pub enum SuiteEvent {
     },
 }
 
-/// An error and its sources, as one line.
+/// An error and its sources, as one line, redacted: it is shown, and stored in shard files
+/// and reports (a reviewer's stderr in it may print a key; a repository URL, a token).
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -130,7 +131,7 @@ fn chain(error: &dyn std::error::Error) -> String {
         text.push_str(&next.to_string());
         source = next.source();
     }
-    text
+    crate::secrets::redact(&text).into_owned()
 }
 
 /// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,

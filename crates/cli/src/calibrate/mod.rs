@@ -427,7 +427,7 @@ pub(crate) fn finish_report(
     if let Some(path) = &flags.save_baseline {
         let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
         text.push('\n');
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::output::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(report)
 }
@@ -599,11 +599,11 @@ pub(crate) fn print_report(
 
 fn write_reports(flags: &ReportFlags, report: &Report) -> anyhow::Result<()> {
     if let Some(path) = &flags.junit {
-        std::fs::write(path, render_junit(report))
+        crate::output::write(path, &render_junit(report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &flags.html {
-        std::fs::write(path, render_html(report))
+        crate::output::write(path, &render_html(report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

@@ -16,4 +16,5 @@ mod mutate_cli;
 mod readme;
 mod rubric_cli;
 mod score_cli;
+mod secrets_cli;
 mod suite_cli;
