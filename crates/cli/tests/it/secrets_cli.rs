@@ -9,6 +9,9 @@ use std::process::{Command, Output};
 
 use crate::http_server::{Recorded, Reply, TestServer, anthropic_tool_answer};
 
+/// How a test server answers a request.
+type Responder = dyn Fn(&Recorded) -> Reply + Send + Sync;
+
 /// The key the tests hand revcal and their reviewers.
 const KEY: &str = "sk-ant-api03-LEAKED-secret-0123456789";
 
@@ -90,7 +93,7 @@ fn script(root: &Path, name: &str, body: &str) -> String {
 #[test]
 fn a_judge_server_that_echoes_the_key_never_gets_it_printed() {
     let echo = |request: &Recorded| request.header("x-api-key").unwrap_or("no key").to_owned();
-    let replies: [(&str, Box<dyn Fn(&Recorded) -> Reply + Send + Sync>); 3] = [
+    let replies: [(&str, Box<Responder>); 3] = [
         (
             "400",
             Box::new(move |r| {
