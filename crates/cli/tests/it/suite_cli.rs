@@ -469,3 +469,70 @@ fn a_url_entry_is_cloned_once_and_reused() {
     assert!(marker.exists(), "the clone was reused, not made again");
     assert_eq!(first.stdout, second.stdout);
 }
+
+/// An untrusted suite cannot copy readable files into what revcal prints or stores: a plants
+/// file outside the suite's directory (`../`, absolute, `/dev/zero`, a symbolic link beside the
+/// suite) is refused before anything runs, naming the entry and field; a plants file inside
+/// that is not one (a copy of /etc/passwd) fails its unit naming the line and the type
+/// expected, and nothing of its content reaches stderr, the report or the shard file.
+#[test]
+fn a_suite_cannot_copy_a_file_into_reports() {
+    let corpus = Corpus::new();
+    let secret = "root:x:0:0:TOP-SECRET-LINE:/root:/bin/bash\n";
+    let outside =
+        corpus.root.path().parent().unwrap().join(format!(
+            "revcal-outside-{}.txt",
+            corpus.root.path().file_name().unwrap().to_string_lossy()
+        ));
+    std::fs::write(&outside, secret).unwrap();
+    let outside_guard = scopeguard(outside.clone());
+    std::os::unix::fs::symlink(&outside, corpus.path("link.yaml")).unwrap();
+    let relative_outside = format!("../{}", outside.file_name().unwrap().to_string_lossy());
+    for (plants_file, reason) in [
+        (relative_outside.as_str(), "leaves the suite's directory"),
+        (outside.to_str().unwrap(), "absolute path"),
+        ("/dev/zero", "absolute path"),
+        ("link.yaml", "link.yaml is a symbolic link"),
+    ] {
+        std::fs::write(
+            corpus.path("hostile.yaml"),
+            format!("entries:\n  - {{repo: repos/gamma, plants_file: '{plants_file}'}}\n"),
+        )
+        .unwrap();
+        let output = corpus.revcal(&["suite", "hostile.yaml", "--out", "hostile.json"]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{plants_file}: {err}");
+        assert!(err.contains("entries[1].plants_file") && err.contains(reason), "{plants_file}: {err}");
+        assert!(!err.contains("TOP-SECRET"), "{err}");
+        assert!(!corpus.path("hostile.json").exists(), "nothing ran");
+    }
+    std::fs::write(corpus.path("passwd.yaml"), secret).unwrap();
+    std::fs::write(
+        corpus.path("hostile.yaml"),
+        "entries:\n  - {repo: repos/gamma, plants_file: passwd.yaml}\n",
+    )
+    .unwrap();
+    let output = corpus.revcal(&["suite", "hostile.yaml", "--out", "hostile.json", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let shard = std::fs::read_to_string(corpus.path("hostile.json")).unwrap();
+    for shown in [stderr(&output), String::from_utf8_lossy(&output.stdout).into_owned(), shard] {
+        assert!(!shown.contains("TOP-SECRET") && !shown.contains("root:x"), "{shown}");
+    }
+    let error = json(&output)["suite"]["unitErrors"][0]["error"].as_str().unwrap().to_owned();
+    assert!(
+        error.contains("passwd.yaml: line 1 column 1: invalid type: a string, expected a sequence"),
+        "{error}"
+    );
+    drop(outside_guard);
+}
+
+/// Removes a file when dropped (the test's file beside its temporary directory).
+fn scopeguard(path: PathBuf) -> impl Drop {
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    Remove(path)
+}
