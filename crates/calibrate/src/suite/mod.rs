@@ -15,7 +15,7 @@ mod pool;
 mod shard;
 
 pub use file::{MAX_SUITE_FILE_BYTES, RepoSource, Suite, SuiteEntry};
-pub use shard::{Merged, SHARD_FORMAT, Shard, ShardResult, merge};
+pub use shard::{MAX_SHARD_FILE_BYTES, Merged, SHARD_FORMAT, Shard, ShardResult, merge};
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +52,14 @@ pub enum SuiteError {
         /// The repository as the suite names it.
         repo: String,
         /// What went wrong.
+        message: String,
+    },
+    /// A shard result file that is not one (its JSON, its size).
+    #[error("{}: {message}", path.display())]
+    Shard {
+        /// The shard file.
+        path: PathBuf,
+        /// What is wrong, naming the line and field.
         message: String,
     },
     /// Shard results that do not make up one suite run.
@@ -239,6 +247,7 @@ impl ShardResult {
             scorer: scorer.to_owned(),
             shard,
             units,
+            regression_alpha: None,
         }
     }
 }

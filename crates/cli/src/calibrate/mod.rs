@@ -118,10 +118,13 @@ pub(crate) struct CalibrateArgs {
 
 /// How each review is run, scored and gated: the flags `calibrate` and `calibrate suite`
 /// share.
+/// The recall gate of a run (and of `calibrate merge`) when none is given.
+pub(crate) const DEFAULT_MIN_RECALL: f64 = 0.5;
+
 #[derive(Debug, Args)]
 pub(crate) struct RunFlags {
     /// Recall gate.
-    #[arg(long, value_name = "F", default_value_t = 0.5)]
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_MIN_RECALL)]
     pub(crate) min_recall: f64,
     /// Precision gate (unset: precision does not gate).
     #[arg(long, value_name = "F")]

@@ -120,10 +120,12 @@ impl Corpus {
             .unwrap()
     }
 
+    /// Merges `files` with the gate the shards ran with (`--min-recall 0.3`), then `extra`.
     fn merge(&self, files: &[PathBuf], extra: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_revcal"))
             .args(["calibrate", "merge"])
             .args(files)
+            .args(if extra.contains(&"--min-recall") { &[][..] } else { &["--min-recall", "0.3"] })
             .args(extra)
             .current_dir(self.root.path())
             .output()
@@ -535,4 +537,100 @@ fn scopeguard(path: PathBuf) -> impl Drop {
         }
     }
     Remove(path)
+}
+
+/// `calibrate merge` trusts nothing it can check. A malformed shard (`shard.count: 0`, an
+/// extra shard `3/2`, `trials: 2^62`) is an error naming the file and field, never a crash;
+/// plant statuses edited to `caught` contradict the unit's own figures and are refused; the
+/// gates are merge's own flags, and shards run with others are refused; `--suite` recomputes
+/// the suite's hash and refuses a forged one.
+#[test]
+fn merge_refuses_malformed_forged_and_contradictory_shards() {
+    if !python_available() {
+        eprintln!("skipped: python3 is not installed (the reviewer runs Python's unittest)");
+        return;
+    }
+    let corpus = Corpus::new();
+    let mut genuine = Vec::new();
+    for index in 1..=2 {
+        let out = corpus.path(&format!("g{index}.json"));
+        let output = corpus.revcal(&[
+            "suite",
+            "suite.yaml",
+            "--shard",
+            &format!("{index}/2"),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        genuine.push(serde_json::from_str::<Value>(&std::fs::read_to_string(&out).unwrap()).unwrap());
+    }
+    // Writes edited copies of the shards (`edit` gets the shard's number and its JSON) and
+    // merges them with `extra`.
+    let merge_edited = |name: &str, edit: &dyn Fn(usize, &mut Value), extra: &[&str]| {
+        let mut files = Vec::new();
+        for (index, shard) in genuine.iter().enumerate() {
+            let mut shard = shard.clone();
+            edit(index + 1, &mut shard);
+            let path = corpus.path(&format!("{name}-{}.json", index + 1));
+            std::fs::write(&path, serde_json::to_string_pretty(&shard).unwrap()).unwrap();
+            files.push(path);
+        }
+        let output = corpus.merge(&files, extra);
+        assert!(!stderr(&output).contains("panicked"), "{name}: {}", stderr(&output));
+        output
+    };
+    let refused = |name: &str, edit: &dyn Fn(usize, &mut Value), extra: &[&str], needles: &[&str]| {
+        let output = merge_edited(name, edit, extra);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{name}: {err}");
+        for needle in needles {
+            assert!(err.contains(needle), "{name}: expected `{needle}` in: {err}");
+        }
+    };
+    refused("count0", &|_, s| s["shard"]["count"] = 0.into(), &[], &["count0-1.json", "shard.count"]);
+    refused(
+        "index3",
+        &|k, s| {
+            if k == 2 {
+                s["shard"]["index"] = 3.into()
+            }
+        },
+        &[],
+        &["index3-2.json", "shard.index"],
+    );
+    refused(
+        "trials",
+        &|_, s| s["entries"][0]["trials"] = (1u64 << 62).into(),
+        &[],
+        &["trials-1.json", "entries"],
+    );
+    let all_caught = |_: usize, s: &mut Value| {
+        for unit in s["units"].as_array_mut().unwrap() {
+            for plant in unit["report"]["plants"].as_array_mut().unwrap() {
+                if plant["status"] == "missed" {
+                    plant["status"] = "caught".into();
+                }
+            }
+        }
+    };
+    refused("caught", &all_caught, &[], &["caught-", "caught"]);
+    let no_gate = |_: usize, s: &mut Value| s["gates"]["minRecall"] = 0.into();
+    refused("gate", &no_gate, &[], &["gate-1.json", "minRecall", "--min-recall 0.3"]);
+    let accepted = merge_edited("gate", &no_gate, &["--min-recall", "0"]);
+    assert_ne!(accepted.status.code(), Some(1), "the same gate is accepted: {}", stderr(&accepted));
+    refused("alpha", &|_, _| {}, &["--regression-alpha", "0.2"], &["--regression-alpha"]);
+
+    let forged = |_: usize, s: &mut Value| s["suiteHash"] = "sha256:forged".into();
+    let trusted = merge_edited("forged", &forged, &["--json"]);
+    assert_eq!(
+        trusted.status.code(),
+        Some(0),
+        "without --suite the shards are trusted: {}",
+        stderr(&trusted)
+    );
+    refused("forged", &forged, &["--suite", "suite.yaml"], &["suite.yaml", "suiteHash"]);
+    let checked = merge_edited("checked", &|_, _| {}, &["--suite", "suite.yaml", "--json"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
+    assert_eq!(json(&checked)["suite"]["hash"], genuine[0]["suiteHash"]);
 }
