@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 /// The targets, as named in `fuzz/Cargo.toml`.
-const TARGETS: [&str; 6] = ["rubric", "review", "findings", "plants", "message", "mutate"];
+const TARGETS: [&str; 7] = ["rubric", "review", "findings", "plants", "message", "mutate", "shards"];
 
 pub(crate) fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
     let mut seconds = 600u64;
