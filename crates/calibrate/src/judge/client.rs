@@ -212,7 +212,8 @@ fn is_retryable_status(status: u16) -> bool {
 }
 
 fn transport(judge: &str, url: &str, error: ureq::Error) -> JudgeError {
-    JudgeError::Transport { judge: judge.to_owned(), url: url.to_owned(), source: Box::new(error) }
+    let url = crate::secrets::redact(url).into_owned();
+    JudgeError::Transport { judge: judge.to_owned(), url, source: Box::new(error) }
 }
 
 /// The host (and port) a redirect's `Location` points at, for the error: never its user

@@ -111,10 +111,12 @@ fn is_url(repo: &str) -> bool {
     repo.contains("://") || (repo.contains('@') && repo.contains(':') && !repo.starts_with('/'))
 }
 
-/// The default name of an entry: its repository's last path component, without `.git`.
+/// The default name of an entry: its repository's last path component, without `.git`
+/// (and without user information: `https://TOKEN@host` is named `host`).
 fn default_name(repo: &str) -> String {
     let trimmed = repo.trim_end_matches(['/', '\\']);
     let last = trimmed.rsplit(['/', '\\', ':']).next().unwrap_or(trimmed);
+    let last = last.rsplit('@').next().unwrap_or(last);
     let name = last.strip_suffix(".git").unwrap_or(last);
     if name.is_empty() || name == "." || name == ".." { "entry".to_owned() } else { name.to_owned() }
 }
@@ -269,6 +271,8 @@ mod tests {
         );
         assert_eq!(suite.entries[2].repo, RepoSource::Url("https://example.org/x/lib.git".into()));
         assert_eq!(suite.entries[2].plants, None, "a plants file alone plants no mutants");
+        assert_eq!(default_name("https://user:TOKEN@example.org"), "example.org");
+        assert_eq!(default_name("git@github.com:o/repo.git"), "repo");
         assert_eq!(suite.units().len(), 3 + 1 + 3);
         assert!(suite.hash.starts_with("sha256:") && suite.hash.len() == 7 + 64);
     }
