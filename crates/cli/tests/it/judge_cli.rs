@@ -10,7 +10,7 @@ use crate::http_server::{
 
 /// Every variable that configures the built-in judge, cleared so the tests' environment
 /// cannot choose one.
-const JUDGE_VARIABLES: [&str; 9] = [
+pub(crate) const JUDGE_VARIABLES: [&str; 9] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",

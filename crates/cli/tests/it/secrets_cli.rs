@@ -8,26 +8,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::http_server::{Recorded, Reply, TestServer, anthropic_tool_answer};
+use crate::judge_cli::JUDGE_VARIABLES;
 
 /// How a test server answers a request.
 type Responder = dyn Fn(&Recorded) -> Reply + Send + Sync;
 
 /// The key the tests hand revcal and their reviewers.
 const KEY: &str = "sk-ant-api03-LEAKED-secret-0123456789";
-
-/// Every variable that configures the built-in judge, cleared so the tests' environment
-/// cannot choose one.
-const JUDGE_VARIABLES: [&str; 9] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_BASE_URL",
-    "REVCAL_JUDGE_PROVIDER",
-    "REVCAL_JUDGE_MODEL",
-];
 
 fn revcal(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
