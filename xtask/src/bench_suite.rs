@@ -112,7 +112,8 @@ fn measure(bin: &Path, dir: &Path) -> Result<ExitCode> {
         let started = Instant::now();
         let mut args = vec!["merge"];
         args.extend(files.iter().map(String::as_str));
-        args.push("--json");
+        // The gate the shards ran with (FLAGS).
+        args.extend(["--min-recall", "0", "--json"]);
         let merged = revcal(bin, dir, &args)?;
         merge_times.push(started.elapsed());
         identical &= merged == whole;

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 /// The targets, as named in `fuzz/Cargo.toml`.
-const TARGETS: [&str; 6] = ["rubric", "review", "findings", "plants", "message", "mutate"];
+const TARGETS: [&str; 7] = ["rubric", "review", "findings", "plants", "message", "mutate", "shards"];
 
 /// Longest input the fuzzer makes or reads.
 const MAX_LEN: &str = "-max_len=65536";

@@ -78,6 +78,122 @@ fn too_deep() -> String {
     format!("nested deeper than {MAX_NESTING} levels")
 }
 
+/// A YAML error (also JSON read as YAML) in words that name the position, the field and the
+/// type expected, never the text found there: `line 3 column 12: entries[0].trials: invalid
+/// type: a string, expected usize`. serde quotes the value it met (`invalid type: string
+/// "root:x:0:0:..."`), so a file that is not what it should be (`/etc/passwd` named as a
+/// plants file) would be copied into messages, logs and reports.
+pub(crate) fn yaml_error(error: &serde_yaml::Error) -> String {
+    let said = describe_parse_error(&error.to_string());
+    match error.location() {
+        // serde_yaml leaves the position out of some messages (a document of the wrong type).
+        Some(at) if !said.starts_with("line ") => {
+            format!("line {} column {}: {said}", at.line(), at.column())
+        }
+        _ => said,
+    }
+}
+
+/// A JSON error, said as [`yaml_error`] says a YAML one.
+pub(crate) fn json_error(error: &serde_json::Error) -> String {
+    describe_parse_error(&error.to_string())
+}
+
+/// `message` (a serde error's, ending `at line L column C` when it has a position) as
+/// `line L column C: message`, with every value from the input taken out.
+pub(crate) fn describe_parse_error(message: &str) -> String {
+    let (message, position) = match message.rfind(" at line ") {
+        Some(at) => {
+            let position = &message[at + " at ".len()..];
+            let numbers: Vec<&str> = position.split(' ').collect();
+            let well_formed = matches!(numbers[..], ["line", l, "column", c]
+                if l.parse::<usize>().is_ok() && c.parse::<usize>().is_ok());
+            if well_formed { (&message[..at], Some(position)) } else { (message, None) }
+        }
+        None => (message, None),
+    };
+    let scrubbed = scrub_values(message);
+    match position {
+        Some(position) => format!("{position}: {scrubbed}"),
+        None => scrubbed,
+    }
+}
+
+/// Whether an unknown field's or variant's name is shown: when it looks like a field name
+/// (a mistyped field, `unknown field `plant``, is worth naming), never a key with spaces,
+/// colons or other punctuation, nor a long one (a key of some other file).
+fn looks_like_a_name(text: &str) -> bool {
+    (1..=32).contains(&text.len()) && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// `message` without the values serde quotes from the input: a `"..."` string (`string
+/// "root:x"` becomes `a string`), a `` `...` `` after `integer`, `floating point`, `character`
+/// or `boolean` (`integer `5`` becomes `an integer`), and an unknown field's or variant's name
+/// unless it looks like a field name. Backquoted names from the schema (`expected one of `repo`,
+/// `name``, `missing field `repo``) stay.
+fn scrub_values(message: &str) -> String {
+    const KINDS: [(&str, &str); 5] = [
+        ("string ", "a string"),
+        ("integer ", "an integer"),
+        ("floating point ", "a number"),
+        ("character ", "a character"),
+        ("boolean ", "a boolean"),
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(['"', '`']) {
+        let quote = rest[at..].chars().next().unwrap_or('"');
+        // The quoted text ends at the next quote that is not escaped (serde writes strings
+        // with Rust's escapes).
+        let body = &rest[at + 1..];
+        let mut end = None;
+        let mut escaped = false;
+        for (index, c) in body.char_indices() {
+            match c {
+                '\\' if quote == '"' && !escaped => escaped = true,
+                c if c == quote && !escaped => {
+                    end = Some(index);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let before = &rest[..at];
+        let Some(end) = end else {
+            // An unterminated quote: nothing after it is shown.
+            out.push_str(before);
+            out.push_str("(text not shown)");
+            return out;
+        };
+        let quoted = &body[..end];
+        match KINDS.iter().find(|(kind, _)| before.ends_with(kind)) {
+            Some((kind, words)) => {
+                out.push_str(&before[..before.len() - kind.len()]);
+                out.push_str(words);
+            }
+            None if quote == '"' => {
+                out.push_str(before);
+                out.push_str("(text not shown)");
+            }
+            None if (before.ends_with("unknown field ") || before.ends_with("unknown variant "))
+                && !looks_like_a_name(quoted) =>
+            {
+                out.push_str(before);
+                out.push_str("(name not shown)");
+            }
+            None => {
+                out.push_str(before);
+                out.push('`');
+                out.push_str(quoted);
+                out.push('`');
+            }
+        }
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +206,41 @@ mod tests {
         let (line, message) = check_nesting(&deep).unwrap_err();
         assert_eq!(line, 2);
         assert!(message.contains("64 levels"), "{message}");
+    }
+
+    #[test]
+    fn parse_errors_name_the_position_and_type_never_the_value() {
+        let yaml = |text: &str| yaml_error(&serde_yaml::from_str::<Vec<u32>>(text).unwrap_err());
+        let said = yaml("root:x:0:0:root:/root:/bin/bash\n");
+        assert_eq!(said, "line 1 column 1: invalid type: a string, expected a sequence");
+        assert_eq!(
+            yaml("- 1\n- \"tok\\\"en\"\n"),
+            "line 2 column 3: .[1]: invalid type: a string, expected u32"
+        );
+        assert!(!yaml("- 1.5e3\n").contains("1.5e3"), "{}", yaml("- 1.5e3\n"));
+        let json = |text: &str| json_error(&serde_json::from_str::<Vec<bool>>(text).unwrap_err());
+        assert_eq!(
+            json("[true, \"secret\"]"),
+            "line 1 column 15: invalid type: a string, expected a boolean"
+        );
+        assert_eq!(json("[true, 77]"), "line 1 column 9: invalid type: an integer, expected a boolean");
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Entry {
+            repo: String,
+            plants: Option<u32>,
+        }
+        let fields = |text: &str| yaml_error(&serde_yaml::from_str::<Entry>(text).unwrap_err());
+        let typo = fields("plant: 3\n");
+        assert!(typo.contains("unknown field `plant`, expected `repo` or `plants`"), "{typo}");
+        let hidden = fields("'root:x:0:0:/bin/bash': 1\n");
+        assert!(
+            hidden.contains("unknown field (name not shown), expected `repo`") && !hidden.contains("root"),
+            "{hidden}"
+        );
+        assert!(fields("{}\n").contains("missing field `repo`"), "{}", fields("{}\n"));
+        assert_eq!(describe_parse_error("cut \"open"), "cut (text not shown)");
     }
 
     #[test]

@@ -264,6 +264,21 @@ pub enum JudgeError {
         /// The provider's message (or the start of the body).
         message: String,
     },
+    /// The provider answered with a redirect (3xx). It is never followed: the API key would
+    /// go to the other host.
+    #[error(
+        "judge {judge}: HTTP {status}, a redirect to {host}; revcal never follows a redirect with an API key: set {variable} to the address that answers"
+    )]
+    Redirect {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// The 3xx status.
+        status: u16,
+        /// The host the redirect points at (never its path or query).
+        host: String,
+        /// The environment variable that sets the base URL.
+        variable: &'static str,
+    },
     /// The request did not get through or the answer did not arrive whole (connection
     /// refused or dropped, timeout, TLS).
     #[error("judge {judge}: no answer from {url}")]

@@ -309,10 +309,9 @@ fn entries_from_text<T: serde::de::DeserializeOwned>(text: &str, path: &Path) ->
     }
     input::check_nesting(text).map_err(|(line, message)| syntax(format!("line {line}: {message}")))?;
     if path.extension().is_some_and(|ext| ext == "json") {
-        serde_json::from_str(text)
-            .map_err(|e| syntax(format!("line {} column {}: {e}", e.line(), e.column())))
+        serde_json::from_str(text).map_err(|e| syntax(input::json_error(&e)))
     } else {
-        serde_yaml::from_str(text).map_err(|e| syntax(e.to_string()))
+        serde_yaml::from_str(text).map_err(|e| syntax(input::yaml_error(&e)))
     }
 }
 
@@ -732,6 +731,32 @@ pub(crate) fn place(plants: &mut [Plant], valid: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file that is not a plants file (`/etc/passwd`, a config with secrets) is refused
+    /// naming the line and what was expected, never quoting what is in it; bugs files are
+    /// read the same way.
+    #[test]
+    fn a_plants_file_error_never_quotes_the_file() {
+        for (text, name) in [
+            ("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1\n", "plants.yaml"),
+            ("- {file: a.py, line: 'sk-secret-value', original: a, mutated: b}\n", "plants.yaml"),
+            ("[{\"file\": \"a.py\", \"line\": \"sk-secret-value\"}]", "plants.json"),
+            ("- {file: a.py, line: 2, 'secret: hunter2': 1}\n", "plants.yaml"),
+        ] {
+            let message = check_plants_text(text, Path::new(name)).unwrap_err().to_string();
+            assert!(!message.contains("root:x") && !message.contains("secret"), "{message}");
+            assert!(message.starts_with(&format!("{name}: line ")), "{message}");
+        }
+        let message =
+            check_plants_text("- {file: a.py, line: x, original: a, mutated: b}\n", Path::new("p.yaml"))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            message.contains("line 1 column")
+                && message.contains("[0].line: invalid type: a string, expected u32"),
+            "{message}"
+        );
+    }
 
     fn plant(line: u32, original: &str, mutated: &str) -> Plant {
         Plant {

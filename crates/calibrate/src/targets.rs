@@ -264,9 +264,57 @@ pub(crate) fn check_target(
     path: &str,
 ) -> Result<String, CalibrateError> {
     let refuse = |reason: String| CalibrateError::Untargetable { path: path.to_owned(), reason };
+    let relative = confine(work_tree, "the work tree", path, Expect::File)
+        .map_err(|refusal| refuse(refusal.to_string()))?;
+    if !tracked.contains(&relative) {
+        return Err(refuse(
+            "it is not tracked by git, and calibration never writes to untracked files".into(),
+        ));
+    }
+    Ok(relative)
+}
+
+/// What a confined path must name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expect {
+    /// A regular file.
+    File,
+    /// A directory (the root itself, `.`, included).
+    Directory,
+}
+
+/// Why a path was not confined to its root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unconfined {
+    /// It stays inside, but a component does not exist (the reason names it).
+    Missing(String),
+    /// It leaves the root, goes through a link, or names the wrong kind of thing.
+    Refused(String),
+}
+
+impl std::fmt::Display for Unconfined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unconfined::Missing(reason) | Unconfined::Refused(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// The one path rule for whatever an untrusted name may reach under a root (a work tree's
+/// files, a suite's plants files and repositories): a relative path without `..`, reached
+/// from `root` without a symbolic link in any component (even one that points back inside:
+/// a link is checked where it is, never followed), to a `expect` kind of thing. Returns the
+/// path normalised (`/`-separated, no `.`). `root_name` names the root in the reasons.
+pub(crate) fn confine(
+    root: &Path,
+    root_name: &str,
+    path: &str,
+    expect: Expect,
+) -> Result<String, Unconfined> {
+    let refuse = |reason: String| Unconfined::Refused(reason);
     let given = Path::new(path);
     if given.is_absolute() {
-        return Err(refuse("it is an absolute path; name files relative to the work tree's root".into()));
+        return Err(refuse(format!("it is an absolute path; name it relative to {root_name}'s root")));
     }
     let mut parts: Vec<&str> = Vec::new();
     for component in given.components() {
@@ -275,37 +323,35 @@ pub(crate) fn check_target(
                 parts.push(part.to_str().ok_or_else(|| refuse("it is not valid UTF-8".into()))?);
             }
             std::path::Component::CurDir => {}
-            _ => return Err(refuse("it leaves the work tree".into())),
+            _ => return Err(refuse(format!("it leaves {root_name}"))),
         }
     }
-    if parts.is_empty() {
+    if parts.is_empty() && expect == Expect::File {
         return Err(refuse("it names no file".into()));
     }
-    let mut walked = work_tree.to_path_buf();
+    let mut walked = root.to_path_buf();
     for (index, part) in parts.iter().enumerate() {
         walked.push(part);
+        let last = index + 1 == parts.len();
         match std::fs::symlink_metadata(&walked) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 return Err(refuse(format!("{} is a symbolic link", parts[..=index].join("/"))));
             }
-            Ok(meta) if index + 1 == parts.len() && !meta.is_file() => {
+            Ok(meta) if last && expect == Expect::File && !meta.is_file() => {
                 return Err(refuse("it is not a regular file".into()));
+            }
+            Ok(meta) if last && expect == Expect::Directory && !meta.is_dir() => {
+                return Err(refuse("it is not a directory".into()));
             }
             Ok(_) => {}
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 let missing = parts[..=index].join("/");
-                return Err(refuse(format!("{missing} does not exist in the work tree")));
+                return Err(Unconfined::Missing(format!("{missing} does not exist in {root_name}")));
             }
             Err(error) => return Err(refuse(format!("it cannot be read: {error}"))),
         }
     }
-    let relative = parts.join("/");
-    if !tracked.contains(&relative) {
-        return Err(refuse(
-            "it is not tracked by git, and calibration never writes to untracked files".into(),
-        ));
-    }
-    Ok(relative)
+    Ok(parts.join("/"))
 }
 
 /// True for a file calibration may plant in: a language the mutation engine parses, not a

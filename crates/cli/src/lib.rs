@@ -18,6 +18,19 @@
 //! assert_eq!(revcal_cli::revcal(["revcal", "score", "--rubirc", "x"]), ExitCode::from(3));
 //! ```
 
+// Every message revcal prints to stderr goes through `revcal_calibrate::redact`: these
+// shadow the standard macros in the whole crate (they are defined before any module), so
+// that no message, whoever writes it, prints a judge's API key or a URL's credentials.
+// Standard output goes through `output::emit`, and report files through `output::write`,
+// which redact the same way.
+macro_rules! eprintln {
+    () => { ::std::eprintln!() };
+    ($($arg:tt)*) => { ::std::eprintln!("{}", ::revcal_calibrate::redact(&::std::format!($($arg)*))) };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => { ::std::eprint!("{}", ::revcal_calibrate::redact(&::std::format!($($arg)*))) };
+}
+
 pub mod allocator;
 mod args;
 mod bugs;
@@ -59,6 +72,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::for_error_in(subcommand_name(&args).as_deref())),
     };
+    revcal_calibrate::register_secrets_from_env();
     init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     let error_code = exit::for_error_in(Some(cli.command.name()));
@@ -87,6 +101,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::CALIBRATE_ERROR),
     };
+    revcal_calibrate::register_secrets_from_env();
     init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     finish(calibrate::run(cli.calibrate, &style), cli.color, exit::CALIBRATE_ERROR)
@@ -143,7 +158,7 @@ fn init_tracing(verbose: u8, colour: bool) {
     // A second call (the library used twice in one process) keeps the first subscriber.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(output::RedactingStderr::default)
         .with_ansi(colour)
         .with_target(false)
         .try_init();

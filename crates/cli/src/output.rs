@@ -19,10 +19,47 @@ pub(crate) use outln;
 /// (`revcal ... | head -1`) has all it wants: the rest is dropped and the command still
 /// ends with the exit status of its result.
 pub(crate) fn emit(text: &str) -> io::Result<()> {
+    let text = revcal_calibrate::redact(text);
     let mut stdout = io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+/// Writes `text` to the file `path`, redacted as [`emit`] redacts: a report holds what
+/// reviewers and servers said.
+pub(crate) fn write(path: &std::path::Path, text: &str) -> io::Result<()> {
+    std::fs::write(path, revcal_calibrate::redact(text).as_bytes())
+}
+
+/// Standard error for the log: each event (one line, formatted whole before it is written)
+/// is redacted as [`emit`] redacts, then written at once.
+#[derive(Default)]
+pub(crate) struct RedactingStderr {
+    line: Vec<u8>,
+}
+
+impl Write for RedactingStderr {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.line.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.line.is_empty() {
+            let text = String::from_utf8_lossy(&self.line).into_owned();
+            self.line.clear();
+            io::stderr().lock().write_all(revcal_calibrate::redact(&text).as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RedactingStderr {
+    fn drop(&mut self) {
+        // Nowhere to report a failed write of the log.
+        let _ = self.flush();
     }
 }
 

@@ -22,13 +22,14 @@ use revcal_score::{Reviews, Scorer, parse_document};
 pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and `fuzz/seeds/<name>/` call them.
-pub const TARGETS: [(&str, Target); 6] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("rubric", rubric),
     ("review", review),
     ("findings", findings),
     ("plants", plants),
     ("message", message),
     ("mutate", mutate),
+    ("shards", shards),
 ];
 
 /// A rubric file: every diagnostic lies inside the document.
@@ -91,6 +92,34 @@ pub fn plants(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let _ = revcal_calibrate::check_plants_text(text, Path::new("plants.yaml"));
     let _ = revcal_calibrate::check_plants_text(text, Path::new("plants.json"));
+}
+
+/// Shard result files and their merge (`revcal calibrate merge`): the input is split at NUL
+/// bytes into up to four files, each read as a shard result; merging them, checking gates
+/// and pooling the report give an error or a report, never a panic, and a merged report's
+/// figures hold together.
+pub fn shards(data: &[u8]) {
+    let files: Vec<(std::path::PathBuf, revcal_calibrate::ShardResult)> = data
+        .split(|byte| *byte == 0)
+        .take(4)
+        .enumerate()
+        .filter_map(|(index, part)| {
+            let path = std::path::PathBuf::from(format!("shard-{index}.json"));
+            let text = std::str::from_utf8(part).ok()?;
+            revcal_calibrate::ShardResult::from_json(text, &path).ok().map(|shard| (path, shard))
+        })
+        .collect();
+    if files.is_empty() {
+        return;
+    }
+    let Ok(merged) = revcal_calibrate::merge(files) else { return };
+    let _ = merged.require_gates(revcal_calibrate::Gates { min_recall: 0.5, min_precision: None }, 0.05);
+    let report = merged.report();
+    assert!(report.caught <= report.total, "caught {} of {}", report.caught, report.total);
+    assert!((0.0..=1.0).contains(&report.recall), "recall {}", report.recall);
+    let units: usize = merged.entries.iter().map(|entry| entry.trials).sum();
+    assert_eq!(report.suite.as_ref().map(|suite| suite.units), Some(units));
+    let _ = revcal_calibrate::render_human(&report, false);
 }
 
 /// A protocol message: parsing never panics, a message that parses has the id of its

@@ -74,7 +74,9 @@ impl VerdictCache {
             let dir = path.parent().unwrap_or(&self.dir);
             std::fs::create_dir_all(dir)?;
             let mut file = tempfile::NamedTempFile::new_in(dir)?;
-            serde_json::to_writer(&mut file, entry).map_err(std::io::Error::other)?;
+            // A verdict's reason comes from the server: no secret is stored with it.
+            let text = serde_json::to_string(entry).map_err(std::io::Error::other)?;
+            std::io::Write::write_all(&mut file, crate::secrets::redact(&text).as_bytes())?;
             file.persist(&path).map_err(|e| e.error)?;
             Ok(())
         })();

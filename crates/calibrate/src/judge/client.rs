@@ -50,6 +50,10 @@ impl Client {
             .http_status_as_error(false)
             .timeout_connect(Some(config.connect_timeout))
             .timeout_global(Some(config.timeout))
+            // A redirect is never followed: ureq would send `x-api-key` and `x-goog-api-key`
+            // on to whatever host the Location names. A 3xx comes back as an answer, and the
+            // attempt turns it into an error.
+            .max_redirects(0)
             .user_agent(concat!("revcal/", env!("CARGO_PKG_VERSION")));
         // HTTPS_PROXY/NO_PROXY are honoured (ureq reads them), except for a server on this
         // machine, which no proxy can reach.
@@ -154,8 +158,19 @@ impl Client {
                 let when = httpdate::parse_http_date(date.trim()).ok()?;
                 Some(when.duration_since(std::time::SystemTime::now()).unwrap_or_default())
             });
+        if (300..400).contains(&status) {
+            let location = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("");
+            return Attempt::Fail(JudgeError::Redirect {
+                judge: name,
+                status,
+                host: location_host(location, &request.url),
+                variable: self.config.provider().base_url_variable(),
+            });
+        }
         let text = match response.body_mut().with_config().limit(BODY_LIMIT).read_to_string() {
-            Ok(text) => text,
+            // Whatever the server says is shown (errors) or stored (verdicts) from here on: a
+            // server that echoes the key gets it replaced.
+            Ok(text) => crate::secrets::redact_also(&text, self.config.api_key()).into_owned(),
             Err(error) => {
                 // A body cut by a dropped connection or a timeout mid-answer.
                 let error = transport(&name, &request.url, error);
@@ -197,7 +212,24 @@ fn is_retryable_status(status: u16) -> bool {
 }
 
 fn transport(judge: &str, url: &str, error: ureq::Error) -> JudgeError {
-    JudgeError::Transport { judge: judge.to_owned(), url: url.to_owned(), source: Box::new(error) }
+    let url = crate::secrets::redact(url).into_owned();
+    JudgeError::Transport { judge: judge.to_owned(), url, source: Box::new(error) }
+}
+
+/// The host (and port) a redirect's `Location` points at, for the error: never its user
+/// information, path or query, which can carry secrets. A relative location stays on the
+/// host of `url`, the request's own.
+fn location_host(location: &str, url: &str) -> String {
+    let location = location.trim();
+    let absolute = location.split_once("://").map(|(_, rest)| rest).or_else(|| location.strip_prefix("//"));
+    let rest = match absolute {
+        Some(rest) => rest,
+        None if location.is_empty() => return "nowhere (no Location header)".to_owned(),
+        None => url.split_once("://").map_or(url, |(_, rest)| rest),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    if host.is_empty() { "an unnamed host".to_owned() } else { host.to_owned() }
 }
 
 /// Whether `url`'s host is this machine.
@@ -240,6 +272,16 @@ mod tests {
         assert!(is_loopback("http://[::1]:8000"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("http://10.0.0.5:11434/v1"));
+    }
+
+    #[test]
+    fn a_redirect_names_its_host_and_nothing_else() {
+        let base = "https://api.example.com/v1/messages";
+        assert_eq!(location_host("http://127.0.0.2:8080/x?token=s", base), "127.0.0.2:8080");
+        assert_eq!(location_host("https://user:secret@evil.example/a", base), "evil.example");
+        assert_eq!(location_host("//cdn.example?k=v", base), "cdn.example");
+        assert_eq!(location_host("/v2/messages?key=s", base), "api.example.com");
+        assert_eq!(location_host("", base), "nowhere (no Location header)");
     }
 
     #[test]

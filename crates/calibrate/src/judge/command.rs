@@ -119,7 +119,7 @@ impl CommandJudge {
                 Err(JudgeError::Exit {
                     command: self.command.clone(),
                     status: status.to_string(),
-                    stderr: String::from_utf8_lossy(kept).into_owned(),
+                    stderr: crate::secrets::redact(&String::from_utf8_lossy(kept)).into_owned(),
                 })
             }
         }
@@ -133,7 +133,8 @@ impl CommandJudge {
     fn verdict(&self, answer: &[u8]) -> Result<bool, JudgeError> {
         let quoted = || {
             let text = String::from_utf8_lossy(answer);
-            let text = text.trim();
+            let text = crate::secrets::redact(text.trim());
+            let text = text.as_ref();
             match text.char_indices().nth(ANSWER_QUOTED) {
                 Some((cut, _)) => format!("{}...", &text[..cut]),
                 None => text.to_string(),

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::{RepoSource, SuiteError};
+use crate::secrets::redact;
 
-/// Runs git in `dir`; `Err` holds what it said.
+/// Runs git in `dir`; `Err` holds what it said, with every URL's credentials redacted (git
+/// names the URL it failed to reach, and its arguments may hold one).
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let output = std::process::Command::new("git")
         .args(args)
@@ -21,7 +23,8 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     } else {
-        Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim()))
+        let said = format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim());
+        Err(redact(&said).into_owned())
     }
 }
 
@@ -29,6 +32,31 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 fn resolve(repo: &Path, rev: &str) -> Result<String, String> {
     git(repo, &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{rev}^{{commit}}")])
         .map_err(|_| format!("`{rev}` is not a commit of {}", repo.display()))
+}
+
+/// Fetches every branch and tag of `url` into the bare repository `repo`, and points its
+/// `HEAD` where the remote's does. The URL is passed on the command line each time and never
+/// written into the clone (`git clone` would keep it, token and all, in the clone's config,
+/// and CI caches the repositories directory); nor is `FETCH_HEAD`, which names it.
+fn fetch(repo: &Path, url: &str) -> Result<(), String> {
+    git(
+        repo,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-write-fetch-head",
+            "--",
+            url,
+            "+refs/heads/*:refs/heads/*",
+            "+refs/tags/*:refs/tags/*",
+        ],
+    )?;
+    let heads = git(repo, &["ls-remote", "--symref", "--", url, "HEAD"])?;
+    let branch = heads.lines().find_map(|line| line.strip_prefix("ref: ")?.split('\t').next());
+    if let Some(branch) = branch.filter(|b| b.starts_with("refs/heads/")) {
+        git(repo, &["symbolic-ref", "HEAD", branch])?;
+    }
+    Ok(())
 }
 
 /// The local repository of `source`: a path as it is (it must be a git repository), a URL
@@ -59,24 +87,25 @@ pub(crate) fn locate(
                 repos_dir.canonicalize().map_err(|e| fail(format!("{}: {e}", repos_dir.display())))?;
             let repo = repos_dir.join(format!("{tag}.git"));
             if !repo.join("HEAD").is_file() {
-                tracing::info!(%url, into = %repo.display(), "cloning");
-                let target = repo.display().to_string();
-                git(&repos_dir, &["clone", "--quiet", "--bare", "--", url, &target]).map_err(fail)?;
+                tracing::info!(url = %redact(url), into = %repo.display(), "cloning");
+                // Made beside and renamed into place: an interrupted clone leaves no
+                // repository that looks whole.
+                let staging = tempfile::Builder::new()
+                    .prefix(&format!(".{tag}-"))
+                    .tempdir_in(&repos_dir)
+                    .map_err(|e| fail(format!("cannot create a clone in {}: {e}", repos_dir.display())))?;
+                git(staging.path(), &["init", "--quiet", "--bare"]).map_err(fail)?;
+                fetch(staging.path(), url).map_err(fail)?;
+                let staged = staging.keep();
+                if std::fs::rename(&staged, &repo).is_err() {
+                    // Another run cloned it meanwhile: use theirs.
+                    let _ = std::fs::remove_dir_all(&staged);
+                }
             }
             let commit = match resolve(&repo, rev) {
                 Ok(commit) => commit,
                 Err(_) => {
-                    git(
-                        &repo,
-                        &[
-                            "fetch",
-                            "--quiet",
-                            "origin",
-                            "+refs/heads/*:refs/heads/*",
-                            "+refs/tags/*:refs/tags/*",
-                        ],
-                    )
-                    .map_err(fail)?;
+                    fetch(&repo, url).map_err(fail)?;
                     resolve(&repo, rev).map_err(fail)?
                 }
             };

@@ -8,6 +8,11 @@ use sha2::{Digest, Sha256};
 
 use super::SuiteError;
 use crate::input::{self, InputError};
+use crate::plants::MAX_PLANTS_FILE_BYTES;
+use crate::targets::{Expect, Unconfined, confine};
+
+/// How the path rule names the root that a suite's paths may not leave.
+const SUITE_DIR: &str = "the suite's directory";
 
 /// The largest suite file read: 1 MiB (a suite of thousands of entries is a few hundred KiB).
 pub const MAX_SUITE_FILE_BYTES: u64 = 1 << 20;
@@ -28,7 +33,8 @@ impl std::fmt::Display for RepoSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RepoSource::Path(path) => write!(f, "{}", path.display()),
-            RepoSource::Url(url) => f.write_str(url),
+            // Shown in messages and logs: never with the URL's credentials.
+            RepoSource::Url(url) => f.write_str(&crate::secrets::redact(url)),
         }
     }
 }
@@ -105,10 +111,12 @@ fn is_url(repo: &str) -> bool {
     repo.contains("://") || (repo.contains('@') && repo.contains(':') && !repo.starts_with('/'))
 }
 
-/// The default name of an entry: its repository's last path component, without `.git`.
+/// The default name of an entry: its repository's last path component, without `.git`
+/// (and without user information: `https://TOKEN@host` is named `host`).
 fn default_name(repo: &str) -> String {
     let trimmed = repo.trim_end_matches(['/', '\\']);
     let last = trimmed.rsplit(['/', '\\', ':']).next().unwrap_or(trimmed);
+    let last = last.rsplit('@').next().unwrap_or(last);
     let name = last.strip_suffix(".git").unwrap_or(last);
     if name.is_empty() || name == "." || name == ".." { "entry".to_owned() } else { name.to_owned() }
 }
@@ -125,7 +133,7 @@ impl Suite {
             other => at(other.to_string()),
         })?;
         input::check_nesting(&text).map_err(|(line, message)| at(format!("line {line}: {message}")))?;
-        let file: SuiteFile = serde_yaml::from_str(&text).map_err(|error| at(error.to_string()))?;
+        let file: SuiteFile = serde_yaml::from_str(&text).map_err(|error| at(input::yaml_error(&error)))?;
         if file.entries.is_empty() {
             return Err(at("`entries` is empty: a suite needs at least one entry".into()));
         }
@@ -175,12 +183,19 @@ impl Suite {
             };
             let plants_file = match entry.plants_file {
                 Some(file) => {
-                    let resolved = base.join(&file);
-                    let bytes = std::fs::read(&resolved).map_err(|error| {
-                        field("plants_file", &format!("cannot read {}: {error}", resolved.display()))
-                    })?;
-                    hasher.update((bytes.len() as u64).to_le_bytes());
-                    hasher.update(&bytes);
+                    let shown = file.display().to_string();
+                    let bad = |reason: String| field("plants_file", &format!("{shown}: {reason}"));
+                    let relative =
+                        confine(base, SUITE_DIR, &shown, Expect::File).map_err(|r| bad(r.to_string()))?;
+                    let resolved = base.join(relative);
+                    // The plants file's own limit, as when calibrate reads it.
+                    let text =
+                        input::read_text(&resolved, MAX_PLANTS_FILE_BYTES).map_err(|error| match error {
+                            InputError::Io(error) => bad(format!("cannot read it: {error}")),
+                            other => bad(other.to_string()),
+                        })?;
+                    hasher.update((text.len() as u64).to_le_bytes());
+                    hasher.update(text.as_bytes());
                     Some(resolved)
                 }
                 None => None,
@@ -188,7 +203,12 @@ impl Suite {
             let repo = if is_url(&entry.repo) {
                 RepoSource::Url(entry.repo)
             } else {
-                RepoSource::Path(base.join(&entry.repo))
+                match confine(base, SUITE_DIR, &entry.repo, Expect::Directory) {
+                    Ok(relative) => RepoSource::Path(base.join(relative)),
+                    // Inside, but not there (yet): the entry's units fail when they run.
+                    Err(Unconfined::Missing(_)) => RepoSource::Path(base.join(&entry.repo)),
+                    Err(refused) => return Err(field("repo", &format!("{}: {refused}", entry.repo))),
+                }
             };
             entries.push(SuiteEntry {
                 plants: if plants_file.is_none() { Some(plants.unwrap_or(DEFAULT_PLANTS)) } else { plants },
@@ -251,6 +271,8 @@ mod tests {
         );
         assert_eq!(suite.entries[2].repo, RepoSource::Url("https://example.org/x/lib.git".into()));
         assert_eq!(suite.entries[2].plants, None, "a plants file alone plants no mutants");
+        assert_eq!(default_name("https://user:TOKEN@example.org"), "example.org");
+        assert_eq!(default_name("git@github.com:o/repo.git"), "repo");
         assert_eq!(suite.units().len(), 3 + 1 + 3);
         assert!(suite.hash.starts_with("sha256:") && suite.hash.len() == 7 + 64);
     }
@@ -267,11 +289,90 @@ mod tests {
                 .contains("entries[2].name: `x`")
         );
         assert!(error("entries:\n  - {repo: a, plant: 3}\n").contains("unknown field `plant`"));
-        assert!(
-            error("entries:\n  - {repo: a, plants_file: missing.yaml}\n")
-                .contains("entries[1].plants_file: cannot read")
-        );
+        assert!(error("entries:\n  - {repo: a, plants_file: missing.yaml}\n").contains(
+            "entries[1].plants_file: missing.yaml: missing.yaml does not exist in the suite's directory"
+        ));
         assert!(error("entries:\n  - {commit: HEAD}\n").contains("missing field `repo`"));
+    }
+
+    /// A suite names plants files and repositories inside its own directory only: no `..`,
+    /// no absolute path, no symbolic link on the way (one that stays inside too: the rule is
+    /// the one `--files` follows). Nothing of a refused file is read.
+    #[test]
+    fn plants_files_and_repositories_stay_in_the_suite_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite_dir = dir.path().join("suite");
+        std::fs::create_dir_all(suite_dir.join("repos/calc")).unwrap();
+        std::fs::write(suite_dir.join("plants.yaml"), "[]\n").unwrap();
+        std::fs::write(dir.path().join("outside.yaml"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", suite_dir.join("passwd.yaml")).unwrap();
+        std::os::unix::fs::symlink("plants.yaml", suite_dir.join("inside-link.yaml")).unwrap();
+        std::os::unix::fs::symlink("../elsewhere", suite_dir.join("linked-repo")).unwrap();
+        let path = suite_dir.join("suite.yaml");
+        let error = |entry: &str| {
+            std::fs::write(&path, format!("entries:\n  - {entry}\n")).unwrap();
+            Suite::read(&path).unwrap_err().to_string()
+        };
+        for (entry, field, reason) in [
+            (
+                "{repo: repos/calc, plants_file: ../outside.yaml}",
+                "plants_file",
+                "leaves the suite's directory",
+            ),
+            ("{repo: repos/calc, plants_file: /etc/passwd}", "plants_file", "absolute path"),
+            ("{repo: repos/calc, plants_file: /dev/zero}", "plants_file", "absolute path"),
+            ("{repo: repos/calc, plants_file: passwd.yaml}", "plants_file", "passwd.yaml is a symbolic link"),
+            ("{repo: repos/calc, plants_file: inside-link.yaml}", "plants_file", "is a symbolic link"),
+            ("{repo: repos/calc, plants_file: repos}", "plants_file", "not a regular file"),
+            ("{repo: repos/calc, plants_file: missing.yaml}", "plants_file", "does not exist"),
+            ("{repo: ../elsewhere}", "repo", "leaves the suite's directory"),
+            ("{repo: /tmp}", "repo", "absolute path"),
+            ("{repo: linked-repo}", "repo", "linked-repo is a symbolic link"),
+            ("{repo: plants.yaml}", "repo", "not a directory"),
+        ] {
+            let message = error(entry);
+            assert!(message.contains(&format!("entries[1].{field}: ")), "{entry}: {message}");
+            assert!(message.contains(reason), "{entry}: {message}");
+            assert!(!message.contains("root:x"), "{entry}: {message}");
+        }
+        std::fs::write(&path, "entries:\n  - {repo: ./repos/calc, plants_file: ./plants.yaml}\n").unwrap();
+        let suite = Suite::read(&path).unwrap();
+        assert_eq!(suite.entries[0].repo, RepoSource::Path(suite_dir.join("repos/calc")));
+        assert_eq!(suite.entries[0].plants_file, Some(suite_dir.join("plants.yaml")));
+    }
+
+    /// A plants file is read with the plants file's limit (16 MiB), never whole.
+    #[test]
+    fn a_plants_file_past_the_limit_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = std::fs::File::create(dir.path().join("big.yaml")).unwrap();
+        big.set_len(crate::plants::MAX_PLANTS_FILE_BYTES + 1).unwrap();
+        let path = dir.path().join("suite.yaml");
+        std::fs::write(&path, "entries:\n  - {repo: ., plants_file: big.yaml}\n").unwrap();
+        let message = Suite::read(&path).unwrap_err().to_string();
+        assert!(
+            message.contains("entries[1].plants_file: big.yaml: larger than the limit of 16 MiB"),
+            "{message}"
+        );
+    }
+
+    /// A suite file's mistakes name the line and the field, never the text found there.
+    #[test]
+    fn a_suite_error_never_quotes_the_file() {
+        for text in [
+            "root:x:0:0:root:/root:/bin/bash\nsecond-secret-line\n",
+            "entries: 'root:x:0:0:root'\n",
+            "entries:\n  - {repo: a, trials: 'root:x:0:0'}\n",
+            "entries:\n  - {repo: a, 'root:x:0:0': 1}\n",
+        ] {
+            let message = read(text).unwrap_err().to_string();
+            assert!(!message.contains("root:x") && !message.contains("secret"), "{message}");
+            assert!(message.contains("line "), "{message}");
+        }
+        let message = read("entries:\n  - {repo: a, trials: 'many'}\n").unwrap_err().to_string();
+        assert!(message.contains("entries[0].trials: invalid type: a string, expected usize"), "{message}");
+        assert!(message.contains("line 2 column"), "{message}");
     }
 
     #[test]

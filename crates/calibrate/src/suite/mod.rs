@@ -15,7 +15,7 @@ mod pool;
 mod shard;
 
 pub use file::{MAX_SUITE_FILE_BYTES, RepoSource, Suite, SuiteEntry};
-pub use shard::{Merged, SHARD_FORMAT, Shard, ShardResult, merge};
+pub use shard::{MAX_SHARD_FILE_BYTES, Merged, SHARD_FORMAT, Shard, ShardResult, merge};
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +52,14 @@ pub enum SuiteError {
         /// The repository as the suite names it.
         repo: String,
         /// What went wrong.
+        message: String,
+    },
+    /// A shard result file that is not one (its JSON, its size).
+    #[error("{}: {message}", path.display())]
+    Shard {
+        /// The shard file.
+        path: PathBuf,
+        /// What is wrong, naming the line and field.
         message: String,
     },
     /// Shard results that do not make up one suite run.
@@ -121,7 +129,8 @@ pub enum SuiteEvent {
     },
 }
 
-/// An error and its sources, as one line.
+/// An error and its sources, as one line, redacted: it is shown, and stored in shard files
+/// and reports (a reviewer's stderr in it may print a key; a repository URL, a token).
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -130,7 +139,7 @@ fn chain(error: &dyn std::error::Error) -> String {
         text.push_str(&next.to_string());
         source = next.source();
     }
-    text
+    crate::secrets::redact(&text).into_owned()
 }
 
 /// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,
@@ -238,6 +247,7 @@ impl ShardResult {
             scorer: scorer.to_owned(),
             shard,
             units,
+            regression_alpha: None,
         }
     }
 }

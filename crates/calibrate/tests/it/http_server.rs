@@ -76,6 +76,7 @@ type Responder = dyn Fn(usize, &Recorded) -> Reply + Send + Sync;
 
 /// The server; it stops accepting when the test process ends.
 pub(crate) struct TestServer {
+    ip: String,
     port: u16,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
@@ -83,8 +84,18 @@ pub(crate) struct TestServer {
 impl TestServer {
     /// Starts a server whose answers come from `respond(index of the request, request)`.
     pub(crate) fn start(respond: impl Fn(usize, &Recorded) -> Reply + Send + Sync + 'static) -> TestServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        TestServer::start_on("127.0.0.1", respond)
+    }
+
+    /// Starts a server on loopback address `ip` (`127.0.0.2` is another host of this machine,
+    /// for tests about where requests go).
+    pub(crate) fn start_on(
+        ip: &str,
+        respond: impl Fn(usize, &Recorded) -> Reply + Send + Sync + 'static,
+    ) -> TestServer {
+        let listener = TcpListener::bind((ip, 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
+        let ip = ip.to_owned();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let respond: Arc<Responder> = Arc::new(respond);
         let seen = Arc::clone(&requests);
@@ -95,12 +106,17 @@ impl TestServer {
                 std::thread::spawn(move || serve(stream, &seen, &*respond));
             }
         });
-        TestServer { port, requests }
+        TestServer { ip, port, requests }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://IP:PORT`.
     pub(crate) fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://{}:{}", self.ip, self.port)
+    }
+
+    /// `IP:PORT`.
+    pub(crate) fn host(&self) -> String {
+        format!("{}:{}", self.ip, self.port)
     }
 
     /// Every request so far.

@@ -545,3 +545,35 @@ fn retry_after_ms_is_honoured_too() {
     assert!(started.elapsed() >= Duration::from_millis(550), "{:?}", started.elapsed());
     assert_eq!(server.requests().len(), 2);
 }
+
+/// A base URL that redirects elsewhere never gets the key sent on, for any provider and any
+/// redirect status: the redirect is an error naming the status and the other host (never the
+/// Location's path or query, which could carry secrets), the second host receives nothing,
+/// and nothing is retried.
+#[test]
+fn a_redirect_is_an_error_and_the_key_never_follows_it() {
+    for provider in Provider::ALL {
+        for status in [301, 302, 303, 307, 308] {
+            let elsewhere = TestServer::start_on("127.0.0.2", move |_, _| ok_reply(provider, true));
+            let location = format!("{}/steal?token=query-secret", elsewhere.url());
+            let server = TestServer::start(move |_, _| Reply::new(status, "").header("location", &location));
+            let error = judge(provider, &server).judge(&request()).unwrap_err();
+            let text = format!("{error:#} {:?}", error);
+            assert!(text.contains(&status.to_string()), "{provider} {status}: {text}");
+            assert!(text.contains(&elsewhere.host()), "{provider} {status}: names the host: {text}");
+            assert!(!text.contains("query-secret") && !text.contains("steal"), "{text}");
+            assert!(elsewhere.requests().is_empty(), "{provider} {status}: the second host got a request");
+            assert_eq!(server.requests().len(), 1, "{provider} {status}: not retried");
+            assert_eq!(
+                server.requests()[0]
+                    .header(match provider {
+                        Provider::Anthropic => "x-api-key",
+                        Provider::OpenAi => "authorization",
+                        Provider::Gemini => "x-goog-api-key",
+                    })
+                    .map(|v| v.contains("test-key")),
+                Some(true)
+            );
+        }
+    }
+}

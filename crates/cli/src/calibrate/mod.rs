@@ -118,10 +118,13 @@ pub(crate) struct CalibrateArgs {
 
 /// How each review is run, scored and gated: the flags `calibrate` and `calibrate suite`
 /// share.
+/// The recall gate of a run (and of `calibrate merge`) when none is given.
+pub(crate) const DEFAULT_MIN_RECALL: f64 = 0.5;
+
 #[derive(Debug, Args)]
 pub(crate) struct RunFlags {
     /// Recall gate.
-    #[arg(long, value_name = "F", default_value_t = 0.5)]
+    #[arg(long, value_name = "F", default_value_t = DEFAULT_MIN_RECALL)]
     pub(crate) min_recall: f64,
     /// Precision gate (unset: precision does not gate).
     #[arg(long, value_name = "F")]
@@ -427,7 +430,7 @@ pub(crate) fn finish_report(
     if let Some(path) = &flags.save_baseline {
         let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
         text.push('\n');
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::output::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(report)
 }
@@ -599,11 +602,11 @@ pub(crate) fn print_report(
 
 fn write_reports(flags: &ReportFlags, report: &Report) -> anyhow::Result<()> {
     if let Some(path) = &flags.junit {
-        std::fs::write(path, render_junit(report))
+        crate::output::write(path, &render_junit(report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &flags.html {
-        std::fs::write(path, render_html(report))
+        crate::output::write(path, &render_html(report))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())

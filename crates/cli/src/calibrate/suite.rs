@@ -14,9 +14,6 @@ use super::{ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, repor
 use crate::exit::{CALIBRATE_ERROR, CALIBRATE_GATE_FAIL, CALIBRATE_PASS};
 use crate::style::Style;
 
-/// The largest shard result `merge` reads: 512 MiB.
-const MAX_SHARD_FILE_BYTES: u64 = 512 << 20;
-
 const SUITE_HELP: &str = "\
 A suite file lists the entries (docs/calibration.md#suites):
 
@@ -41,13 +38,17 @@ Examples:
 
 const MERGE_HELP: &str = "\
 Refuses shards of another suite (the suite file or a plants file changed), of other settings
-(reviewer command, scorer, judge, gates) or of another revcal, a shard given twice, a missing
-shard, and a shard file that does not hold exactly its units. The report and the exit code are
-those of the unsharded run: 0 pass, 2 gate failed (or a significant drop against --baseline),
-1 a unit failed or the shards do not fit.
+(reviewer command, scorer, judge) or of another revcal, a shard given twice, a missing shard,
+a shard file that does not hold exactly its units, and a unit whose report contradicts its own
+plant records. Every figure is recomputed from the units' records. The gates are merge's own
+flags (--min-recall, --min-precision, --regression-alpha, with a run's defaults): shards run
+with other gates are refused. --suite FILE recomputes the suite's hash; without it, the shard
+files are trusted to say which suite they ran (keep them as artifacts of the same CI run).
+The report and the exit code are those of the unsharded run: 0 pass, 2 gate failed (or a
+significant drop against --baseline), 1 a unit failed or the shards do not fit.
 
 Example:
-  revcal calibrate merge shard-1.json shard-2.json shard-3.json --json --baseline last.json";
+  revcal calibrate merge shard-1.json shard-2.json shard-3.json --suite suite.yaml --json";
 
 /// `revcal calibrate suite` and `merge`.
 #[derive(Debug, Subcommand)]
@@ -94,6 +95,17 @@ pub(crate) struct MergeArgs {
     /// Shard result files (`calibrate suite --shard K/N --out FILE`), every shard once.
     #[arg(value_name = "SHARD.json", required = true)]
     files: Vec<PathBuf>,
+    /// Recall gate; shards run with another are refused.
+    #[arg(long, value_name = "F", default_value_t = super::DEFAULT_MIN_RECALL)]
+    min_recall: f64,
+    /// Precision gate (unset: precision does not gate); shards run with another are refused.
+    #[arg(long, value_name = "F")]
+    min_precision: Option<f64>,
+    /// The suite file the shards ran: its hash (over the file and its plants files) is
+    /// recomputed, and shards of another (or a forged `suiteHash`) are refused. Without it
+    /// the shard files are trusted to say which suite they ran.
+    #[arg(long, value_name = "SUITE.yaml")]
+    suite: Option<PathBuf>,
     #[command(flatten)]
     report: ReportFlags,
 }
@@ -171,7 +183,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
     let scorer_name = reviewer.scorer.to_string();
 
     if let Some(out) = &args.out {
-        let result = ShardResult::new(
+        let mut result = ShardResult::new(
             &suite,
             shard,
             reviewer.settings(),
@@ -179,6 +191,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
             &scorer_name,
             results.clone(),
         );
+        result.regression_alpha = Some(args.report.regression_alpha);
         write_atomically(out, &result)?;
         if args.shard.is_some() {
             eprintln!(
@@ -225,26 +238,31 @@ fn write_atomically(path: &Path, value: &impl serde::Serialize) -> anyhow::Resul
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut file =
         tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
-    std::io::Write::write_all(&mut file, text.as_bytes())
+    // A shard file is stored (a CI artifact): unit errors hold what reviewers said.
+    std::io::Write::write_all(&mut file, revcal_calibrate::redact(&text).as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
     file.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
 fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
+    for (name, value) in [("--min-recall", Some(args.min_recall)), ("--min-precision", args.min_precision)] {
+        if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
+            anyhow::bail!("{name} must be between 0 and 1, got {value}");
+        }
+    }
     let baseline = read_baseline(&args.report)?;
+    let suite = args.suite.as_deref().map(Suite::read).transpose()?;
     let mut shards = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let text = crate::input::read_text(path, MAX_SHARD_FILE_BYTES)?;
-        let result: ShardResult = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{}: not a shard result (write one with `revcal calibrate suite --shard K/N --out FILE`)",
-                path.display()
-            )
-        })?;
-        shards.push((path.clone(), result));
+        shards.push((path.clone(), ShardResult::read(path)?));
     }
     let merged = merge(shards)?;
+    let gates = revcal_calibrate::Gates { min_recall: args.min_recall, min_precision: args.min_precision };
+    merged.require_gates(gates, args.report.regression_alpha)?;
+    if let Some(suite) = &suite {
+        merged.require_suite(suite)?;
+    }
     if merged.revcal_version != env!("CARGO_PKG_VERSION") {
         eprintln!(
             "{}: the shards were run by revcal {}; this is {}",

@@ -54,7 +54,7 @@ git diff -U0 HEAD -- src | awk '
 "#;
 
 /// The project a CI job checks out: calibration/ with the suite, the reviewer and the
-/// baseline, and the repository the suite calibrates on beside it.
+/// baseline; the repository the suite calibrates on is elsewhere, named by URL.
 struct Project {
     root: tempfile::TempDir,
     server: TestServer,
@@ -76,9 +76,12 @@ impl Project {
         let calibration = root.path().join("project/calibration");
         std::fs::create_dir_all(&calibration).unwrap();
         std::fs::write(calibration.join("plants.yaml"), PLANTS).unwrap();
+        // A suite names repositories outside its own directory by URL (as a CI's suite names
+        // the projects it calibrates on); paths stay inside it.
+        let url = format!("file://{}", repo.display());
         std::fs::write(
             calibration.join("suite.yaml"),
-            "entries:\n  - {repo: ../../calc, plants_file: plants.yaml, trials: 2}\n  - {repo: ../../calc, name: calc-again, plants_file: plants.yaml}\n",
+            format!("entries:\n  - {{repo: '{url}', name: calc, plants_file: plants.yaml, trials: 2}}\n  - {{repo: '{url}', name: calc-again, plants_file: plants.yaml}}\n"),
         )
         .unwrap();
         let reviewer = calibration.join("review.sh");

@@ -10,7 +10,7 @@ use crate::http_server::{
 
 /// Every variable that configures the built-in judge, cleared so the tests' environment
 /// cannot choose one.
-const JUDGE_VARIABLES: [&str; 9] = [
+pub(crate) const JUDGE_VARIABLES: [&str; 9] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -306,4 +306,35 @@ fn a_host_in_no_proxy_is_not_sent_to_the_proxy() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(proxy.requests().is_empty(), "NO_PROXY bypasses the proxy: {:?}", proxy.requests().len());
     assert!(stderr(&output).contains("judge.invalid"), "{}", stderr(&output));
+}
+
+/// `revcal judge check` against a base URL that redirects: for every provider, the key is
+/// never sent to the other host, the check fails (exit 1) naming the status and the host,
+/// and nothing says `ok`.
+#[test]
+fn judge_check_never_follows_a_redirect_with_the_key() {
+    for (provider, key_variable, base_variable, path) in [
+        ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""),
+        ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"),
+        ("gemini", "GEMINI_API_KEY", "GEMINI_BASE_URL", ""),
+    ] {
+        let elsewhere = TestServer::start_on("127.0.0.2", |_, _| {
+            Reply::new(200, openai_answer(&verdict_text(true), "stop"))
+        });
+        let location = format!("{}/collect", elsewhere.url());
+        let server = TestServer::start(move |_, _| Reply::new(302, "").header("location", &location));
+        let env = vec![
+            (key_variable, "sk-redirect-test-key".to_owned()),
+            (base_variable, format!("{}{path}", server.url())),
+            ("REVCAL_JUDGE_PROVIDER", provider.to_owned()),
+        ];
+        let output = revcal(&["judge", "check", "--no-judge-cache"], &env);
+        let (out, err) = (stdout(&output), stderr(&output));
+        assert_eq!(output.status.code(), Some(1), "{provider}: {out}{err}");
+        assert!(!out.contains("ok"), "{provider}: {out}");
+        assert!(err.contains("302") && err.contains(&elsewhere.host()), "{provider}: {err}");
+        assert!(!err.contains("sk-redirect-test-key"), "{err}");
+        assert!(elsewhere.requests().is_empty(), "{provider}: the other host received a request");
+        assert_eq!(server.requests().len(), 1, "{provider}");
+    }
 }

@@ -17,4 +17,5 @@ mod mutate_cli;
 
 mod rubric_cli;
 mod score_cli;
+mod secrets_cli;
 mod suite_cli;

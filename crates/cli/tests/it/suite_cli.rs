@@ -120,10 +120,12 @@ impl Corpus {
             .unwrap()
     }
 
+    /// Merges `files` with the gate the shards ran with (`--min-recall 0.3`), then `extra`.
     fn merge(&self, files: &[PathBuf], extra: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_revcal"))
             .args(["calibrate", "merge"])
             .args(files)
+            .args(if extra.contains(&"--min-recall") { &[][..] } else { &["--min-recall", "0.3"] })
             .args(extra)
             .current_dir(self.root.path())
             .output()
@@ -468,4 +470,167 @@ fn a_url_entry_is_cloned_once_and_reused() {
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
     assert!(marker.exists(), "the clone was reused, not made again");
     assert_eq!(first.stdout, second.stdout);
+}
+
+/// An untrusted suite cannot copy readable files into what revcal prints or stores: a plants
+/// file outside the suite's directory (`../`, absolute, `/dev/zero`, a symbolic link beside the
+/// suite) is refused before anything runs, naming the entry and field; a plants file inside
+/// that is not one (a copy of /etc/passwd) fails its unit naming the line and the type
+/// expected, and nothing of its content reaches stderr, the report or the shard file.
+#[test]
+fn a_suite_cannot_copy_a_file_into_reports() {
+    let corpus = Corpus::new();
+    let secret = "root:x:0:0:TOP-SECRET-LINE:/root:/bin/bash\n";
+    let outside =
+        corpus.root.path().parent().unwrap().join(format!(
+            "revcal-outside-{}.txt",
+            corpus.root.path().file_name().unwrap().to_string_lossy()
+        ));
+    std::fs::write(&outside, secret).unwrap();
+    let outside_guard = scopeguard(outside.clone());
+    std::os::unix::fs::symlink(&outside, corpus.path("link.yaml")).unwrap();
+    let relative_outside = format!("../{}", outside.file_name().unwrap().to_string_lossy());
+    for (plants_file, reason) in [
+        (relative_outside.as_str(), "leaves the suite's directory"),
+        (outside.to_str().unwrap(), "absolute path"),
+        ("/dev/zero", "absolute path"),
+        ("link.yaml", "link.yaml is a symbolic link"),
+    ] {
+        std::fs::write(
+            corpus.path("hostile.yaml"),
+            format!("entries:\n  - {{repo: repos/gamma, plants_file: '{plants_file}'}}\n"),
+        )
+        .unwrap();
+        let output = corpus.revcal(&["suite", "hostile.yaml", "--out", "hostile.json"]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{plants_file}: {err}");
+        assert!(err.contains("entries[1].plants_file") && err.contains(reason), "{plants_file}: {err}");
+        assert!(!err.contains("TOP-SECRET"), "{err}");
+        assert!(!corpus.path("hostile.json").exists(), "nothing ran");
+    }
+    std::fs::write(corpus.path("passwd.yaml"), secret).unwrap();
+    std::fs::write(
+        corpus.path("hostile.yaml"),
+        "entries:\n  - {repo: repos/gamma, plants_file: passwd.yaml}\n",
+    )
+    .unwrap();
+    let output = corpus.revcal(&["suite", "hostile.yaml", "--out", "hostile.json", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let shard = std::fs::read_to_string(corpus.path("hostile.json")).unwrap();
+    for shown in [stderr(&output), String::from_utf8_lossy(&output.stdout).into_owned(), shard] {
+        assert!(!shown.contains("TOP-SECRET") && !shown.contains("root:x"), "{shown}");
+    }
+    let error = json(&output)["suite"]["unitErrors"][0]["error"].as_str().unwrap().to_owned();
+    assert!(
+        error.contains("passwd.yaml: line 1 column 1: invalid type: a string, expected a sequence"),
+        "{error}"
+    );
+    drop(outside_guard);
+}
+
+/// Removes a file when dropped (the test's file beside its temporary directory).
+fn scopeguard(path: PathBuf) -> impl Drop {
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    Remove(path)
+}
+
+/// `calibrate merge` trusts nothing it can check. A malformed shard (`shard.count: 0`, an
+/// extra shard `3/2`, `trials: 2^62`) is an error naming the file and field, never a crash;
+/// plant statuses edited to `caught` contradict the unit's own figures and are refused; the
+/// gates are merge's own flags, and shards run with others are refused; `--suite` recomputes
+/// the suite's hash and refuses a forged one.
+#[test]
+fn merge_refuses_malformed_forged_and_contradictory_shards() {
+    if !python_available() {
+        eprintln!("skipped: python3 is not installed (the reviewer runs Python's unittest)");
+        return;
+    }
+    let corpus = Corpus::new();
+    let mut genuine = Vec::new();
+    for index in 1..=2 {
+        let out = corpus.path(&format!("g{index}.json"));
+        let output = corpus.revcal(&[
+            "suite",
+            "suite.yaml",
+            "--shard",
+            &format!("{index}/2"),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        genuine.push(serde_json::from_str::<Value>(&std::fs::read_to_string(&out).unwrap()).unwrap());
+    }
+    // Writes edited copies of the shards (`edit` gets the shard's number and its JSON) and
+    // merges them with `extra`.
+    let merge_edited = |name: &str, edit: &dyn Fn(usize, &mut Value), extra: &[&str]| {
+        let mut files = Vec::new();
+        for (index, shard) in genuine.iter().enumerate() {
+            let mut shard = shard.clone();
+            edit(index + 1, &mut shard);
+            let path = corpus.path(&format!("{name}-{}.json", index + 1));
+            std::fs::write(&path, serde_json::to_string_pretty(&shard).unwrap()).unwrap();
+            files.push(path);
+        }
+        let output = corpus.merge(&files, extra);
+        assert!(!stderr(&output).contains("panicked"), "{name}: {}", stderr(&output));
+        output
+    };
+    let refused = |name: &str, edit: &dyn Fn(usize, &mut Value), extra: &[&str], needles: &[&str]| {
+        let output = merge_edited(name, edit, extra);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{name}: {err}");
+        for needle in needles {
+            assert!(err.contains(needle), "{name}: expected `{needle}` in: {err}");
+        }
+    };
+    refused("count0", &|_, s| s["shard"]["count"] = 0.into(), &[], &["count0-1.json", "shard.count"]);
+    refused(
+        "index3",
+        &|k, s| {
+            if k == 2 {
+                s["shard"]["index"] = 3.into()
+            }
+        },
+        &[],
+        &["index3-2.json", "shard.index"],
+    );
+    refused(
+        "trials",
+        &|_, s| s["entries"][0]["trials"] = (1u64 << 62).into(),
+        &[],
+        &["trials-1.json", "entries"],
+    );
+    let all_caught = |_: usize, s: &mut Value| {
+        for unit in s["units"].as_array_mut().unwrap() {
+            for plant in unit["report"]["plants"].as_array_mut().unwrap() {
+                if plant["status"] == "missed" {
+                    plant["status"] = "caught".into();
+                }
+            }
+        }
+    };
+    refused("caught", &all_caught, &[], &["caught-", "caught"]);
+    let no_gate = |_: usize, s: &mut Value| s["gates"]["minRecall"] = 0.into();
+    refused("gate", &no_gate, &[], &["gate-1.json", "minRecall", "--min-recall 0.3"]);
+    let accepted = merge_edited("gate", &no_gate, &["--min-recall", "0"]);
+    assert_ne!(accepted.status.code(), Some(1), "the same gate is accepted: {}", stderr(&accepted));
+    refused("alpha", &|_, _| {}, &["--regression-alpha", "0.2"], &["--regression-alpha"]);
+
+    let forged = |_: usize, s: &mut Value| s["suiteHash"] = "sha256:forged".into();
+    let trusted = merge_edited("forged", &forged, &["--json"]);
+    assert_eq!(
+        trusted.status.code(),
+        Some(0),
+        "without --suite the shards are trusted: {}",
+        stderr(&trusted)
+    );
+    refused("forged", &forged, &["--suite", "suite.yaml"], &["suite.yaml", "suiteHash"]);
+    let checked = merge_edited("checked", &|_, _| {}, &["--suite", "suite.yaml", "--json"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
+    assert_eq!(json(&checked)["suite"]["hash"], genuine[0]["suiteHash"]);
 }

@@ -1,0 +1,156 @@
+//! Secrets kept out of everything revcal shows or stores: the API keys of the judge (the
+//! values of the variables revcal reads them from, registered once at start) and the user
+//! information of URLs (`https://user:TOKEN@host/repo.git`). [`redact`] is the one function
+//! every boundary calls: error messages, a suite's unit errors, shard files, reports, logs
+//! and the judge's cache. A reviewer or a judge server that echoes a key, or a suite whose
+//! repository URL carries a token, gets `[redacted]` printed in its place.
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+use crate::judge::Provider;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// Values shorter than this are not registered: a key of a few characters would blank out
+/// ordinary words, and no provider issues one.
+const MIN_SECRET_CHARS: usize = 8;
+
+/// The registered secrets, longest first (so a key that contains another is replaced whole).
+static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Registers `value` as a secret: from now on [`redact`] replaces it wherever it appears.
+/// Values shorter than 8 characters (after trimming) are ignored.
+pub fn register_secret(value: &str) {
+    let value = value.trim();
+    if value.chars().count() < MIN_SECRET_CHARS {
+        return;
+    }
+    let mut known = KNOWN.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !known.iter().any(|k| k == value) {
+        known.push(value.to_owned());
+        known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+    }
+}
+
+/// Registers the value of every variable the judge reads an API key from
+/// (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `GOOGLE_API_KEY`) that is set.
+pub fn register_secrets_from_env() {
+    for provider in Provider::ALL {
+        for variable in provider.key_variables() {
+            if let Ok(value) = std::env::var(variable) {
+                register_secret(&value);
+            }
+        }
+    }
+}
+
+/// `text` with every registered secret and the user information of every URL (everything
+/// between `://` and the host) replaced by `[redacted]`.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    redact_also(text, None)
+}
+
+/// [`redact`], and `extra` too (a key that was never registered: a library user's).
+pub(crate) fn redact_also<'a>(text: &'a str, extra: Option<&str>) -> Cow<'a, str> {
+    let mut text = redact_url_credentials(text);
+    let known = KNOWN.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let extra = extra.map(str::trim).filter(|k| k.chars().count() >= MIN_SECRET_CHARS);
+    for secret in extra.into_iter().chain(known.iter().map(String::as_str)) {
+        if text.contains(secret) {
+            text = Cow::Owned(text.replace(secret, REDACTED));
+        }
+    }
+    text
+}
+
+/// Characters that end a URL in running text (a message, a JSON string, an HTML attribute).
+fn ends_url(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>')
+}
+
+/// `text` with the user information of each `scheme://user:password@host` replaced.
+///
+/// Parsers disagree on where user information ends (an RFC 3986 parser stops at the first
+/// `/`, `?` or `#`; PostgreSQL's reads to the last `@`), so this takes the widest reading:
+/// everything up to the last `@` before the URL ends, when that part holds a `:` (a password)
+/// or no `/` (a token alone, as in `https://TOKEN@github.com/...`). A path with an `@` and no
+/// password (`https://registry.npmjs.org/@types/node`) is left alone.
+fn redact_url_credentials(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find("://") {
+        let start = at + 3;
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        let end = after.find(ends_url).unwrap_or(after.len());
+        let url = &after[..end];
+        match url.rfind('@') {
+            Some(sign) if sign > 0 && (url[..sign].contains(':') || !url[..sign].contains('/')) => {
+                out.push_str(REDACTED);
+                out.push_str(&url[sign..]);
+                changed = true;
+            }
+            _ => out.push_str(url),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    if changed { Cow::Owned(out) } else { Cow::Borrowed(text) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_credentials_are_redacted_however_the_url_is_spelled() {
+        let cases = [
+            (
+                "clone https://user:TOKEN@host/repo.git failed",
+                "clone https://[redacted]@host/repo.git failed",
+            ),
+            ("'https://ghp_TOKEN@github.com/o/r'", "'https://[redacted]@github.com/o/r'"),
+            ("postgres://revcal:se/cret?x@127.0.0.1:5432/db", "postgres://[redacted]@127.0.0.1:5432/db"),
+            ("\"ssh://git:p@ss@host:22/r\"", "\"ssh://[redacted]@host:22/r\""),
+            ("a https://h/x b https://u:p@h/y", "a https://h/x b https://[redacted]@h/y"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(redact_url_credentials(text), expected, "{text}");
+        }
+        for untouched in ["https://registry.npmjs.org/@types/node", "git@github.com:o/r.git", "no url"] {
+            assert!(matches!(redact_url_credentials(untouched), Cow::Borrowed(_)), "{untouched}");
+        }
+    }
+
+    #[test]
+    fn registered_and_extra_secrets_are_replaced_and_short_values_ignored() {
+        register_secret("sk-unit-test-registered-0123");
+        register_secret("short");
+        assert_eq!(redact("key sk-unit-test-registered-0123!"), "key [redacted]!");
+        assert_eq!(redact("a short word"), "a short word");
+        assert_eq!(redact_also("echo extra-key-4567", Some("extra-key-4567")), "echo [redacted]");
+    }
+
+    proptest::proptest! {
+        /// Whatever the password, it never survives in a URL written into any text.
+        #[test]
+        fn a_password_never_survives(
+            user in "[a-z]{1,8}",
+            // Printable ASCII but the characters that end a URL in text.
+            password in "[!#-&(-;=?-_a-~]{8,24}",
+            before in "[ -~]{0,20}",
+        ) {
+            proptest::prop_assume!(!before.contains(&password) && !"example.org/r.git tail".contains(&password));
+            let text = format!("{before} https://{user}:{password}@example.org/r.git tail");
+            let redacted = redact_url_credentials(&text);
+            proptest::prop_assert!(!redacted.contains(&format!(":{password}@")), "{}", redacted);
+            proptest::prop_assert!(!redacted.contains(&password), "{}", redacted);
+        }
+    }
+}
