@@ -83,19 +83,26 @@ mod findings;
 mod flow;
 mod guard;
 mod input;
+mod jobs;
 mod judge;
+mod judging;
+mod objects;
 mod plants;
 mod process;
 mod report;
 mod reviewer;
+mod reviews;
+mod rundir;
 mod sandbox;
 mod scorers;
 mod scoring;
 mod scratch;
 mod selection;
 mod signals;
+mod slots;
 mod suite;
 mod targets;
+mod tree;
 
 pub use bugs::{
     Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, RejectReason, Rejection,

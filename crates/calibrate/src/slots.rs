@@ -1,0 +1,290 @@
+//! Job slots: each review runs in a slot's scratch checkout of the commit, never in the
+//! user's work tree.
+//!
+//! A slot is a directory of the run directory with a checkout (`tree/`), a cargo target
+//! directory (`target/`, kept from review to review so that builds stay incremental) and a
+//! temporary directory (`tmp/`, emptied before each review). Before each review the checkout
+//! is brought to the commit with that review's plants, without git: revcal walks it, keeps
+//! each file it wrote itself and that is still as it left it (same inode, size, mode and
+//! change time), and removes or rewrites everything else, `.git` included, which is copied
+//! afresh from metadata revcal wrote itself. No git command ever runs in a directory a
+//! reviewer could have written: a reviewer that sets `core.fsmonitor`, hooks or filters in
+//! its checkout's `.git/config` changes nothing revcal runs. Files a review did not change
+//! keep their modification times, so cargo rebuilds only what the plants touch.
+
+use crate::error::CalibrateError;
+use crate::rundir::{open_up, remove_tree};
+use crate::tree::{CommitTree, EntryKind};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// What revcal wrote at a path of a checkout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Content {
+    /// An entry of the commit.
+    Entry(gix::ObjectId, EntryKind),
+    /// A planted file (the SHA-256 of its bytes).
+    Planted(String),
+}
+
+/// What identifies a file as the one revcal wrote: anything that writes, renames, links or
+/// changes the mode of a file changes its change time or inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// One job slot.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    number: usize,
+    dir: PathBuf,
+    /// What revcal wrote into the checkout, by path, as it left it.
+    written: HashMap<String, (Content, Stamp)>,
+}
+
+impl Slot {
+    /// Slot `number` in the run directory `run`; nothing is made until it is prepared.
+    pub(crate) fn new(run: &Path, number: usize) -> Slot {
+        Slot { number, dir: run.join(format!("slot-{number}")), written: HashMap::new() }
+    }
+
+    /// Its number, from 1.
+    pub(crate) fn number(&self) -> usize {
+        self.number
+    }
+
+    /// The checkout's root: the reviewer's working directory.
+    pub(crate) fn tree(&self) -> PathBuf {
+        self.dir.join("tree")
+    }
+
+    /// The slot's cargo target directory.
+    pub(crate) fn target_dir(&self) -> PathBuf {
+        self.dir.join("target")
+    }
+
+    /// The slot's temporary directory.
+    pub(crate) fn tmp(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
+    /// Makes the checkout the commit of `tree` with `planted` files (path -> bytes) in place
+    /// of the commit's, and its `.git` a copy of `git` (see [`write_git_template`]); empties
+    /// the temporary directory. Must not run while a process of an earlier review may still
+    /// write to the slot.
+    pub(crate) fn prepare(
+        &mut self,
+        tree: &CommitTree,
+        git: &Path,
+        planted: &BTreeMap<String, Vec<u8>>,
+    ) -> Result<(), CalibrateError> {
+        let root = self.tree();
+        let tmp = self.tmp();
+        remove_tree(&tmp).map_err(|e| CalibrateError::io("empty", &tmp, e))?;
+        for dir in [&root, &self.target_dir(), &tmp] {
+            fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
+        }
+        let dot_git = root.join(".git");
+        remove_tree(&dot_git).map_err(|e| CalibrateError::io("remove", &dot_git, e))?;
+        let expected = |path: &str| -> Option<Content> {
+            if let Some(bytes) = planted.get(path) {
+                return Some(Content::Planted(crate::guard::sha256_hex(bytes)));
+            }
+            tree.entries().get(path).map(|entry| Content::Entry(entry.id, entry.kind))
+        };
+        let kept = self.sweep(&root, tree, &expected).map_err(|e| CalibrateError::io("reset", &root, e))?;
+        let mut written = 0usize;
+        for (path, entry) in tree.entries() {
+            if kept.contains(path.as_str()) {
+                continue;
+            }
+            let content = expected(path).unwrap_or(Content::Entry(entry.id, entry.kind));
+            if let Some(meta) = write_entry(tree, &root, path, planted.get(path).map(Vec::as_slice))? {
+                self.written.insert(path.clone(), (content, Stamp::of(&meta)));
+            }
+            written += 1;
+        }
+        copy_dir(git, &dot_git).map_err(|e| CalibrateError::io("copy git metadata into", &dot_git, e))?;
+        tracing::debug!(slot = self.number, kept = kept.len(), written, "checkout prepared");
+        Ok(())
+    }
+
+    /// Walks the checkout: keeps the files revcal wrote that are still as it left them and
+    /// hold what this review needs, removes everything else (anything a reviewer made,
+    /// changed, linked or moved), and gives back the kept paths.
+    fn sweep(
+        &mut self,
+        root: &Path,
+        tree: &CommitTree,
+        expected: &dyn Fn(&str) -> Option<Content>,
+    ) -> std::io::Result<HashSet<String>> {
+        let mut kept = HashSet::new();
+        let mut pending = vec![(root.to_path_buf(), String::new())];
+        while let Some((dir, relative)) = pending.pop() {
+            open_up_one(&dir)?;
+            for entry in fs::read_dir(&dir)? {
+                let entry = entry?;
+                let path = entry.path();
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    remove_tree(&path)?;
+                    continue;
+                };
+                let child = if relative.is_empty() { name } else { format!("{relative}/{name}") };
+                let meta = fs::symlink_metadata(&path)?;
+                let submodule =
+                    matches!(tree.entries().get(&child), Some(entry) if entry.kind == EntryKind::Submodule);
+                if meta.is_dir() && tree.directories().contains(&child) {
+                    pending.push((path, child));
+                    continue;
+                }
+                if meta.is_dir() && submodule {
+                    // An uninitialised submodule is an empty directory.
+                    open_up(&path);
+                    for inner in fs::read_dir(&path)?.flatten() {
+                        remove_tree(&inner.path())?;
+                    }
+                    kept.insert(child);
+                    continue;
+                }
+                let unchanged = match (expected(&child), self.written.get(&child)) {
+                    (Some(want), Some((had, stamp))) => want == *had && Stamp::of(&meta) == *stamp,
+                    _ => false,
+                };
+                if unchanged {
+                    kept.insert(child);
+                } else {
+                    self.written.remove(&child);
+                    remove_tree(&path)?;
+                }
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// Writes the entry of `tree` at `path` beneath `root` (`planted` bytes in place of a file's
+/// own), making its directories; the metadata of what was written (none for a submodule's
+/// empty directory).
+pub(crate) fn write_entry(
+    tree: &CommitTree,
+    root: &Path,
+    path: &str,
+    planted: Option<&[u8]>,
+) -> Result<Option<fs::Metadata>, CalibrateError> {
+    let Some(entry) = tree.entries().get(path) else { return Ok(None) };
+    let target = root.join(path);
+    if let Some(parent) = target.parent() {
+        fs::create_dir_all(parent).map_err(|e| CalibrateError::io("create", parent, e))?;
+    }
+    let failed = |e| CalibrateError::io("write", &target, e);
+    match entry.kind {
+        EntryKind::Submodule => {
+            fs::create_dir_all(&target).map_err(failed)?;
+            return Ok(None);
+        }
+        EntryKind::Link => {
+            let bytes = tree.blob(entry.id)?;
+            let link = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&bytes);
+            std::os::unix::fs::symlink(link, &target).map_err(failed)?;
+        }
+        EntryKind::File | EntryKind::Executable => {
+            match planted {
+                Some(bytes) => fs::write(&target, bytes),
+                None => fs::write(&target, tree.blob(entry.id)?),
+            }
+            .map_err(failed)?;
+            let mode = if entry.kind == EntryKind::Executable { 0o755 } else { 0o644 };
+            fs::set_permissions(&target, fs::Permissions::from_mode(mode)).map_err(failed)?;
+        }
+    }
+    fs::symlink_metadata(&target).map(Some).map_err(failed)
+}
+
+/// Gives the owner full permission on `dir` itself when a reviewer took it away.
+fn open_up_one(dir: &Path) -> std::io::Result<()> {
+    let mode = fs::symlink_metadata(dir)?.permissions().mode();
+    if mode & 0o700 != 0o700 {
+        fs::set_permissions(dir, fs::Permissions::from_mode((mode | 0o700) & 0o7777))?;
+    }
+    Ok(())
+}
+
+/// Copies the directory `from` (regular files and directories only) to `to`.
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes, at `dir`, the `.git` every checkout of `commit` gets a copy of: HEAD detached at
+/// the commit, the objects of the commit and its parents in `objects` (a pack revcal writes
+/// there; see [`crate::objects`]), reached through `objects/info/alternates`, with the
+/// parents as the history's end, the index of the commit's tree (so that `git diff {base}`
+/// and `git status` work), and a minimal config. Written by revcal itself, without running
+/// git; nothing in it points at the user's repository.
+pub(crate) fn write_git_template(
+    repo: &gix::Repository,
+    commit: &str,
+    tree: gix::ObjectId,
+    dir: &Path,
+    objects: &Path,
+) -> Result<(), CalibrateError> {
+    let failed = |e| CalibrateError::io("write git metadata in", dir, e);
+    let id = gix::ObjectId::from_hex(commit.as_bytes())
+        .map_err(|e| CalibrateError::git("read the commit's id", e))?;
+    let parents = crate::objects::write_pack(repo, id, objects)?;
+    for sub in ["objects/info", "objects/pack", "refs/heads", "refs/tags"] {
+        fs::create_dir_all(dir.join(sub)).map_err(failed)?;
+    }
+    fs::write(dir.join("HEAD"), format!("{commit}\n")).map_err(failed)?;
+    fs::write(
+        dir.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
+    )
+    .map_err(failed)?;
+    let mut alternates = objects.as_os_str().as_encoded_bytes().to_vec();
+    alternates.push(b'\n');
+    fs::write(dir.join("objects/info/alternates"), alternates).map_err(failed)?;
+    if !parents.is_empty() {
+        let shallow: String = parents.iter().map(|parent| format!("{parent}\n")).collect();
+        fs::write(dir.join("shallow"), shallow).map_err(failed)?;
+    }
+    let index =
+        repo.index_from_tree(&tree).map_err(|e| CalibrateError::git("build the index of the commit", e))?;
+    let file = fs::File::create(dir.join("index")).map_err(failed)?;
+    let mut out = std::io::BufWriter::new(file);
+    index
+        .write_to(&mut out, gix::index::write::Options::default())
+        .map_err(|e| CalibrateError::git("write the index of the commit", e))?;
+    std::io::Write::flush(&mut out).map_err(failed)?;
+    Ok(())
+}
