@@ -91,6 +91,9 @@ pub(crate) enum Exclusion {
     Build(String),
 }
 
+/// A review's score, and (repro-verified findings, of which the judge agreed).
+type ScoredReview = (Scored, (usize, usize));
+
 /// The default memory cap of witness and repro commands: 4 GiB.
 pub const DEFAULT_REPRO_MEMORY: u64 = 4 << 30;
 
@@ -701,7 +704,7 @@ impl Calibration {
         scratch: &mut Scratch<'_>,
         signals: &SignalWatch,
         failures: Option<&mut JudgeFailures>,
-    ) -> Result<Vec<(Scored, (usize, usize))>, CalibrateError> {
+    ) -> Result<Vec<ScoredReview>, CalibrateError> {
         let mut checked = || self.emit(Progress::Step);
         let mut scored = Vec::with_capacity(tasks.len());
         match self.scorer {

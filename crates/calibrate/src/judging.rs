@@ -30,7 +30,7 @@ pub(crate) struct Failed {
     text: String,
     judge: String,
     bad_answer: bool,
-    error: Option<JudgeError>,
+    error: Option<Box<JudgeError>>,
 }
 
 impl Failed {
@@ -39,7 +39,7 @@ impl Failed {
             text: error.to_string(),
             judge: judge.to_owned(),
             bad_answer: matches!(error, JudgeError::BadAnswer { .. }),
-            error: Some(error),
+            error: Some(Box::new(error)),
         }
     }
 
@@ -51,9 +51,10 @@ impl Failed {
 
     /// The error itself (the first time; after that, its message).
     pub(crate) fn take(&mut self) -> JudgeError {
-        self.error
-            .take()
-            .unwrap_or_else(|| JudgeError::Backend { judge: self.judge.clone(), message: self.text.clone() })
+        self.error.take().map_or_else(
+            || JudgeError::Backend { judge: self.judge.clone(), message: self.text.clone() },
+            |error| *error,
+        )
     }
 }
 

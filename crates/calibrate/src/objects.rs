@@ -147,7 +147,7 @@ pub(crate) fn write_pack(
         pack.put(&compressed).map_err(failed)?;
     }
     let (_, checksum) = pack.finish().map_err(failed)?;
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.sort_by_key(|entry| entry.0);
     let name = format!("pack-{}", checksum.to_hex());
     write_index(&packs.join(format!("{name}.idx")), &entries, checksum)?;
     let final_pack = packs.join(format!("{name}.pack"));

@@ -603,7 +603,7 @@ fn sigkill_during_the_review_leaves_the_repository_untouched_and_the_next_run_re
     let pgid: i32 = std::fs::read_to_string(&started).unwrap().trim().parse().unwrap();
     // SAFETY: the group is the reviewer this test started.
     unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    assert!(&snapshot(&sandbox.repo()) == &before, "nothing reached the repository");
+    assert!(snapshot(&sandbox.repo()) == before, "nothing reached the repository");
     let left = run_dirs(&sandbox);
     assert_eq!(left.len(), 1, "a killed run cannot remove its directory");
 
