@@ -18,8 +18,8 @@ const REVIEWER: &str = "echo '[]'";
 /// The files the commit under calibration changes.
 const CHANGED: [&str; 3] = ["pkg001/m100.rs", "pkg050/m5000.rs", "pkg099/m9900.rs"];
 
-/// Runs the benchmark.
-pub(crate) fn run(root: &Path) -> Result<ExitCode> {
+/// Builds the release binary of `revcal` and gives its path.
+pub(crate) fn release_binary(root: &Path) -> Result<PathBuf> {
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "-q", "-p", "revcal-cli", "--bin", "revcal"])
         .current_dir(root)
@@ -30,7 +30,12 @@ pub(crate) fn run(root: &Path) -> Result<ExitCode> {
     }
     let target_dir =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
-    let revcal = target_dir.join("release/revcal");
+    Ok(target_dir.join("release/revcal"))
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(root: &Path) -> Result<ExitCode> {
+    let revcal = release_binary(root)?;
     let repo = std::env::temp_dir().join(format!("revcal-bench-calibrate-{}", std::process::id()));
     let outcome = measure(&revcal, &repo);
     let _ = std::fs::remove_dir_all(&repo);

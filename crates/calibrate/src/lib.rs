@@ -120,8 +120,9 @@ pub use judge::{
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
-    JudgeChecks, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, SuiteSummary, TrialOutcome,
-    TrialRecord, UnitError, compare_with_baseline, render_html, render_human, render_junit,
+    JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
+    SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
+    render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

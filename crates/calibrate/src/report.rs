@@ -33,7 +33,7 @@ mod human;
 mod junit;
 mod wilson;
 
-pub use baseline::{BaselineComparison, Change, compare_with_baseline};
+pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
 pub(crate) use builder::GATE_EPSILON;
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;

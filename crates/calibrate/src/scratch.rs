@@ -123,8 +123,7 @@ impl<'a> Scratch<'a> {
     /// The time limit of `script` with a plant applied: derived from its baseline, capped by
     /// the repro timeout.
     pub(crate) fn plant_timeout(&self, script: &str) -> Duration {
-        self.baseline(script)
-            .map_or(self.timeout, |baseline| (baseline * MULTIPLIER).max(FLOOR).min(self.timeout))
+        plant_limit(self.baseline(script), self.timeout)
     }
 
     /// The copy's root, making the copy when it does not exist yet.
@@ -252,6 +251,12 @@ impl<'a> Scratch<'a> {
     }
 }
 
+/// A command's time limit with a plant applied, from its time on the original (see
+/// [`MULTIPLIER`]), never more than `timeout`.
+fn plant_limit(baseline: Option<Duration>, timeout: Duration) -> Duration {
+    baseline.map_or(timeout, |baseline| (baseline * MULTIPLIER).max(FLOOR).min(timeout))
+}
+
 fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
     use std::os::unix::fs::PermissionsExt;
     let failed = |e| CalibrateError::io("write", path, e);
@@ -263,4 +268,22 @@ fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200)).map_err(failed)?;
     fs::write(path, bytes).map_err(failed)?;
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plants_limit_is_five_times_the_original_never_under_20_s_never_over_the_timeout() {
+        let timeout = Duration::from_secs(300);
+        assert_eq!(plant_limit(Some(Duration::from_millis(10)), timeout), Duration::from_secs(20));
+        assert_eq!(plant_limit(Some(Duration::from_secs(10)), timeout), Duration::from_secs(50));
+        assert_eq!(plant_limit(Some(Duration::from_secs(100)), timeout), timeout);
+        assert_eq!(
+            plant_limit(Some(Duration::from_millis(10)), Duration::from_secs(3)),
+            Duration::from_secs(3)
+        );
+        assert_eq!(plant_limit(None, timeout), timeout);
+    }
 }

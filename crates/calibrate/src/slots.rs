@@ -288,3 +288,87 @@ pub(crate) fn write_git_template(
     std::io::Write::flush(&mut out).map_err(failed)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    /// A repository with a few files, a link and an executable; its HEAD's tree.
+    fn repository() -> (tempfile::TempDir, CommitTree) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        fs::create_dir_all(repo.join("src/deep")).unwrap();
+        fs::write(repo.join("src/a.rs"), "fn a() {}\n").unwrap();
+        fs::write(repo.join("src/deep/b.rs"), "fn b() {}\n").unwrap();
+        fs::write(repo.join("run.sh"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(repo.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("src/a.rs", repo.join("link")).unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", "one"]);
+        let opened = gix::open(&repo).unwrap();
+        let tree = opened.head_commit().unwrap().tree_id().unwrap().detach();
+        (dir, CommitTree::read(opened, tree).unwrap())
+    }
+
+    fn modified(path: &Path) -> std::time::SystemTime {
+        fs::symlink_metadata(path).unwrap().modified().unwrap()
+    }
+
+    #[test]
+    fn a_reset_undoes_what_a_review_did_and_keeps_the_files_it_did_not_touch() {
+        let (dir, tree) = repository();
+        let git_template = dir.path().join("template");
+        fs::create_dir_all(git_template.join("objects")).unwrap();
+        fs::write(git_template.join("HEAD"), "x\n").unwrap();
+        let mut slot = Slot::new(dir.path(), 1);
+        let root = slot.tree();
+        let planted: BTreeMap<String, Vec<u8>> =
+            [("src/a.rs".to_owned(), b"fn a() { panic!() }\n".to_vec())].into();
+        slot.prepare(&tree, &git_template, &planted).unwrap();
+        assert_eq!(fs::read(root.join("src/a.rs")).unwrap(), b"fn a() { panic!() }\n");
+        assert_eq!(fs::read_link(root.join("link")).unwrap(), Path::new("src/a.rs"));
+        assert_eq!(fs::metadata(root.join("run.sh")).unwrap().permissions().mode() & 0o777, 0o755);
+        assert_eq!(fs::read(root.join(".git/HEAD")).unwrap(), b"x\n");
+        let untouched = modified(&root.join("src/deep/b.rs"));
+
+        // What a hostile review leaves: an edit, a new file, a link in a file's place, a
+        // locked directory, a changed `.git`.
+        fs::write(root.join("run.sh"), "rm -rf /\n").unwrap();
+        fs::write(root.join("src/new.rs"), "new").unwrap();
+        fs::remove_file(root.join("src/a.rs")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("src/a.rs")).unwrap();
+        fs::write(root.join(".git/HEAD"), "ref: refs/heads/evil\n").unwrap();
+        fs::set_permissions(root.join("src/deep"), fs::Permissions::from_mode(0o000)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+
+        // The next review, with no plant.
+        slot.prepare(&tree, &git_template, &BTreeMap::new()).unwrap();
+        assert_eq!(fs::read(root.join("src/a.rs")).unwrap(), b"fn a() {}\n");
+        assert!(!fs::symlink_metadata(root.join("src/a.rs")).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(root.join("run.sh")).unwrap(), b"#!/bin/sh\n");
+        assert!(!root.join("src/new.rs").exists());
+        assert_eq!(fs::read(root.join(".git/HEAD")).unwrap(), b"x\n");
+        assert_eq!(fs::read(root.join("src/deep/b.rs")).unwrap(), b"fn b() {}\n");
+        assert_eq!(
+            modified(&root.join("src/deep/b.rs")),
+            untouched,
+            "an untouched file keeps its time (builds stay incremental)"
+        );
+        assert!(
+            modified(&root.join("src/a.rs")) > untouched,
+            "a file that changed gets a new time (builds see it)"
+        );
+    }
+}

@@ -190,6 +190,13 @@ pub fn render_human(report: &Report, color: bool) -> String {
             overall.p_value,
             baseline.alpha
         );
+        for difference in &baseline.different_plants {
+            let _ = writeln!(
+                out,
+                "             not the same plants: {}:{} was {}, is {}",
+                difference.file, difference.line, difference.before, difference.now
+            );
+        }
     }
     if let Some(judge) = &report.judge {
         let _ = writeln!(

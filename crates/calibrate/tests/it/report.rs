@@ -93,6 +93,7 @@ fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
             "controls",
             "runawayExcluded",
             "buildExcluded",
+            "caughtByTimeout",
             "findingsPerPlant",
             "perKind",
             "findings",
@@ -548,4 +549,38 @@ fn a_baseline_of_other_plants_is_compared_by_fishers_exact_test() {
     let mut same = build(100..108, 8);
     same.compare_with(&baseline, 0.05);
     assert!(!same.baseline.as_ref().unwrap().regression && same.gate_pass);
+}
+
+#[test]
+fn catches_by_timeout_are_counted_apart_and_only_where_the_plant_is_caught() {
+    let plant = |line| Plant::new("src/lib.rs", line, "arithmetic", "op", "a + b", "a - b");
+    let gates = Gates { min_recall: 0.5, min_precision: None };
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(0, "the loop never ends".into());
+    trial.caught_by.insert(1, "wrong sum".into());
+    trial.caught_by_timeout.insert(0);
+    trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::TruePositive(1)];
+    let report = Report::builder("c", "repro", gates)
+        .plant(plant(1))
+        .plant(plant(2))
+        .trial(trial.clone())
+        .build()
+        .unwrap();
+    assert_eq!((report.caught, report.caught_by_timeout), (2, 1));
+    assert_eq!(report.plants[0].caught_by_timeout, Some(1));
+    assert_eq!(report.plants[1].caught_by_timeout, None);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["caughtByTimeout"], 1);
+    assert_eq!(json["plants"][0]["caughtByTimeout"], 1);
+    assert!(json["plants"][1].get("caughtByTimeout").is_none());
+
+    // A plant caught by timeout that is not caught contradicts itself.
+    trial.caught_by.remove(&0);
+    let error = Report::builder("c", "repro", gates)
+        .plant(plant(1))
+        .plant(plant(2))
+        .trial(trial)
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, ReportError::TimeoutNotCaught { trial: 1, index: 0 }), "{error}");
 }

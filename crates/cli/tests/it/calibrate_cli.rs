@@ -2154,3 +2154,214 @@ fn realistic_plants_come_from_the_realistic_profile() {
         });
     assert!(lines.values().all(|&n| n == 1), "one plant per line: {lines:?}");
 }
+
+// ---- scratch checkouts and jobs --------------------------------------------------------------
+
+#[test]
+fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo();
+    std::fs::write(repo.join("src/calc.py"), format!("{CALC}\n\ndef neg(x):\n    return -x\n")).unwrap();
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "neg"]);
+    let commit = String::from_utf8(git(&repo, &["rev-parse", "HEAD"]).stdout).unwrap().trim().to_owned();
+    let base = String::from_utf8(git(&repo, &["rev-parse", "HEAD^"]).stdout).unwrap().trim().to_owned();
+    let before = snapshot(&repo);
+    let seen = sandbox.path("env");
+    // A script next to the repository, named relative to where revcal starts (the sandbox):
+    // found there, although the reviewer runs in a checkout.
+    sandbox.script(
+        "review.sh",
+        &format!(
+            "{{ pwd; echo \"$REVCAL_REPO\"; echo \"$REVCAL_BASE\"; echo \"$REVCAL_COMMIT\"; echo \"$1\"; echo \"$CARGO_TARGET_DIR\"; echo \"GIT_DIR=$GIT_DIR\"; git rev-parse HEAD; git diff --name-only \"$1\"; }} > {}\necho '[]'",
+            seen.display()
+        ),
+    );
+    let plants = sandbox.plants();
+    let run = |extra: &[(&str, &str)]| {
+        let mut command = sandbox.command(&[
+            "-C",
+            "repo",
+            "--review-cmd",
+            "./review.sh {base}",
+            "--plants-file",
+            &plants,
+            "--scorer",
+            "repro",
+        ]);
+        command.current_dir(sandbox.root.path());
+        // As if revcal were run from a git hook of the user's repository.
+        command.env("GIT_DIR", repo.join(".git"));
+        for (key, value) in extra {
+            command.env(key, value);
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        std::fs::read_to_string(&seen).unwrap()
+    };
+    let seen_env = run(&[]);
+    let lines: Vec<&str> = seen_env.lines().collect();
+    let checkout = Path::new(lines[0]);
+    assert!(checkout.starts_with(sandbox.path("tmp")) && checkout.ends_with("tree"), "{seen_env}");
+    assert_eq!(Path::new(lines[1]), repo.canonicalize().unwrap(), "REVCAL_REPO names the user's repository");
+    assert_eq!((lines[2], lines[3], lines[4]), (base.as_str(), commit.as_str(), base.as_str()), "{seen_env}");
+    assert_eq!(
+        Path::new(lines[5]),
+        checkout.parent().unwrap().join("target"),
+        "a cargo target directory per slot"
+    );
+    assert_eq!(lines[6], "GIT_DIR=", "the user's GIT_DIR does not reach the reviewer");
+    assert_eq!(lines[7], commit, "git in the checkout is at the commit");
+    assert_eq!(lines[8..], ["src/calc.py"], "and sees the commit's change and the plants against the base");
+    // A target directory the user chose is left as it is.
+    let chosen = sandbox.path("target");
+    let seen_env = run(&[("CARGO_TARGET_DIR", chosen.to_str().unwrap())]);
+    assert_eq!(seen_env.lines().nth(5).map(Path::new), Some(chosen.as_path()));
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn paths_into_the_checkout_in_findings_are_made_relative_to_the_repository() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let judge_log = sandbox.path("judged");
+    let judge = sandbox.script(
+        "judge.sh",
+        &format!(
+            "req=$(cat); printf '%s\\n' \"$req\" >> {}; defect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/'); case \"$req\" in *\"text\\\":\\\"$defect\"*|*'\"text\":\"in src/calc.py: add subtracts'*) echo '{{\"match\": true}}';; *) echo '{{\"match\": false}}';; esac",
+            judge_log.display()
+        ),
+    );
+    let reviewer = sandbox.script(
+        "absolute.sh",
+        r#"printf '{"findings": [{"file": "%s/src/calc.py", "line": 2, "message": "in %s/src/calc.py: add subtracts", "repro": "grep -q \\"return a + b\\" %s/src/calc.py"}]}\n' "$PWD" "$PWD" "$PWD""#,
+    );
+    for scorer in [vec!["--scorer", "repro"], vec!["--scorer", "judge", "--judge-cmd", judge.as_str()]] {
+        let mut args = vec!["--review-cmd", reviewer.as_str(), "--plants-file"];
+        let plants = sandbox.plants();
+        args.push(&plants);
+        args.extend(scorer.iter().copied());
+        args.extend(["--min-recall", "0", "--json"]);
+        let output = sandbox.run(&args);
+        assert_eq!(output.status.code(), Some(0), "{scorer:?}: {}", stderr(&output));
+        let report = json(&output);
+        assert_eq!(report["caught"], 1, "{scorer:?}: {report}");
+        assert_eq!(report["plants"][0]["caughtBy"], "in src/calc.py: add subtracts", "{scorer:?}");
+        assert!(!stdout(&output).contains("revcal-run-"), "{scorer:?}: no slot path in the report");
+    }
+    let asked = std::fs::read_to_string(&judge_log).unwrap();
+    assert!(asked.contains(r#""file":"src/calc.py""#) && !asked.contains("revcal-run-"), "{asked}");
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn the_report_is_the_same_for_every_number_of_jobs() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // Reviews that finish in a different order every time, findings with absolute paths into
+    // the checkout, a repro and a judge: one review per plant, three trials.
+    let reviewer = sandbox.script(
+        "jittery.sh",
+        r#"sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 ))
+printf '{"findings": [
+  {"file": "%s/src/calc.py", "line": 2, "message": "add subtracts", "repro": "grep -q \\"return a + b\\" src/calc.py"},
+  {"file": "src/calc.py", "line": 6, "message": "adults at 18"},
+  {"file": "src/calc.py", "line": 10, "message": "first is the second item"}
+]}\n' "$PWD""#,
+    );
+    let calls = sandbox.path("calls");
+    let judge = sandbox.script(
+        "judge.sh",
+        &format!(
+            "req=$(cat); echo x >> {}; defect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/'); case \"$req\" in *\"text\\\":\\\"$defect\"*|*'\"text\":\"add subtracts'*|*'\"text\":\"first is the second'*) echo '{{\"match\": true}}';; *) echo '{{\"match\": false}}';; esac",
+            calls.display()
+        ),
+    );
+    let plants = sandbox.plants();
+    let run = |jobs: &str, extra: &[&str]| {
+        let _ = std::fs::remove_file(&calls);
+        let mut args = vec![
+            "--review-cmd",
+            reviewer.as_str(),
+            "--plants-file",
+            plants.as_str(),
+            "--judge-cmd",
+            judge.as_str(),
+            "--one-at-a-time",
+            "--trials",
+            "3",
+            "--min-recall",
+            "0",
+            "--json",
+            "--jobs",
+            jobs,
+        ];
+        args.extend(extra);
+        let output = sandbox.run(&args);
+        let asked = std::fs::read_to_string(&calls).map(|text| text.lines().count()).unwrap_or(0);
+        (output.status.code(), stdout(&output), asked, stderr(&output))
+    };
+    let (code, one, asked_one, log) = run("1", &[]);
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(json_text(&one)["caught"], 6, "{one}");
+    for jobs in ["2", "8"] {
+        let (code, many, asked, log) = run(jobs, &[]);
+        assert_eq!(code, Some(0), "{log}");
+        assert_eq!(many, one, "--jobs {jobs} and --jobs 1 print the same report");
+        assert_eq!(asked, asked_one, "--jobs {jobs}: the judge was asked the same questions");
+    }
+    // A budget that runs out: the same questions fall past it, whatever the jobs.
+    let (code, one, _, log) = run("1", &["--max-judge-calls", "7"]);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(json_text(&one)["judgeErrors"].as_u64().unwrap() > 0, "{one}");
+    let (code, many, _, log) = run("8", &["--max-judge-calls", "7"]);
+    assert_eq!(code, Some(1), "{log}");
+    assert_eq!(many, one, "the budget gives the same report for every number of jobs");
+    assert_untouched(&sandbox, &before);
+}
+
+fn json_text(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn with_two_jobs_two_reviews_run_at_once_each_in_its_own_checkout() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let meeting = sandbox.path("meeting");
+    std::fs::create_dir_all(&meeting).unwrap();
+    // Each review waits (up to 30 s) until the other one has started too.
+    let reviewer = sandbox.script(
+        "meet.sh",
+        &format!(
+            "pwd > {0}/cwd.$$\nn=0\nwhile [ $(ls {0} | grep -c cwd) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\nls {0} | grep -c cwd > {0}/saw.$$\necho '[]'",
+            meeting.display()
+        ),
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--trials",
+        "2",
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let mut saw = Vec::new();
+    let mut checkouts = Vec::new();
+    for entry in std::fs::read_dir(&meeting).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+        if path.file_name().unwrap().to_string_lossy().starts_with("saw") {
+            saw.push(text);
+        } else {
+            checkouts.push(text);
+        }
+    }
+    assert_eq!(saw, ["2", "2"], "each review saw the other one running");
+    assert_ne!(checkouts[0], checkouts[1], "in checkouts of their own");
+    assert_untouched(&sandbox, &before);
+}
