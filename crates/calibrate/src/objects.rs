@@ -9,7 +9,9 @@
 //! stays in the user's repository (`REVCAL_REPO`), to read.
 
 use crate::error::CalibrateError;
+use crate::tree::retrying;
 use gix::ObjectId;
+use gix::zlib::stream::deflate::{Compress, FlushCompress};
 use std::collections::HashSet;
 use std::fs;
 use std::io::Write;
@@ -74,7 +76,7 @@ fn objects_of(
     commit: ObjectId,
 ) -> Result<(Vec<ObjectId>, Vec<ObjectId>), CalibrateError> {
     let git = |operation: &'static str| move |e| CalibrateError::git(operation, e);
-    let found = repo.find_commit(commit).map_err(git("read the commit"))?;
+    let found = retrying(|| repo.find_commit(commit)).map_err(git("read the commit"))?;
     let parents: Vec<ObjectId> = found.parent_ids().map(|id| id.detach()).collect();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut order = Vec::new();
@@ -95,7 +97,7 @@ fn objects_of(
             continue;
         }
         order.push(tree);
-        let found = repo.find_tree(tree).map_err(git("read a tree"))?;
+        let found = retrying(|| repo.find_tree(tree)).map_err(git("read a tree"))?;
         let decoded = found.decode().map_err(git("decode a tree"))?;
         for entry in &decoded.entries {
             let id = entry.oid.to_owned();
@@ -131,13 +133,12 @@ pub(crate) fn write_pack(
     // (id, offset, crc32) of each entry.
     let mut entries: Vec<(ObjectId, u64, u32)> = Vec::with_capacity(ids.len());
     let mut compressed = Vec::new();
+    // One compressor for every object: setting one up zeroes a few hundred KiB.
+    let mut compressor = Compress::new(gix::zlib::Compression::BEST_SPEED);
     for id in ids {
-        let object = repo.find_object(id).map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
-        compressed.clear();
-        let mut deflate =
-            gix::zlib::stream::deflate::Write::new(&mut compressed, gix::zlib::Compression::BEST_SPEED);
-        deflate.write_all(&object.data).and_then(|()| deflate.flush()).map_err(failed)?;
-        drop(deflate);
+        let object = retrying(|| repo.find_object(id))
+            .map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
+        deflate(&mut compressor, &object.data, &mut compressed).map_err(failed)?;
         let header = entry_header(object.kind, object.data.len() as u64);
         let mut crc = crc32fast::Hasher::new();
         crc.update(&header);
@@ -154,6 +155,30 @@ pub(crate) fn write_pack(
     fs::rename(&staged, &final_pack).map_err(|e| CalibrateError::io("write", &final_pack, e))?;
     tracing::debug!(objects = entries.len(), pack = %final_pack.display(), "object store of the checkouts written");
     Ok(parents)
+}
+
+/// `input` as one zlib stream in `out`, by `compressor` (reset first).
+fn deflate(compressor: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    compressor.reset();
+    out.clear();
+    let mut buffer = [0u8; 32 * 1024];
+    let mut consumed = 0usize;
+    loop {
+        let (read, written) = (compressor.total_in(), compressor.total_out());
+        let status = compressor
+            .compress(&input[consumed..], &mut buffer, FlushCompress::Finish)
+            .map_err(std::io::Error::other)?;
+        consumed += usize::try_from(compressor.total_in() - read).map_err(std::io::Error::other)?;
+        let produced = usize::try_from(compressor.total_out() - written).map_err(std::io::Error::other)?;
+        out.extend_from_slice(&buffer[..produced]);
+        match status {
+            gix::zlib::Status::StreamEnd => return Ok(()),
+            _ if produced == 0 && consumed >= input.len() && compressor.total_in() == read => {
+                return Err(std::io::Error::other("the compressor made no progress"));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Writes a version 2 pack index (gitformat-pack(5)) of `entries`, sorted by id.
@@ -204,6 +229,20 @@ fn write_index(path: &Path, entries: &[(ObjectId, u64, u32)], pack: ObjectId) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_compressor_gives_a_whole_zlib_stream_per_object() {
+        let mut compressor = Compress::new(gix::zlib::Compression::BEST_SPEED);
+        let mut out = Vec::new();
+        for input in [b"".to_vec(), b"hello hello hello".to_vec(), vec![7u8; 200_000]] {
+            deflate(&mut compressor, &input, &mut out).unwrap();
+            let mut inflated = vec![0u8; input.len() + 16];
+            let mut state = gix::zlib::Decompress::new();
+            let status = state.decompress(&out, &mut inflated, gix::zlib::FlushDecompress::Finish).unwrap();
+            assert_eq!(status, gix::zlib::Status::StreamEnd);
+            assert_eq!(&inflated[..state.total_out() as usize], &input[..]);
+        }
+    }
 
     #[test]
     fn entry_headers_carry_type_and_size_seven_bits_at_a_time() {

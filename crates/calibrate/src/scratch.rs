@@ -136,9 +136,8 @@ impl<'a> Scratch<'a> {
         for dir in [&root, &tmp] {
             fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
         }
-        for path in self.tree.entries().keys() {
-            crate::slots::write_entry(self.tree, &root, path, None)?;
-        }
+        let paths = self.tree.entries().keys().map(String::as_str);
+        crate::slots::write_entries(self.tree, &root, paths, &std::collections::BTreeMap::new())?;
         tracing::debug!(files = self.tree.entries().len(), dir = %self.dir.display(), "scratch copy made");
         // Commands get a temporary directory of their own beside the copy: with the sandbox
         // on, the copy and this are all they may write to.

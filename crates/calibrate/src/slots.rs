@@ -114,17 +114,14 @@ impl Slot {
             tree.entries().get(path).map(|entry| Content::Entry(entry.id, entry.kind))
         };
         let kept = self.sweep(&root, tree, &expected).map_err(|e| CalibrateError::io("reset", &root, e))?;
-        let mut written = 0usize;
-        for (path, entry) in tree.entries() {
-            if kept.contains(path.as_str()) {
-                continue;
+        let missing = tree.entries().keys().filter(|path| !kept.contains(path.as_str())).map(String::as_str);
+        let written = write_entries(tree, &root, missing, planted)?;
+        for (path, meta) in &written {
+            if let (Some(meta), Some(content)) = (meta, expected(path)) {
+                self.written.insert(path.clone(), (content, Stamp::of(meta)));
             }
-            let content = expected(path).unwrap_or(Content::Entry(entry.id, entry.kind));
-            if let Some(meta) = write_entry(tree, &root, path, planted.get(path).map(Vec::as_slice))? {
-                self.written.insert(path.clone(), (content, Stamp::of(&meta)));
-            }
-            written += 1;
         }
+        let written = written.len();
         copy_dir(git, &dot_git).map_err(|e| CalibrateError::io("copy git metadata into", &dot_git, e))?;
         tracing::debug!(slot = self.number, kept = kept.len(), written, "checkout prepared");
         Ok(())
@@ -183,42 +180,151 @@ impl Slot {
     }
 }
 
-/// Writes the entry of `tree` at `path` beneath `root` (`planted` bytes in place of a file's
-/// own), making its directories; the metadata of what was written (none for a submodule's
-/// empty directory).
-pub(crate) fn write_entry(
-    tree: &CommitTree,
+/// What is written at a path of a checkout.
+enum Payload {
+    /// An empty directory (a submodule).
+    Directory,
+    /// A symbolic link to this target.
+    Link(Vec<u8>),
+    /// A regular file with these bytes and mode.
+    File(Vec<u8>, u32),
+}
+
+/// What `path` of `tree` holds (`planted` bytes in place of a file's own).
+fn payload(tree: &CommitTree, path: &str, planted: Option<&[u8]>) -> Result<Option<Payload>, CalibrateError> {
+    let Some(entry) = tree.entries().get(path) else { return Ok(None) };
+    Ok(Some(match entry.kind {
+        EntryKind::Submodule => Payload::Directory,
+        EntryKind::Link => Payload::Link(tree.blob(entry.id)?),
+        EntryKind::File | EntryKind::Executable => {
+            let mode = if entry.kind == EntryKind::Executable { 0o755 } else { 0o644 };
+            let bytes = match planted {
+                Some(bytes) => bytes.to_vec(),
+                None => tree.blob(entry.id)?,
+            };
+            Payload::File(bytes, mode)
+        }
+    }))
+}
+
+/// Writes `payload` at `path` beneath `root`, making its directories (those in `made` exist
+/// already; the ones made are added); the metadata of what was written (none for a
+/// directory). Nothing may be at the path: a link there is never written through.
+fn write_payload(
     root: &Path,
     path: &str,
-    planted: Option<&[u8]>,
+    payload: Payload,
+    made: &mut HashSet<PathBuf>,
 ) -> Result<Option<fs::Metadata>, CalibrateError> {
-    let Some(entry) = tree.entries().get(path) else { return Ok(None) };
+    use std::os::unix::fs::OpenOptionsExt;
     let target = root.join(path);
-    if let Some(parent) = target.parent() {
+    if let Some(parent) = target.parent().filter(|parent| !made.contains(*parent)) {
         fs::create_dir_all(parent).map_err(|e| CalibrateError::io("create", parent, e))?;
+        made.insert(parent.to_path_buf());
     }
     let failed = |e| CalibrateError::io("write", &target, e);
-    match entry.kind {
-        EntryKind::Submodule => {
+    match payload {
+        Payload::Directory => {
             fs::create_dir_all(&target).map_err(failed)?;
-            return Ok(None);
+            Ok(None)
         }
-        EntryKind::Link => {
-            let bytes = tree.blob(entry.id)?;
-            let link = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&bytes);
+        Payload::Link(to) => {
+            let link = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&to);
             std::os::unix::fs::symlink(link, &target).map_err(failed)?;
+            fs::symlink_metadata(&target).map(Some).map_err(failed)
         }
-        EntryKind::File | EntryKind::Executable => {
-            match planted {
-                Some(bytes) => fs::write(&target, bytes),
-                None => fs::write(&target, tree.blob(entry.id)?),
+        Payload::File(bytes, mode) => {
+            // One open, write and stat per file; a chmod only when the umask took bits away.
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .open(&target)
+                .map_err(failed)?;
+            std::io::Write::write_all(&mut file, &bytes).map_err(failed)?;
+            let meta = file.metadata().map_err(failed)?;
+            if meta.permissions().mode() & 0o777 == mode {
+                return Ok(Some(meta));
             }
-            .map_err(failed)?;
-            let mode = if entry.kind == EntryKind::Executable { 0o755 } else { 0o644 };
-            fs::set_permissions(&target, fs::Permissions::from_mode(mode)).map_err(failed)?;
+            file.set_permissions(fs::Permissions::from_mode(mode)).map_err(failed)?;
+            file.metadata().map(Some).map_err(failed)
         }
     }
-    fs::symlink_metadata(&target).map(Some).map_err(failed)
+}
+
+/// Below this many files a batch is written on the calling thread alone.
+const PARALLEL_FROM: usize = 256;
+/// The most files, and bytes, read into memory before they are written.
+const BATCH_FILES: usize = 4096;
+const BATCH_BYTES: usize = 64 << 20;
+
+/// Writes the entries of `tree` at `paths` beneath `root` (`planted` bytes in place of the
+/// files' own); each path with the metadata of what was written. The commit's objects are read
+/// on the calling thread, in order, a batch at a time; each batch is written by up to four
+/// threads (on most file systems, creating a file costs more than reading its blob).
+pub(crate) fn write_entries<'p>(
+    tree: &CommitTree,
+    root: &Path,
+    paths: impl Iterator<Item = &'p str>,
+    planted: &BTreeMap<String, Vec<u8>>,
+) -> Result<Vec<(String, Option<fs::Metadata>)>, CalibrateError> {
+    let writers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(4);
+    let mut written = Vec::new();
+    let mut batch: Vec<(&str, Payload)> = Vec::new();
+    let mut bytes = 0usize;
+    for path in paths {
+        let Some(payload) = payload(tree, path, planted.get(path).map(Vec::as_slice))? else { continue };
+        bytes += match &payload {
+            Payload::File(content, _) | Payload::Link(content) => content.len(),
+            Payload::Directory => 0,
+        };
+        batch.push((path, payload));
+        if batch.len() >= BATCH_FILES || bytes >= BATCH_BYTES {
+            written.extend(write_batch(root, std::mem::take(&mut batch), writers)?);
+            bytes = 0;
+        }
+    }
+    written.extend(write_batch(root, batch, writers)?);
+    Ok(written)
+}
+
+/// Writes `batch` beneath `root`, split among `writers` threads when it is large.
+fn write_batch(
+    root: &Path,
+    batch: Vec<(&str, Payload)>,
+    writers: usize,
+) -> Result<Vec<(String, Option<fs::Metadata>)>, CalibrateError> {
+    let write_all =
+        |part: Vec<(&str, Payload)>| -> Result<Vec<(String, Option<fs::Metadata>)>, CalibrateError> {
+            let mut made = HashSet::new();
+            part.into_iter()
+                .map(|(path, payload)| Ok((path.to_owned(), write_payload(root, path, payload, &mut made)?)))
+                .collect()
+        };
+    if batch.len() < PARALLEL_FROM || writers < 2 {
+        return write_all(batch);
+    }
+    let size = batch.len().div_ceil(writers);
+    let mut parts: Vec<Vec<(&str, Payload)>> = Vec::with_capacity(writers);
+    let mut rest = batch.into_iter();
+    loop {
+        let part: Vec<(&str, Payload)> = rest.by_ref().take(size).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.push(part);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts.into_iter().map(|part| scope.spawn(|| write_all(part))).collect();
+        let mut written = Vec::new();
+        for handle in handles {
+            match handle.join() {
+                Ok(result) => written.extend(result?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok(written)
+    })
 }
 
 /// Gives the owner full permission on `dir` itself when a reviewer took it away.
@@ -370,5 +476,35 @@ mod tests {
             modified(&root.join("src/a.rs")) > untouched,
             "a file that changed gets a new time (builds see it)"
         );
+    }
+
+    #[test]
+    fn a_large_checkout_is_written_whole_by_several_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        for i in 0..700 {
+            let file = repo.join(format!("d{}/f{i}.txt", i % 7));
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            fs::write(&file, format!("file {i}\n")).unwrap();
+        }
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", "many"]);
+        let opened = gix::open(&repo).unwrap();
+        let tree_id = opened.head_commit().unwrap().tree_id().unwrap().detach();
+        let tree = CommitTree::read(opened, tree_id).unwrap();
+        let template = dir.path().join("template");
+        fs::create_dir_all(&template).unwrap();
+        let mut slot = Slot::new(dir.path(), 1);
+        let planted: BTreeMap<String, Vec<u8>> = [("d3/f10.txt".to_owned(), b"planted\n".to_vec())].into();
+        slot.prepare(&tree, &template, &planted).unwrap();
+        for i in 0..700 {
+            let expected = if i == 10 { "planted\n".to_owned() } else { format!("file {i}\n") };
+            assert_eq!(
+                fs::read_to_string(slot.tree().join(format!("d{}/f{i}.txt", i % 7))).unwrap(),
+                expected
+            );
+        }
+        assert_eq!(slot.written.len(), 700, "every file is known, for the next reset");
     }
 }

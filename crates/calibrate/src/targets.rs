@@ -85,8 +85,7 @@ impl Repository {
             .repo
             .rev_parse_single(rev)
             .map_err(|e| CalibrateError::git(format!("resolve `{rev}`"), e))?;
-        let commit = id
-            .object()
+        let commit = crate::tree::retrying(|| id.object())
             .map_err(git_error("read the object"))?
             .peel_to_commit()
             .map_err(|e| CalibrateError::git(format!("read `{rev}` as a commit"), e))?;
@@ -94,8 +93,7 @@ impl Repository {
         let base = commit.parent_ids().next().map(|parent| parent.detach());
         let base_tree = match base {
             Some(parent) => Some(
-                self.repo
-                    .find_commit(parent)
+                crate::tree::retrying(|| self.repo.find_commit(parent))
                     .map_err(git_error("read the first parent"))?
                     .tree_id()
                     .map_err(git_error("read the first parent's tree"))?
@@ -143,7 +141,7 @@ impl Repository {
         &self,
         id: gix::ObjectId,
     ) -> Result<Vec<(String, gix::object::tree::EntryMode, gix::ObjectId)>, CalibrateError> {
-        let tree = self.repo.find_tree(id).map_err(git_error("read a tree"))?;
+        let tree = crate::tree::retrying(|| self.repo.find_tree(id)).map_err(git_error("read a tree"))?;
         let decoded = tree.decode().map_err(git_error("decode a tree"))?;
         Ok(decoded
             .entries

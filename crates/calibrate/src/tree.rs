@@ -10,6 +10,23 @@ use crate::input::InputError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// `read`, tried again after a pause when it fails, up to four more times (about 1.5 s in
+/// all): a `git gc` running in the repository (git starts one in the background after a
+/// commit that leaves many loose objects) packs loose objects and removes them, and an object
+/// looked for at that moment is found again once gix sees the new pack.
+pub(crate) fn retrying<T, E: std::fmt::Display>(mut read: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    let mut pause = std::time::Duration::from_millis(100);
+    for _ in 0..4 {
+        match read() {
+            Ok(value) => return Ok(value),
+            Err(error) => tracing::debug!("reading git's objects failed, trying again: {error}"),
+        }
+        std::thread::sleep(pause);
+        pause *= 2;
+    }
+    read()
+}
+
 /// What a path of the commit holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EntryKind {
@@ -64,7 +81,7 @@ impl CommitTree {
         let mut directories = BTreeSet::new();
         let mut pending = vec![(String::new(), tree)];
         while let Some((prefix, id)) = pending.pop() {
-            let tree = repo.find_tree(id).map_err(|e| CalibrateError::git("read a tree", e))?;
+            let tree = retrying(|| repo.find_tree(id)).map_err(|e| CalibrateError::git("read a tree", e))?;
             let decoded = tree.decode().map_err(|e| CalibrateError::git("decode a tree", e))?;
             for entry in &decoded.entries {
                 let Ok(name) = std::str::from_utf8(entry.filename) else {
@@ -106,7 +123,8 @@ impl CommitTree {
 
     /// The bytes of the blob `id`.
     pub(crate) fn blob(&self, id: gix::ObjectId) -> Result<Vec<u8>, CalibrateError> {
-        let blob = self.repo.find_blob(id).map_err(|e| CalibrateError::git(format!("read blob {id}"), e))?;
+        let blob = retrying(|| self.repo.find_blob(id))
+            .map_err(|e| CalibrateError::git(format!("read blob {id}"), e))?;
         Ok(blob.data.clone())
     }
 
@@ -176,9 +194,7 @@ impl crate::plants::Sources for CommitTree {
             }
             Err(error) => return Err(InputError::Io(std::io::Error::other(error.to_string()))),
         };
-        let header = self
-            .repo
-            .find_header(entry.id)
+        let header = retrying(|| self.repo.find_header(entry.id))
             .map_err(|e| InputError::Io(std::io::Error::other(e.to_string())))?;
         if header.size() > limit {
             return Err(InputError::TooLarge { limit });
