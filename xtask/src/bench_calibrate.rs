@@ -203,7 +203,8 @@ fn generate(repo: &Path) -> Result<()> {
     git(repo, &["commit", "-q", "-a", "-m", "three changed Rust files"])
 }
 
-fn git(repo: &Path, args: &[&str]) -> Result<()> {
+/// Runs git in `repo` with a fixed identity and no signing.
+pub(crate) fn git(repo: &Path, args: &[&str]) -> Result<()> {
     let status = Command::new("git")
         .args([
             "-c",

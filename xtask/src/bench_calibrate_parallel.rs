@@ -7,6 +7,7 @@
 //! (72 x 2 s / 8, plus the judge's questions x 0.5 s / 8), target at most 1.25 x the ideal,
 //! then runs `--jobs 1` and checks that both print the same JSON report, byte for byte.
 
+use crate::bench_calibrate::git;
 use anyhow::{Context, Result, bail};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -22,19 +23,6 @@ const JOBS: usize = 8;
 const REVIEW: Duration = Duration::from_secs(2);
 const ANSWER: Duration = Duration::from_millis(500);
 const TARGET_RATIO: f64 = 1.25;
-
-/// Every variable that configures the built-in judge: the bench sets its own.
-const JUDGE_VARIABLES: [&str; 9] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_BASE_URL",
-    "REVCAL_JUDGE_PROVIDER",
-    "REVCAL_JUDGE_MODEL",
-];
 
 /// Runs the benchmark.
 pub(crate) fn run(root: &Path) -> Result<ExitCode> {
@@ -62,15 +50,21 @@ pub(crate) fn run(root: &Path) -> Result<ExitCode> {
             .arg("--plants-file")
             .arg(dir.path().join("plants.yaml"))
             .args(["--one-at-a-time", "--trials", &TRIALS.to_string(), "--jobs", &jobs.to_string()])
-            .args(["--no-judge-cache", "--min-recall", "0", "--json", "--quiet"])
+            .args([
+                "--judge-provider",
+                "openai",
+                "--no-judge-cache",
+                "--min-recall",
+                "0",
+                "--json",
+                "--quiet",
+            ])
             .current_dir(&repo)
             .env("OPENAI_API_KEY", "bench")
             .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+            .env_remove("REVCAL_JUDGE_MODEL")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for variable in JUDGE_VARIABLES.iter().filter(|v| !v.starts_with("OPENAI")) {
-            command.env_remove(variable);
-        }
         let started = Instant::now();
         let output = command.output().context("cannot run revcal")?;
         let elapsed = started.elapsed();
@@ -140,25 +134,6 @@ fn generate(repo: &Path, plants: &Path) -> Result<()> {
     git(repo, &["add", "."])?;
     git(repo, &["commit", "-q", "-m", "app"])?;
     std::fs::write(plants, entries)?;
-    Ok(())
-}
-
-fn git(repo: &Path, args: &[&str]) -> Result<()> {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@revcal.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(repo)
-        .status()?;
-    if !status.success() {
-        bail!("git {} failed", args.join(" "));
-    }
     Ok(())
 }
 

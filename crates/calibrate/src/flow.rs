@@ -469,15 +469,10 @@ impl Calibration {
         }
         let valid: Vec<&Plant> = plants.iter().zip(&excluded).filter(|(_, x)| !**x).map(|(p, _)| p).collect();
         if valid.len() < self.min_plants || valid.is_empty() {
-            let count = |runaway: bool| {
-                excluded_reasons
-                    .iter()
-                    .filter(|reason| {
-                        matches!(reason, Some(Exclusion::Runaway(_))) == runaway && reason.is_some()
-                    })
-                    .count()
-            };
-            let (runaway, unbuildable) = (count(true), count(false));
+            let runaway =
+                excluded_reasons.iter().filter(|r| matches!(r, Some(Exclusion::Runaway(_)))).count();
+            let unbuildable =
+                excluded_reasons.iter().filter(|r| matches!(r, Some(Exclusion::Build(_)))).count();
             return Err(CalibrateError::TooFewPlants {
                 valid: valid.len(),
                 equivalent: excluded.iter().filter(|x| **x).count() - runaway - unbuildable,

@@ -101,6 +101,13 @@ impl Slot {
     ) -> Result<(), CalibrateError> {
         let root = self.tree();
         let tmp = self.tmp();
+        // A reviewer may have put a link in place of its slot or its checkout (pointing at a
+        // directory of yours): the link goes, and nothing below is walked or removed through it.
+        for dir in [&self.dir, &root] {
+            if fs::symlink_metadata(dir).is_ok_and(|meta| !meta.is_dir()) {
+                remove_tree(dir).map_err(|e| CalibrateError::io("remove", dir, e))?;
+            }
+        }
         remove_tree(&tmp).map_err(|e| CalibrateError::io("empty", &tmp, e))?;
         for dir in [&root, &self.target_dir(), &tmp] {
             fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
@@ -450,7 +457,8 @@ mod tests {
         let untouched = modified(&root.join("src/deep/b.rs"));
 
         // What a hostile review leaves: an edit, a new file, a link in a file's place, a
-        // locked directory, a changed `.git`.
+        // locked directory, a changed `.git`; and the checkout itself replaced by a link to a
+        // directory that must not be touched.
         fs::write(root.join("run.sh"), "rm -rf /\n").unwrap();
         fs::write(root.join("src/new.rs"), "new").unwrap();
         fs::remove_file(root.join("src/a.rs")).unwrap();
@@ -476,6 +484,18 @@ mod tests {
             modified(&root.join("src/a.rs")) > untouched,
             "a file that changed gets a new time (builds see it)"
         );
+
+        let precious = dir.path().join("precious");
+        fs::create_dir_all(precious.join(".git")).unwrap();
+        fs::write(precious.join("keep"), "keep").unwrap();
+        let moved = dir.path().join("moved");
+        fs::rename(&root, &moved).unwrap();
+        std::os::unix::fs::symlink(&precious, &root).unwrap();
+        slot.prepare(&tree, &git_template, &BTreeMap::new()).unwrap();
+        assert_eq!(fs::read_to_string(precious.join("keep")).unwrap(), "keep");
+        assert!(precious.join(".git").is_dir(), "nothing is removed through a link");
+        assert!(fs::symlink_metadata(&root).unwrap().is_dir());
+        crate::rundir::remove_tree(&moved).unwrap();
     }
 
     #[test]

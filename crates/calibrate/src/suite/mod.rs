@@ -205,15 +205,16 @@ pub fn run_units(
             }
             let Ok((position, outcome)) = receiver.recv() else { break };
             running -= 1;
-            if let Err(UnitFailure::Interrupted(_)) = &outcome {
-                if let Err(UnitFailure::Interrupted(error)) = outcome {
+            match outcome {
+                Err(UnitFailure::Interrupted(error)) => {
                     interrupted.get_or_insert(error);
                 }
-                continue;
+                outcome => {
+                    let unit = units[position];
+                    outcomes[position] = Some(outcome);
+                    report_failure(&suite.entries[unit.entry], unit, outcomes[position].as_ref(), on_event);
+                }
             }
-            let unit = units[position];
-            outcomes[position] = Some(outcome);
-            report_failure(&suite.entries[unit.entry], unit, outcomes[position].as_ref(), on_event);
         }
     });
     if let Some(error) = interrupted {
