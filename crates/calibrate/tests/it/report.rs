@@ -584,3 +584,34 @@ fn catches_by_timeout_are_counted_apart_and_only_where_the_plant_is_caught() {
         .unwrap_err();
     assert!(matches!(error, ReportError::TimeoutNotCaught { trial: 1, index: 0 }), "{error}");
 }
+
+#[test]
+fn runaway_and_unbuildable_plants_are_named_so_in_junit_and_html_not_equivalent() {
+    let plant = |line| Plant::new("src/lib.rs", line, "arithmetic", "op", "a + b", "a - b");
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(0, "wrong sum".into());
+    trial.caught_by_timeout.insert(0);
+    trial.findings = vec![FindingOutcome::TruePositive(0)];
+    let report = Report::builder("c", "repro", gates(0.5))
+        .plant(plant(1))
+        .runaway_plant(plant(2), "its witness ran past its time limit with the plant applied, twice")
+        .unbuildable_plant(plant(3), "`cargo check` fails with the plant applied (exit code 101)")
+        .excluded_plant(plant(4))
+        .trial(trial)
+        .build()
+        .unwrap();
+    let xml = render_junit(&report);
+    assert_eq!(xml.matches("equivalent mutant").count(), 1, "{xml}");
+    assert!(xml.contains(r#"<skipped message="runaway: its witness ran past its time limit"#), "{xml}");
+    assert!(xml.contains(r#"<skipped message="build: `cargo check` fails"#), "{xml}");
+    for property in
+        ["runawayExcluded\" value=\"1", "buildExcluded\" value=\"1", "caughtByTimeout\" value=\"1"]
+    {
+        assert!(xml.contains(property), "{property}: {xml}");
+    }
+    let html = render_html(&report);
+    assert_eq!(html.matches("an equivalent mutant").count(), 1, "{html}");
+    assert!(html.contains("Excluded as a runaway: its witness ran past its time limit"), "{html}");
+    assert!(html.contains("Excluded for breaking the build: `cargo check` fails"), "{html}");
+    assert!(html.contains("Runaway plants excluded") && html.contains("Caught by timeout"), "{html}");
+}
