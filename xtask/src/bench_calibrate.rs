@@ -213,6 +213,10 @@ pub(crate) fn git(repo: &Path, args: &[&str]) -> Result<()> {
             "user.email=bench@revcal.invalid",
             "-c",
             "commit.gpgsign=false",
+            // No `git gc --auto` in the background (10,000 loose objects start one): it would
+            // pack the objects while they are read, and write after the repository is removed.
+            "-c",
+            "gc.auto=0",
         ])
         .args(args)
         .current_dir(repo)
