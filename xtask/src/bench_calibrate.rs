@@ -18,8 +18,8 @@ const REVIEWER: &str = "echo '[]'";
 /// The files the commit under calibration changes.
 const CHANGED: [&str; 3] = ["pkg001/m100.rs", "pkg050/m5000.rs", "pkg099/m9900.rs"];
 
-/// Runs the benchmark.
-pub(crate) fn run(root: &Path) -> Result<ExitCode> {
+/// Builds the release binary of `revcal` and gives its path.
+pub(crate) fn release_binary(root: &Path) -> Result<PathBuf> {
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "-q", "-p", "revcal-cli", "--bin", "revcal"])
         .current_dir(root)
@@ -30,7 +30,12 @@ pub(crate) fn run(root: &Path) -> Result<ExitCode> {
     }
     let target_dir =
         std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
-    let revcal = target_dir.join("release/revcal");
+    Ok(target_dir.join("release/revcal"))
+}
+
+/// Runs the benchmark.
+pub(crate) fn run(root: &Path) -> Result<ExitCode> {
+    let revcal = release_binary(root)?;
     let repo = std::env::temp_dir().join(format!("revcal-bench-calibrate-{}", std::process::id()));
     let outcome = measure(&revcal, &repo);
     let _ = std::fs::remove_dir_all(&repo);
@@ -198,7 +203,8 @@ fn generate(repo: &Path) -> Result<()> {
     git(repo, &["commit", "-q", "-a", "-m", "three changed Rust files"])
 }
 
-fn git(repo: &Path, args: &[&str]) -> Result<()> {
+/// Runs git in `repo` with a fixed identity and no signing.
+pub(crate) fn git(repo: &Path, args: &[&str]) -> Result<()> {
     let status = Command::new("git")
         .args([
             "-c",
@@ -207,6 +213,10 @@ fn git(repo: &Path, args: &[&str]) -> Result<()> {
             "user.email=bench@revcal.invalid",
             "-c",
             "commit.gpgsign=false",
+            // No `git gc --auto` in the background (10,000 loose objects start one): it would
+            // pack the objects while they are read, and write after the repository is removed.
+            "-c",
+            "gc.auto=0",
         ])
         .args(args)
         .current_dir(repo)

@@ -4,12 +4,14 @@
 //!   checked-in file is stale.
 //! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
 //! - `ci`: run `.ci/run`, exactly what CI runs.
-//! - `bench [rubrics|mutate|calibrate|elo|score]`: run a benchmark; each prints its baseline and ratio.
+//! - `bench [rubrics|mutate|calibrate|calibrate-parallel|elo|score|suite]`: run a benchmark; each prints its
+//!   baseline and ratio.
 //! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`; `fuzz --seeds`
 //!   re-derives the committed seeds.
 //! - `man [OUT_DIR]`: write a man page per command.
 
 mod bench_calibrate;
+mod bench_calibrate_parallel;
 mod bench_mutate;
 mod bench_suite;
 mod fuzz;
@@ -25,11 +27,13 @@ usage: cargo xtask <task>
 tasks:
   schema [--check]   write rubrics/schema.json from the Rust types; --check fails when it is stale
   lint-rubrics       lint the shipped rubrics with warnings denied
-  ci                 run .ci/run (format, clippy, tests, schema check, rubric lint)
+  ci                 run .ci/run (format, clippy, tests, schema check, rubric lint, the demo under load)
   bench [rubrics]    rubric get latency percentiles and lint time over 1,000 rubrics
   bench elo          signed-message ingest rate and the leaderboard over 1,000,000 scored reviews
   bench score        review parsing (with positions) and scoring, next to a plain JSON parse
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
+  bench calibrate-parallel  72 reviews of 2 s and a judge answering in 0.5 s with --jobs 8, against
+                     the ideal (target <= 1.25x), and the report of --jobs 1 compared byte for byte
   bench suite        a 50-entry suite unsharded, as 50 and 5 shards, and merged: each shard's start-up cost
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
                      `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
@@ -65,6 +69,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
                 cargo(&root, &["bench", "-p", "revcal-rubric-repo", "--bench", "repository"])
             }
             Some("calibrate") => bench_calibrate::run(&root),
+            Some("calibrate-parallel") => bench_calibrate_parallel::run(&root),
             Some("elo") => cargo(&root, &["bench", "-p", "revcal-elo", "--bench", "elo"]),
             Some("score") => cargo(&root, &["bench", "-p", "revcal-score", "--bench", "score"]),
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),

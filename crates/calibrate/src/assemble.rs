@@ -33,6 +33,9 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
             if let (Some(finding), Some(index)) = (caught_by, to_all(valid_index)) {
                 let text = trial.parsed.findings.get(*finding).map(|f| f.text.clone()).unwrap_or_default();
                 record.caught_by.insert(index, text);
+                if trial.scored.by_timeout.get(valid_index).copied().unwrap_or(false) {
+                    record.caught_by_timeout.insert(index);
+                }
             }
         }
         record.findings = trial

@@ -24,37 +24,17 @@ pub enum CalibrateError {
     /// No reviewer command was given.
     #[error("no reviewer command was given")]
     NoReviewer,
-    /// The directory is not inside a git work tree.
-    #[error(
-        "{} is not a git repository: calibration plants bugs only where git can prove the tree is restored",
-        path.display()
-    )]
+    /// The directory is not inside a git repository.
+    #[error("{} is not a git repository: calibration plants bugs in a commit", path.display())]
     NotARepository {
         /// The directory that was given.
         path: PathBuf,
-        /// Why it is not one (what gix said, or that the repository is bare).
+        /// Why it is not one (what gix said).
         #[source]
         source: BoxedError,
     },
-    /// Tracked files have uncommitted changes; nothing was touched.
-    #[error(
-        "the work tree has uncommitted changes ({}); commit or stash them first: calibration changes files and must be able to prove it put them back",
-        .files.join(", ")
-    )]
-    DirtyTree {
-        /// The changed paths, relative to the work tree (at most a handful).
-        files: Vec<String>,
-    },
-    /// A restore journal from an interrupted run is present.
-    #[error(
-        "a restore journal from an interrupted run is present at {}: recover the files it holds before calibrating again",
-        .journal.display()
-    )]
-    JournalPresent {
-        /// The journal directory.
-        journal: PathBuf,
-    },
-    /// Another calibration runs in this repository: it holds the restore journal.
+    /// A calibration of an earlier release still runs in this repository and holds its
+    /// restore journal: its run restores the files itself.
     #[error(
         "another calibration (process {pid}) is running in this repository and holds its restore journal at {}; wait for it to finish",
         .journal.display()
@@ -64,16 +44,6 @@ pub enum CalibrateError {
         pid: u32,
         /// The journal directory.
         journal: PathBuf,
-    },
-    /// The reviewer changed HEAD, the index or the stash (committing, staging or stashing the
-    /// plants); the work tree was restored, the rest is for the user to undo.
-    #[error(
-        "the reviewer changed the repository beyond its files; the work tree is restored, but:\n  - {}",
-        .changes.join("\n  - ")
-    )]
-    RepositoryChanged {
-        /// Each change, with the git command that undoes it.
-        changes: Vec<String>,
     },
     /// A git operation failed.
     #[error("git: cannot {operation}")]
@@ -104,7 +74,7 @@ pub enum CalibrateError {
     },
     /// A file named as a target breaks the rule for files calibration may write to.
     #[error(
-        "{path} cannot be planted in: {reason} (calibration plants only in files git tracks inside the work tree, reached without a symbolic link)"
+        "{path} cannot be planted in: {reason} (calibration plants only in regular files of the commit, reached without a symbolic link)"
     )]
     Untargetable {
         /// The path as it was given.
@@ -126,13 +96,19 @@ pub enum CalibrateError {
     },
     /// Fewer valid plants than required.
     #[error(
-        "fewer valid plants ({valid}, after {excluded} excluded as equivalent) than the minimum ({min}): a recall measured on so few bugs says nothing"
+        "fewer valid plants ({valid}, after excluding {}) than the minimum ({min}): a recall measured on so few bugs says nothing",
+        excluded_words(*equivalent, *runaway, *unbuildable)
     )]
     TooFewPlants {
-        /// Plants left after the witness check.
+        /// Plants left after the build and witness checks.
         valid: usize,
-        /// Plants excluded as equivalent.
-        excluded: usize,
+        /// Plants excluded as equivalent (their witness passes with the plant applied).
+        equivalent: usize,
+        /// Plants excluded as runaways (their witness or build ran past its time limit,
+        /// twice, or past the memory cap, with the plant applied).
+        runaway: usize,
+        /// Plants excluded because the build fails with them applied.
+        unbuildable: usize,
         /// The minimum asked for.
         min: usize,
     },
@@ -208,15 +184,16 @@ pub enum CalibrateError {
         #[source]
         source: std::io::Error,
     },
-    /// A signal asked the run to stop; the tree was restored.
-    #[error("interrupted by {name}; every planted file was restored")]
+    /// A signal asked the run to stop; every review was stopped and the run's scratch
+    /// checkouts removed (the user's repository was never written).
+    #[error("interrupted by {name}; every review was stopped and its scratch checkout removed")]
     Interrupted {
         /// The signal number.
         signal: i32,
         /// Its name (SIGINT, ...).
         name: &'static str,
     },
-    /// Restoring failed: the journal stays in place to recover from.
+    /// Restoring from a journal of an earlier release failed: the journal stays in place.
     #[error("could not restore {}; the restore journal is kept to recover from", path.display())]
     Restore {
         /// The file that could not be restored.
@@ -240,10 +217,10 @@ pub enum CalibrateError {
         /// The link.
         path: PathBuf,
     },
-    /// The signal handlers that restore the tree on SIGINT, SIGTERM, SIGHUP and every other
+    /// The signal handlers that stop the reviews on SIGINT, SIGTERM, SIGHUP and every other
     /// signal that would end the process could not be installed.
     #[error(
-        "cannot watch for the signals that end a process (SIGINT, SIGTERM, SIGHUP, ...), without which an interrupted run would leave bugs planted"
+        "cannot watch for the signals that end a process (SIGINT, SIGTERM, SIGHUP, ...), without which an interrupted run would leave reviewers running and scratch checkouts behind"
     )]
     Signals(#[source] std::io::Error),
     /// Any other I/O failure, with what was being done to which path.
@@ -293,6 +270,21 @@ impl CalibrateError {
     pub(crate) fn git(operation: impl Into<String>, source: impl Into<BoxedError>) -> CalibrateError {
         CalibrateError::Git { operation: operation.into(), source: source.into() }
     }
+}
+
+/// `2 as equivalent, 1 as a runaway` (or `none`).
+fn excluded_words(equivalent: usize, runaway: usize, unbuildable: usize) -> String {
+    let mut words = Vec::new();
+    if equivalent > 0 {
+        words.push(format!("{equivalent} as equivalent"));
+    }
+    if runaway > 0 {
+        words.push(format!("{runaway} as {}", if runaway == 1 { "a runaway" } else { "runaways" }));
+    }
+    if unbuildable > 0 {
+        words.push(format!("{unbuildable} breaking the build"));
+    }
+    if words.is_empty() { "none".to_owned() } else { words.join(", ") }
 }
 
 /// What each control is, for its failure message.

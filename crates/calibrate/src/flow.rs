@@ -1,27 +1,33 @@
 //! The calibration flow described in docs/calibration.md#the-flow, driven by
-//! [`Calibration::builder`]: refuse a dirty tree -> targets -> plants -> build check -> witness check ->
-//! controls -> journal -> plant -> review (K trials) -> restore -> parse findings -> score ->
-//! report.
+//! [`Calibration::builder`]: targets (from the commit's objects) -> plants -> build check ->
+//! witness check -> controls -> every review (rounds x trials) in a scratch checkout of its
+//! own, `--jobs` at once -> parse findings -> score -> report. Nothing is written to the
+//! user's repository.
 
 use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
-use crate::findings::{ParsedFindings, parse_findings};
-use crate::guard::{self, Guard, Lock, Recovered};
+use crate::findings::{Finding, ParsedFindings, parse_findings};
+use crate::guard::{self, Recovered};
+use crate::jobs::Jobs;
 use crate::judge::{Judge, JudgeError};
 use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs_with};
 use crate::report::{ControlOutcome, Controls};
 use crate::reviewer::{self, ReviewRun};
-use crate::scorers::{JudgeFailures, JudgeScorer, ReproScorer, StringScorer};
-use crate::scoring::{Scored, Scorer, ScorerKind, located_pairs, score_with_progress};
+use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
+use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
 use crate::scratch::Scratch;
 use crate::signals::SignalWatch;
-use crate::targets::{Repository, check_target, choose_targets};
-use std::collections::{BTreeMap, HashSet};
+use crate::targets::{Repository, choose_targets};
+use crate::tree::CommitTree;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A progress event, for a progress bar (the library never prints).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Progress {
     /// A stage begins; `total` steps when known.
     Stage {
@@ -32,6 +38,15 @@ pub enum Progress {
     },
     /// One step of the current stage is done.
     Step,
+    /// The reviews: how many run right now, and how many of all are finished.
+    Reviews {
+        /// Reviews running.
+        running: u64,
+        /// Reviews finished.
+        finished: u64,
+        /// Reviews in all (rounds x trials).
+        total: u64,
+    },
     /// The run is over (the bar can go).
     Done,
 }
@@ -42,8 +57,8 @@ pub enum Progress {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum BuildCheck {
-    /// `cargo check --all-targets` when a `Cargo.toml` is at the root of the work tree; no
-    /// check otherwise.
+    /// `cargo check --all-targets` when a `Cargo.toml` is at the root of the commit; no check
+    /// otherwise.
     #[default]
     Auto,
     /// No build check.
@@ -56,10 +71,10 @@ impl BuildCheck {
     /// The default command for a Rust project.
     pub const CARGO: &'static str = "cargo check --all-targets";
 
-    /// The command to run in `work_tree`, if any.
-    fn command(&self, work_tree: &Path) -> Option<String> {
+    /// The command to run in a checkout of `tree`, if any.
+    fn command(&self, tree: &CommitTree) -> Option<String> {
         match self {
-            BuildCheck::Auto => work_tree.join("Cargo.toml").is_file().then(|| Self::CARGO.to_owned()),
+            BuildCheck::Auto => tree.entries().contains_key("Cargo.toml").then(|| Self::CARGO.to_owned()),
             BuildCheck::Off => None,
             BuildCheck::Command(command) if command.trim().is_empty() => None,
             BuildCheck::Command(command) => Some(command.clone()),
@@ -70,11 +85,14 @@ impl BuildCheck {
 /// Why a plant is not counted, when it is not for being equivalent.
 #[derive(Debug, Clone)]
 pub(crate) enum Exclusion {
-    /// Its witness or build ran past its time limit or memory cap.
+    /// Its witness or build ran past its time limit (twice) or its memory cap.
     Runaway(String),
     /// The build fails with it applied.
     Build(String),
 }
+
+/// A review's score, and (repro-verified findings, of which the judge agreed).
+type ScoredReview = (Scored, (usize, usize));
 
 /// The default memory cap of witness and repro commands: 4 GiB.
 pub const DEFAULT_REPRO_MEMORY: u64 = 4 << 30;
@@ -84,8 +102,9 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 type ProgressFn = Box<dyn Fn(Progress) + Send + Sync>;
 
-/// Fault injection for the test that proves a panic inside revcal restores the tree: when
-/// this variable is set, the run panics while the plants are in the tree. Not a setting.
+/// Fault injection for the test that proves a panic inside revcal stops the reviews and
+/// removes the run's scratch checkouts: when this variable is set, the run panics while a
+/// review runs. Not a setting.
 const PANIC_DURING_REVIEW: &str = "REVCAL_TEST_PANIC_DURING_REVIEW";
 
 /// How a calibration is set up; build one with [`Calibration::builder`].
@@ -114,6 +133,8 @@ pub struct Calibration {
     output_cap: usize,
     ok_exit_codes: Vec<i32>,
     handle_signals: bool,
+    jobs: usize,
+    shared_jobs: Option<Arc<Jobs>>,
     progress: Option<ProgressFn>,
 }
 
@@ -131,8 +152,9 @@ impl std::fmt::Debug for Calibration {
 
 impl Calibration {
     /// A calibration in the current directory with the defaults documented in
-    /// docs/calibration.md#flags (set the reviewer with [`review_cmd`](Self::review_cmd)): commit HEAD, 8 plants, min recall 0.5, min plants 3, scorer judge, review timeout
-    /// 1800 s, 1 trial.
+    /// docs/calibration.md#flags (set the reviewer with [`review_cmd`](Self::review_cmd)):
+    /// commit HEAD, 8 plants, min recall 0.5, min plants 3, scorer judge, review timeout
+    /// 1800 s, 1 trial, as many jobs as cores.
     pub fn builder() -> Calibration {
         Calibration {
             dir: PathBuf::from("."),
@@ -159,16 +181,21 @@ impl Calibration {
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
             ok_exit_codes: reviewer::DEFAULT_OK_EXIT_CODES.to_vec(),
             handle_signals: true,
+            jobs: crate::jobs::default_count(),
+            shared_jobs: None,
             progress: None,
         }
     }
 
-    /// The repository (any directory inside its work tree).
+    /// The repository (any directory inside its work tree, or a bare repository). Only its
+    /// objects are read; nothing in it is written.
     pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.dir = dir.into();
         self
     }
-    /// The reviewer's shell command; `{base}` becomes the base commit.
+    /// The reviewer's shell command; `{base}` becomes the base commit. It runs in a scratch
+    /// checkout of the commit; a program given as a relative path (`./review.sh`) is found
+    /// from the current directory.
     pub fn review_cmd(mut self, command: impl Into<String>) -> Self {
         self.review_cmd = command.into();
         self
@@ -296,10 +323,27 @@ impl Calibration {
         self
     }
     /// Observe every signal whose default action would end the process (SIGINT, SIGTERM,
-    /// SIGHUP, SIGQUIT, SIGUSR1, ...) during the run (default on) so that files are restored;
-    /// turn off when the embedding program handles signals itself.
+    /// SIGHUP, SIGQUIT, SIGUSR1, ...) during the run (default on) so that the reviews are
+    /// stopped and the scratch checkouts removed; turn off when the embedding program handles
+    /// signals itself.
     pub fn handle_signals(mut self, on: bool) -> Self {
         self.handle_signals = on;
+        self
+    }
+    /// How many reviews (each in a scratch checkout of its own) and judge questions run at
+    /// once (at least 1; default: the number of cores). The report is the same for every
+    /// number.
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs.max(1);
+        self
+    }
+    /// The jobs this calibration was set up with.
+    pub fn jobs_count(&self) -> usize {
+        self.jobs
+    }
+    /// Run in the slots of `jobs`, shared with other calibrations (a suite's units).
+    pub(crate) fn shared_jobs(mut self, jobs: Arc<Jobs>) -> Self {
+        self.shared_jobs = Some(jobs);
         self
     }
     /// Progress events for a progress bar.
@@ -341,10 +385,6 @@ impl Calibration {
             return Err(CalibrateError::NoReviewer);
         }
         let repo = Repository::discover(&self.dir)?;
-        // The lock first, then the tree: a run that read the files before taking it could read
-        // another run's plants as the originals (docs/calibration.md#never-losing-your-work).
-        let lock = Lock::acquire(repo.git_dir())?;
-        repo.ensure_clean()?;
         if self.scorer == ScorerKind::Judge && self.judge.is_none() {
             return Err(CalibrateError::NoJudge);
         }
@@ -353,29 +393,30 @@ impl Calibration {
         } else {
             SignalWatch::inert()
         };
-        let work_tree = repo.work_tree().to_path_buf();
+        if guard::journal_dir(repo.git_dir()).exists() {
+            tracing::warn!(
+                "an earlier release of revcal left planted files and their restore journal in {}: recover them (--recover) before trusting the work tree; this run reads only the commit",
+                guard::journal_dir(repo.git_dir()).display()
+            );
+        }
         let commit = repo.commit(&self.commit)?;
 
         self.stage("choosing plants", None);
-        let tracked_files = repo.tracked_files()?;
-        let tracked: HashSet<String> = tracked_files.iter().cloned().collect();
-        // One rule for every target, however it was named (docs/calibration.md#never-losing-your-work).
-        let fallback = self
-            .files
-            .iter()
-            .map(|file| check_target(&work_tree, &tracked, file))
-            .collect::<Result<Vec<_>, _>>()?;
+        let tree = repo.commit_tree(&commit)?;
+        // One rule for every target, however it was named (docs/calibration.md#the-flow).
+        let fallback =
+            self.files.iter().map(|file| tree.check_target(file)).collect::<Result<Vec<_>, _>>()?;
         let synthetic = |count: usize| -> Result<Vec<Plant>, CalibrateError> {
             let targets = choose_targets(&commit, &fallback)?;
             for target in &targets {
-                check_target(&work_tree, &tracked, target)?;
+                tree.check_target(target)?;
             }
-            crate::selection::select_plants(&work_tree, &targets, count, self.seed, self.profile)
+            crate::selection::select_plants(&tree, &targets, count, self.seed, self.profile)
         };
         let mut plants = match &self.plants_file {
             Some(file) => {
                 let mut plants =
-                    resolve_specs_with(file, &read_plants_file(file)?, &work_tree, self.one_at_a_time)?;
+                    resolve_specs_with(file, &read_plants_file(file)?, &tree, self.one_at_a_time)?;
                 if self.also_synthetic {
                     // Both kinds in one run: mutants on lines no entry of the file changes.
                     // Chosen from a larger pool, so that the ones left out for sharing a line
@@ -397,87 +438,26 @@ impl Calibration {
             None => synthetic(self.plants)?,
         };
         for plant in &mut plants {
-            plant.file = check_target(&work_tree, &tracked, &plant.file)?;
+            plant.file = tree.check_target(&plant.file)?;
             for edit in &mut plant.edits {
-                edit.file = check_target(&work_tree, &tracked, &edit.file)?;
+                edit.file = tree.check_target(&edit.file)?;
             }
         }
-        // Witness and repro commands run in a copy of the tracked files, made on first use.
+        let jobs = match &self.shared_jobs {
+            Some(jobs) => Arc::clone(jobs),
+            None => Arc::new(Jobs::new(self.jobs)?),
+        };
+        // Witness, build and repro commands run in a copy of the commit's files, made on
+        // first use.
         let mut scratch = Scratch::deferred(
-            &work_tree,
-            tracked_files,
+            &tree,
+            jobs.fresh_path("scratch"),
             self.repro_timeout,
             self.repro_memory,
             self.sandbox_repro,
         );
 
-        let mut excluded = vec![false; plants.len()];
-        // Why a plant is excluded when it is not for being equivalent: it ran away, or it
-        // breaks the build.
-        let mut excluded_reasons: Vec<Option<Exclusion>> = vec![None; plants.len()];
-        if let Some(build) = self.build.command(&work_tree) {
-            self.stage("building each plant", Some(plants.len()));
-            let original = scratch.run(&build, None, &signals)?;
-            if !original.success() {
-                return Err(CalibrateError::BuildFails { command: build, status: original.to_string() });
-            }
-            for (index, plant) in plants.iter().enumerate() {
-                let exit = scratch.run(&build, Some(plant), &signals)?;
-                if !exit.success() {
-                    let reason = format!("`{build}` fails with the plant applied ({exit})");
-                    tracing::info!(plant = %plant.location(), "plant excluded: {reason}");
-                    excluded[index] = true;
-                    excluded_reasons[index] = Some(match exit {
-                        crate::process::Exit::TimedOut | crate::process::Exit::OutOfMemory(_) => {
-                            Exclusion::Runaway(reason)
-                        }
-                        _ => Exclusion::Build(reason),
-                    });
-                }
-                self.emit(Progress::Step);
-            }
-        }
-        // Witness check: a witness must pass on the original and fail on the mutant.
-        let witnessed = plants
-            .iter()
-            .zip(&excluded)
-            .filter(|(plant, excluded)| plant.witness.is_some() && !**excluded)
-            .count();
-        self.stage("checking witnesses", Some(witnessed));
-        // Every witness on the original first: the scratch tree stays unchanged between these
-        // runs, so build-based witnesses (cargo test, ...) build the original once.
-        for witness in
-            plants.iter().zip(&excluded).filter(|(_, x)| !**x).filter_map(|(p, _)| p.witness.as_deref())
-        {
-            scratch.run(witness, None, &signals)?;
-        }
-        for (index, plant) in plants.iter().enumerate() {
-            if let Some(witness) = plant.witness.as_ref().filter(|_| !excluded[index]) {
-                let result = scratch.discriminate(witness, plant, &signals)?;
-                if result.runaway() {
-                    let reason = match result.mutant {
-                        crate::process::Exit::OutOfMemory(cap) => {
-                            format!(
-                                "its witness used more than {} MiB of memory with the plant applied",
-                                cap >> 20
-                            )
-                        }
-                        _ => format!(
-                            "its witness ran past {:.1} s with the plant applied ({:.2} s on the original tree)",
-                            scratch.plant_timeout(witness).as_secs_f64(),
-                            scratch.baseline(witness).unwrap_or_default().as_secs_f64()
-                        ),
-                    };
-                    tracing::warn!(plant = %plant.location(), "runaway plant excluded: {reason}");
-                    excluded[index] = true;
-                    excluded_reasons[index] = Some(Exclusion::Runaway(reason));
-                } else if !result.discriminates() {
-                    tracing::info!(plant = %plant.location(), original = %result.original, mutant = %result.mutant, "equivalent plant excluded");
-                    excluded[index] = true;
-                }
-                self.emit(Progress::Step);
-            }
-        }
+        let (excluded, excluded_reasons) = self.check_plants(&tree, &plants, &mut scratch, &signals)?;
         // Real bugs add and remove lines: where each valid plant sits once all are planted.
         let is_valid: Vec<bool> = excluded.iter().map(|x| !x).collect();
         if self.one_at_a_time {
@@ -488,11 +468,16 @@ impl Calibration {
             crate::plants::place(&mut plants, &is_valid);
         }
         let valid: Vec<&Plant> = plants.iter().zip(&excluded).filter(|(_, x)| !**x).map(|(p, _)| p).collect();
-        let excluded_count = excluded.iter().filter(|x| **x).count();
         if valid.len() < self.min_plants || valid.is_empty() {
+            let runaway =
+                excluded_reasons.iter().filter(|r| matches!(r, Some(Exclusion::Runaway(_)))).count();
+            let unbuildable =
+                excluded_reasons.iter().filter(|r| matches!(r, Some(Exclusion::Build(_)))).count();
             return Err(CalibrateError::TooFewPlants {
                 valid: valid.len(),
-                excluded: excluded_count,
+                equivalent: excluded.iter().filter(|x| **x).count() - runaway - unbuildable,
+                runaway,
+                unbuildable,
                 min: self.min_plants,
             });
         }
@@ -507,20 +492,12 @@ impl Calibration {
             "scoring controls",
             Some(located_pairs(&valid, &echo_review) + located_pairs(&oracle_plants, &oracle_review)),
         );
-        let mut agreement = (0, 0);
-        let echo = self.score_with(&valid, &echo_review, &mut scratch, &signals, &mut agreement, None)?;
-        let oracle = if oracle_plants.is_empty() {
-            None
-        } else {
-            Some(self.score_with(
-                &oracle_plants,
-                &oracle_review,
-                &mut scratch,
-                &signals,
-                &mut agreement,
-                None,
-            )?)
-        };
+        let mut tasks = vec![(valid.clone(), echo_review.as_slice())];
+        if !oracle_plants.is_empty() {
+            tasks.push((oracle_plants.clone(), oracle_review.as_slice()));
+        }
+        let scored = self.score_tasks(&tasks, &jobs, &mut scratch, &signals, None)?;
+        let (echo, oracle) = (&scored[0].0, scored.get(1).map(|(scored, _)| scored));
         // The echo control is not enforced under the string scorer, which it maxes out.
         let controls = Controls {
             echo: ControlOutcome::echo(echo.caught(), valid.len(), self.scorer.trustworthy()),
@@ -541,54 +518,57 @@ impl Calibration {
             }
         }
 
-        // Plant, review, restore: every plant at once, or each alone (one review per plant).
+        // Every review, each in a scratch checkout: every plant at once, or each alone (one
+        // review per plant), times the trials.
         let rounds: Vec<Vec<usize>> = if self.one_at_a_time {
             (0..valid.len()).map(|index| vec![index]).collect()
         } else {
             vec![(0..valid.len()).collect()]
         };
-        let mut round_runs = Vec::with_capacity(rounds.len());
-        for round in &rounds {
-            let round_plants: Vec<&Plant> = round.iter().map(|&index| valid[index]).collect();
-            round_runs.push(self.review(&repo, &lock, &commit.base, &round_plants, &signals)?);
-        }
+        let runs = self.review(&repo, &commit, &tree, &jobs, &valid, &rounds, &signals)?;
 
-        // Score every trial: each round's findings against its plants, put together.
-        let trial_count = round_runs.first().map_or(0, Vec::len);
-        let mut trials = Vec::with_capacity(trial_count);
+        // Score every review against its round's plants, then put each trial together.
+        let mut parsed_runs: Vec<(ReviewRun, ParsedFindings)> = Vec::with_capacity(runs.len());
+        for run in runs {
+            tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
+            let parsed = parse_findings(&relative_to_checkout(&run.output, &run.checkout));
+            if run.truncated {
+                tracing::warn!(
+                    "the reviewer printed more than {} bytes; only the first were read for findings",
+                    self.output_cap
+                );
+            }
+            for warning in &parsed.warnings {
+                tracing::warn!("reviewer output: {warning}");
+            }
+            parsed_runs.push((run, parsed));
+        }
+        let round_plants: Vec<Vec<&Plant>> =
+            rounds.iter().map(|round| round.iter().map(|&index| valid[index]).collect()).collect();
+        let tasks: Vec<(Vec<&Plant>, &[Finding])> = parsed_runs
+            .iter()
+            .enumerate()
+            .map(|(index, (_, parsed))| {
+                (round_plants[index % rounds.len()].clone(), parsed.findings.as_slice())
+            })
+            .collect();
+        let label = if self.trials > 1 {
+            format!("scoring the findings of {} trials", self.trials)
+        } else {
+            "scoring the findings".to_owned()
+        };
+        self.stage(
+            &label,
+            Some(tasks.iter().map(|(plants, findings)| located_pairs(plants, findings)).sum()),
+        );
         let mut failures = JudgeFailures::default();
-        for trial in 0..trial_count {
-            let number = trial + 1;
+        let scored = self.score_tasks(&tasks, &jobs, &mut scratch, &signals, Some(&mut failures))?;
+        let mut trials = Vec::with_capacity(self.trials);
+        let mut reviews = parsed_runs.into_iter().zip(scored);
+        for _ in 0..self.trials {
             let mut merged: Option<Trial> = None;
-            for (round, runs) in rounds.iter().zip(&round_runs) {
-                let run = runs[trial].clone();
-                tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
-                let parsed = parse_findings(&run.output);
-                if run.truncated {
-                    tracing::warn!(
-                        "the reviewer printed more than {} bytes; only the first were read for findings",
-                        self.output_cap
-                    );
-                }
-                for warning in &parsed.warnings {
-                    tracing::warn!("reviewer output: {warning}");
-                }
-                let label = if trial_count > 1 {
-                    format!("scoring the findings of trial {number}/{trial_count}")
-                } else {
-                    "scoring the findings".to_owned()
-                };
-                let round_plants: Vec<&Plant> = round.iter().map(|&index| valid[index]).collect();
-                self.stage(&label, Some(located_pairs(&round_plants, &parsed.findings)));
-                let mut judge_checks = (0, 0);
-                let scored = self.score_with(
-                    &round_plants,
-                    &parsed.findings,
-                    &mut scratch,
-                    &signals,
-                    &mut judge_checks,
-                    Some(&mut failures),
-                )?;
+            for round in &rounds {
+                let Some(((run, parsed), (scored, judge_checks))) = reviews.next() else { break };
                 let this = Trial { run, parsed, scored: scored.for_plants(round, valid.len()), judge_checks };
                 merged = Some(match merged {
                     None => this,
@@ -622,133 +602,239 @@ impl Calibration {
         Ok((measurement, failures.first))
     }
 
-    /// Scores `findings` against `plants` with this run's scorer; `agreement` accumulates
-    /// (repro-verified, judge agreed) when the judge scores. With `failures`, judge errors are
-    /// recorded there (never a match) instead of stopping the run.
-    fn score_with(
+    /// The build check and the witness check: which plants are excluded, and why when it is
+    /// not for being equivalent (parallel to `plants`).
+    #[allow(clippy::type_complexity)]
+    fn check_plants(
         &self,
-        plants: &[&Plant],
-        findings: &[crate::findings::Finding],
-        scratch: &mut Scratch,
+        tree: &CommitTree,
+        plants: &[Plant],
+        scratch: &mut Scratch<'_>,
         signals: &SignalWatch,
-        agreement: &mut (usize, usize),
+    ) -> Result<(Vec<bool>, Vec<Option<Exclusion>>), CalibrateError> {
+        let mut excluded = vec![false; plants.len()];
+        // Why a plant is excluded when it is not for being equivalent: it ran away, or it
+        // breaks the build.
+        let mut excluded_reasons: Vec<Option<Exclusion>> = vec![None; plants.len()];
+        if let Some(build) = self.build.command(tree) {
+            self.stage("building each plant", Some(plants.len()));
+            let original = scratch.run(&build, None, signals)?;
+            if !original.success() {
+                return Err(CalibrateError::BuildFails { command: build, status: original.to_string() });
+            }
+            for (index, plant) in plants.iter().enumerate() {
+                let exit = scratch.run(&build, Some(plant), signals)?;
+                if !exit.success() {
+                    tracing::info!(plant = %plant.location(), "plant excluded: `{build}` fails with it applied ({exit})");
+                    excluded[index] = true;
+                    excluded_reasons[index] = Some(match exit {
+                        crate::process::Exit::TimedOut => Exclusion::Runaway(format!(
+                            "`{build}` ran past its time limit with the plant applied, twice"
+                        )),
+                        crate::process::Exit::OutOfMemory(cap) => Exclusion::Runaway(format!(
+                            "`{build}` used more than {} MiB of memory with the plant applied",
+                            cap >> 20
+                        )),
+                        _ => Exclusion::Build(format!("`{build}` fails with the plant applied ({exit})")),
+                    });
+                }
+                self.emit(Progress::Step);
+            }
+        }
+        // Witness check: a witness must pass on the original and fail on the mutant.
+        let witnessed = plants
+            .iter()
+            .zip(&excluded)
+            .filter(|(plant, excluded)| plant.witness.is_some() && !**excluded)
+            .count();
+        self.stage("checking witnesses", Some(witnessed));
+        // Every witness on the original first: the scratch tree stays unchanged between these
+        // runs, so build-based witnesses (cargo test, ...) build the original once.
+        for witness in
+            plants.iter().zip(&excluded).filter(|(_, x)| !**x).filter_map(|(p, _)| p.witness.as_deref())
+        {
+            scratch.run(witness, None, signals)?;
+        }
+        for (index, plant) in plants.iter().enumerate() {
+            if let Some(witness) = plant.witness.as_ref().filter(|_| !excluded[index]) {
+                let result = scratch.discriminate(witness, plant, signals)?;
+                if result.runaway() {
+                    // The reason names no measured time: it goes into the report, which must
+                    // not depend on how busy the machine was (the log has the times).
+                    let reason = match result.mutant {
+                        crate::process::Exit::OutOfMemory(cap) => {
+                            format!(
+                                "its witness used more than {} MiB of memory with the plant applied",
+                                cap >> 20
+                            )
+                        }
+                        _ => "its witness ran past its time limit with the plant applied, twice".to_owned(),
+                    };
+                    tracing::warn!(
+                        plant = %plant.location(),
+                        limit = ?scratch.plant_timeout(witness),
+                        original = ?scratch.baseline(witness).unwrap_or_default(),
+                        "runaway plant excluded: {reason}"
+                    );
+                    excluded[index] = true;
+                    excluded_reasons[index] = Some(Exclusion::Runaway(reason));
+                } else if !result.discriminates() {
+                    tracing::info!(plant = %plant.location(), original = %result.original, mutant = %result.mutant, "equivalent plant excluded");
+                    excluded[index] = true;
+                }
+                self.emit(Progress::Step);
+            }
+        }
+        Ok((excluded, excluded_reasons))
+    }
+
+    /// Scores each task (a review's plants and findings) with this run's scorer, in order;
+    /// each with (repro-verified findings, of which the judge agreed) when the judge scores.
+    /// With `failures`, judge errors are recorded there (never a match) instead of stopping
+    /// the run. Emits one progress step per located (finding, plant) pair.
+    fn score_tasks(
+        &self,
+        tasks: &[(Vec<&Plant>, &[Finding])],
+        jobs: &Jobs,
+        scratch: &mut Scratch<'_>,
+        signals: &SignalWatch,
         failures: Option<&mut JudgeFailures>,
-    ) -> Result<Scored, CalibrateError> {
+    ) -> Result<Vec<ScoredReview>, CalibrateError> {
         let mut checked = || self.emit(Progress::Step);
+        let mut scored = Vec::with_capacity(tasks.len());
         match self.scorer {
-            ScorerKind::String => score_with_progress(plants, findings, &mut StringScorer, &mut checked),
+            ScorerKind::String => {
+                for (plants, findings) in tasks {
+                    scored.push((
+                        score_with_progress(plants, findings, &mut StringScorer, &mut checked)?,
+                        (0, 0),
+                    ));
+                }
+            }
             ScorerKind::Repro => {
-                score_with_progress(plants, findings, &mut ReproScorer { scratch, signals }, &mut checked)
+                let mut scorer = ReproScorer { scratch, signals };
+                for (plants, findings) in tasks {
+                    scored.push((score_with_progress(plants, findings, &mut scorer, &mut checked)?, (0, 0)));
+                }
             }
             ScorerKind::Judge => {
                 let Some(judge) = self.judge.as_deref() else {
                     return Err(CalibrateError::NoJudge);
                 };
-                let mut scorer =
-                    JudgeScorer { judge, scratch: Some(scratch), signals, verified: 0, agreed: 0, failures };
-                let scored =
-                    score_with_progress(plants, findings, &mut scorer as &mut dyn Scorer, &mut checked)?;
-                agreement.0 += scorer.verified;
-                agreement.1 += scorer.agreed;
-                Ok(scored)
+                let total: u64 =
+                    tasks.iter().map(|(plants, findings)| located_pairs(plants, findings) as u64).sum();
+                let stepped = AtomicU64::new(0);
+                let answered = || {
+                    if stepped.fetch_add(1, Ordering::SeqCst) < total {
+                        self.emit(Progress::Step);
+                    }
+                };
+                let judged =
+                    crate::judging::score(tasks, judge, jobs, Some(scratch), signals, failures, &answered)?;
+                // Questions asked once for several findings, and pairs decided without a
+                // question, still count as steps.
+                for _ in stepped.load(Ordering::SeqCst)..total {
+                    self.emit(Progress::Step);
+                }
+                scored.extend(judged.scored.into_iter().zip(judged.agreement));
             }
         }
+        Ok(scored)
     }
 
-    /// Journals, plants, runs the reviewer `trials` times and restores, on every path.
+    /// Runs every review: each trial of each round, in a scratch checkout of the commit with
+    /// that round's plants, `--jobs` at once; the runs in the order trial by trial, round by
+    /// round.
+    #[allow(clippy::too_many_arguments)]
     fn review(
         &self,
         repo: &Repository,
-        lock: &Lock,
-        base: &Option<String>,
-        plants: &[&Plant],
+        commit: &crate::targets::CommitInfo,
+        tree: &CommitTree,
+        jobs: &Jobs,
+        valid: &[&Plant],
+        rounds: &[Vec<usize>],
         signals: &SignalWatch,
     ) -> Result<Vec<ReviewRun>, CalibrateError> {
-        let work_tree = repo.work_tree();
-        let mut by_file: BTreeMap<&str, Vec<&Plant>> = BTreeMap::new();
-        for plant in plants {
-            for file in plant.files() {
-                by_file.entry(file).or_default().push(plant);
+        let mut planted_rounds = Vec::with_capacity(rounds.len());
+        for round in rounds {
+            let mut by_file: BTreeMap<&str, Vec<&Plant>> = BTreeMap::new();
+            for &index in round {
+                for file in valid[index].files() {
+                    by_file.entry(file).or_default().push(valid[index]);
+                }
             }
+            let mut planted = BTreeMap::new();
+            for (file, file_plants) in by_file {
+                let original = tree.file(file)?;
+                let mutated = apply_to(&original, file, &file_plants)
+                    .map_err(|source| CalibrateError::ApplyPlant { file: file.to_owned(), source })?;
+                planted.insert(file.to_owned(), mutated);
+            }
+            planted_rounds.push(Arc::new(planted));
         }
-        let mut planted = Vec::with_capacity(by_file.len());
-        for (file, file_plants) in &by_file {
-            let path = work_tree.join(file);
-            let original = std::fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
-            let mutated = apply_to(&original, file, file_plants)
-                .map_err(|source| CalibrateError::ApplyPlant { file: (*file).to_owned(), source })?;
-            planted.push((PathBuf::from(file), mutated));
-        }
-        let files: Vec<PathBuf> = planted.iter().map(|(file, _)| file.clone()).collect();
+        let reviews: Vec<crate::reviews::Review> = (0..self.trials)
+            .flat_map(|_| {
+                planted_rounds.iter().enumerate().map(|(round, planted)| crate::reviews::Review {
+                    planted: Arc::clone(planted),
+                    tag: format!("{}:{round}", commit.id),
+                })
+            })
+            .collect();
         // A root commit has no parent: its base is the empty tree, so `git diff {base}` shows it all.
-        let base = base.clone().unwrap_or_else(|| EMPTY_TREE.to_owned());
-        let command = reviewer::substitute_base(&self.review_cmd, &base);
-        let token = crate::process::run_token();
+        let base = commit.base.clone().unwrap_or_else(|| EMPTY_TREE.to_owned());
+        let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let command = reviewer::substitute_base(&reviewer::resolve_program(&self.review_cmd, &start), &base);
         let env = [
             ("REVCAL_BASE", base.clone()),
+            ("REVCAL_COMMIT", commit.id.clone()),
+            ("REVCAL_REPO", repo.location().display().to_string()),
             ("REVCAL_CALIBRATION", "1".to_owned()),
-            (crate::process::RUN_TOKEN_VARIABLE, token.clone()),
         ];
-
-        let panic_during_review = std::env::var_os(PANIC_DURING_REVIEW).is_some();
-        // A reviewer may commit, stage or stash the plants: what git holds besides the work
-        // tree is compared after the review (docs/calibration.md#never-losing-your-work).
-        let state_before = repo.state()?;
-        let mut guard = Guard::begin(lock, work_tree, &files)?;
-        let subreaper = crate::process::Subreaper::start();
-        self.stage("running the reviewer", Some(self.trials));
-        let reviewed = (|| {
-            let mut runs = Vec::with_capacity(self.trials);
-            for _ in 0..self.trials {
-                // Re-plant before each trial: a reviewer may have edited the files.
-                for (file, bytes) in &planted {
-                    guard.write(file, bytes)?;
-                }
-                if let Some(signal) = signals.received() {
-                    return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
-                }
-                let run = reviewer::run_reviewer(
-                    &command,
-                    &self.ok_exit_codes,
-                    work_tree,
-                    self.review_timeout,
-                    self.output_cap,
-                    &env,
-                    signals,
-                )?;
-                if panic_during_review {
-                    panic!("injected panic while the plants are in the tree ({PANIC_DURING_REVIEW})");
-                }
-                runs.push(run);
-                self.emit(Progress::Step);
-            }
-            Ok(runs)
-        })();
-        // Whatever the reviewer started ends before the restore, also what left its process
-        // group, so that nothing writes the plants back afterwards.
-        crate::process::end_descendants(&token);
-        drop(subreaper);
-        let restored = guard.restore();
-        let changes = repo.state().map(|state| state_before.changes(&state));
-        if let (Err(_), Ok(changes)) = (&reviewed, &changes) {
-            for change in changes {
-                tracing::warn!("the reviewer changed the repository beyond its files: {change}");
-            }
-        }
-        let runs = reviewed?;
-        restored?;
-        let changes = changes?;
-        if !changes.is_empty() {
-            return Err(CalibrateError::RepositoryChanged { changes });
-        }
-        if let Some(signal) = signals.received() {
-            return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
-        }
-        Ok(runs)
+        let git = jobs.fresh_path("git");
+        let objects = jobs.fresh_path("objects");
+        crate::slots::write_git_template(repo.gix(), &commit.id, commit.tree, &git, &objects)?;
+        let settings = crate::reviews::Settings {
+            command: &command,
+            ok_codes: &self.ok_exit_codes,
+            timeout: self.review_timeout,
+            output_cap: self.output_cap,
+            env: &env,
+            slot_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_none_or(|dir| dir.is_empty()),
+            git: &git,
+            panic_during_review: std::env::var_os(PANIC_DURING_REVIEW).is_some(),
+        };
+        self.stage("running the reviews", Some(reviews.len()));
+        crate::reviews::run_all(jobs, tree, &reviews, &settings, signals, self)
     }
 }
 
-/// One review of the planted tree.
+impl crate::reviews::Observer for Calibration {
+    fn reviews(&self, running: usize, finished: usize, total: usize) {
+        self.emit(Progress::Reviews {
+            running: running as u64,
+            finished: finished as u64,
+            total: total as u64,
+        });
+    }
+}
+
+/// The reviewer's output with every path into its checkout made relative to the repository
+/// (`/…/slot-2/tree/src/a.rs` becomes `src/a.rs`, the checkout itself `.`): findings must not
+/// depend on which slot ran the review.
+fn relative_to_checkout(output: &str, checkout: &Path) -> String {
+    let mut text = output.to_owned();
+    let canonical = checkout.canonicalize().unwrap_or_else(|_| checkout.to_path_buf());
+    for root in [canonical.as_path(), checkout] {
+        let root = root.display().to_string();
+        if root.len() > 1 && text.contains(&root) {
+            text = text.replace(&format!("{root}/"), "").replace(&root, ".");
+        }
+    }
+    text
+}
+
+/// One review of the planted checkout.
 #[derive(Debug, Clone)]
 pub(crate) struct Trial {
     /// How the reviewer ran.
@@ -802,7 +888,8 @@ pub(crate) struct Measurement {
     pub(crate) plants: Vec<Plant>,
     /// Parallel to `plants`: excluded (as equivalent, or as a runaway).
     pub(crate) excluded: Vec<bool>,
-    /// Parallel to `plants`: why a runaway plant was excluded (`None` for the others).
+    /// Parallel to `plants`: why a runaway or unbuildable plant was excluded (`None` for the
+    /// others).
     pub(crate) excluded_reasons: Vec<Option<Exclusion>>,
     /// One per review; scores index the valid (not excluded) plants in order.
     pub(crate) trials: Vec<Trial>,
@@ -816,10 +903,14 @@ pub(crate) struct Measurement {
     pub(crate) repro_sandbox: Option<String>,
 }
 
-/// Restores the files recorded in the restore journal of the repository containing `dir`
-/// (what an interrupted run left planted) byte-for-byte with their mode bits, then removes
-/// the journal.
+/// Restores the files recorded in a restore journal that an earlier release of revcal left
+/// in the repository containing `dir` (it planted in the work tree; a run killed with SIGKILL
+/// left its plants there) byte-for-byte with their mode bits, then removes the journal.
+/// Nothing to restore is [`Recovered::NothingToRecover`]. This release never writes a journal.
 pub fn recover(dir: &Path) -> Result<Recovered, CalibrateError> {
     let repo = Repository::discover(dir)?;
-    guard::recover(repo.work_tree(), repo.git_dir())
+    match repo.work_tree() {
+        Some(work_tree) => guard::recover(work_tree, repo.git_dir()),
+        None => Ok(Recovered::NothingToRecover),
+    }
 }

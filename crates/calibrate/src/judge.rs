@@ -57,6 +57,12 @@ pub trait Judge: Send + Sync {
     fn usage(&self) -> Option<JudgeUsage> {
         None
     }
+    /// The most calls the judge makes, when it has a budget: a calibration then asks it one
+    /// question at a time, in order, so that the questions past the budget are always the
+    /// same ones.
+    fn call_budget(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<J: Judge + ?Sized> Judge for &J {
@@ -68,6 +74,9 @@ impl<J: Judge + ?Sized> Judge for &J {
     }
     fn usage(&self) -> Option<JudgeUsage> {
         (**self).usage()
+    }
+    fn call_budget(&self) -> Option<u64> {
+        (**self).call_budget()
     }
 }
 
@@ -81,6 +90,9 @@ impl<J: Judge + ?Sized> Judge for Box<J> {
     fn usage(&self) -> Option<JudgeUsage> {
         (**self).usage()
     }
+    fn call_budget(&self) -> Option<u64> {
+        (**self).call_budget()
+    }
 }
 
 impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
@@ -92,6 +104,9 @@ impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
     }
     fn usage(&self) -> Option<JudgeUsage> {
         (**self).usage()
+    }
+    fn call_budget(&self) -> Option<u64> {
+        (**self).call_budget()
     }
 }
 

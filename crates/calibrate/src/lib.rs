@@ -1,11 +1,13 @@
-//! Reviewer calibration: plant bugs, run the reviewer, restore, parse findings, score recall.
+//! Reviewer calibration: plant bugs, run the reviewer in scratch checkouts, parse findings,
+//! score recall.
 //!
 //! A [`Calibration`] takes a commit, plants bugs in the files it changed (chosen by the
-//! mutation engine, or read from a plants file), runs the reviewer on the planted tree, puts
-//! every byte back, reads the reviewer's findings in whatever format it speaks and scores how
-//! many plants it caught. The tree is journalled under `.git/` before anything changes and is
-//! restored on every way out (errors, panics, every signal that would end the process);
-//! [`recover`] handles the rest (SIGKILL, power loss).
+//! mutation engine, or read from a plants file), runs the reviewer on scratch checkouts of the
+//! planted commit (many reviews at once, each in a checkout of its own), reads the reviewer's
+//! findings in whatever format it speaks and scores how many plants it caught. The user's
+//! repository is only read (its objects, with gix): nothing is written to its work tree,
+//! index, HEAD, refs or stash. [`recover`] puts back what earlier releases, which planted in
+//! the work tree, left behind.
 //!
 //! The public API is what a tool embedding the crate needs, all at the crate root:
 //!
@@ -34,13 +36,14 @@
 //!   [`ReportError`] as its sources.
 //!
 //! Inside, the modules follow the flow (docs/calibration.md#the-flow): `targets` (gix: the
-//! commit's changed files, the one rule for targets, HEAD/index/stash), `plants` and
-//! `selection` (plants files, mutants as plants), witness checks in a `scratch` copy (run in
-//! the Landlock `sandbox`), `controls`, the workspace `guard` (the lock and the restore
-//! journal), the `reviewer` run (through `process`, which also ends escaped descendants, and
-//! `signals`), `findings` parsers, `scoring` with the
-//! `scorers` and the `judge`, and the `report` (`assemble` turns a run into one); `flow` drives
-//! them all.
+//! commit's changed files) and `tree` (the commit's files, the one rule for targets), `plants`
+//! and `selection` (plants files, mutants as plants), witness checks in a `scratch` copy (run
+//! in the Landlock `sandbox`), `controls`, the reviews (`jobs`, `rundir`, `slots` and
+//! `objects` for the scratch checkouts, `reviews` to run them at once, each `reviewer` run
+//! through `process`, which also ends escaped descendants, and `signals`), `findings` parsers,
+//! `scoring` with the `scorers`, the `judge` and `judging` (its questions at once), and the
+//! `report` (`assemble` turns a run into one); `guard` recovers the journals of earlier
+//! releases; `flow` drives them all.
 //!
 //! ```
 //! use revcal_calibrate::{Calibration, ScorerKind};
@@ -70,7 +73,7 @@
 //!     .run()?;
 //! assert_eq!((report.caught, report.total, report.recall), (1, 1, 1.0));
 //! assert!(report.gate_pass);
-//! // Every byte is back.
+//! // The reviewer ran in a scratch checkout: the repository was never written.
 //! assert_eq!(std::fs::read_to_string(repo.join("src/calc.py"))?, "def add(a, b):\n    return a + b\n");
 //! # Ok(())
 //! # }
@@ -84,11 +87,16 @@ mod findings;
 mod flow;
 mod guard;
 mod input;
+mod jobs;
 mod judge;
+mod judging;
+mod objects;
 mod plants;
 mod process;
 mod report;
 mod reviewer;
+mod reviews;
+mod rundir;
 mod sandbox;
 mod scorers;
 mod scoring;
@@ -96,8 +104,10 @@ mod scratch;
 mod secrets;
 mod selection;
 mod signals;
+mod slots;
 mod suite;
 mod targets;
+mod tree;
 
 pub use bugs::{
     BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, Phase,
@@ -115,8 +125,9 @@ pub use judge::{
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
-    JudgeChecks, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, SuiteSummary, TrialOutcome,
-    TrialRecord, UnitError, compare_with_baseline, render_html, render_human, render_junit,
+    JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
+    SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
+    render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

@@ -337,10 +337,23 @@ pub(crate) fn resolve_specs(
     specs: &[PlantSpec],
     work_tree: &Path,
 ) -> Result<Vec<Plant>, PlantError> {
-    resolve_specs_with(plants_file, specs, work_tree, false)
+    resolve_specs_with(plants_file, specs, &work_tree.to_path_buf(), false)
 }
 
-/// Checks every entry against the work tree and turns it into a [`Plant`]. An entry whose
+/// Where the text of the files plants go into is read from: the commit's objects in a run
+/// ([`CommitTree`](crate::tree::CommitTree)), a directory in tests.
+pub(crate) trait Sources {
+    /// The text of `relative` (a `/`-separated path), at most `limit` bytes of UTF-8.
+    fn read_text(&self, relative: &str, limit: u64) -> Result<String, input::InputError>;
+}
+
+impl Sources for std::path::PathBuf {
+    fn read_text(&self, relative: &str, limit: u64) -> Result<String, input::InputError> {
+        input::read_text(&self.join(relative), limit)
+    }
+}
+
+/// Checks every entry against the files of `sources` and turns it into a [`Plant`]. An entry whose
 /// `original` no longer matches its line is refused: the code moved on since the plants file
 /// was written, and planting elsewhere would measure something else. A real bug (an entry
 /// with a `patch`) that does not apply is left out with a warning, and so is one that changes
@@ -349,7 +362,7 @@ pub(crate) fn resolve_specs(
 pub(crate) fn resolve_specs_with(
     plants_file: &Path,
     specs: &[PlantSpec],
-    work_tree: &Path,
+    sources: &dyn Sources,
     overlapping: bool,
 ) -> Result<Vec<Plant>, PlantError> {
     let mut plants = Vec::with_capacity(specs.len());
@@ -364,7 +377,7 @@ pub(crate) fn resolve_specs_with(
             message,
         };
         if let Some(patch) = &spec.patch {
-            match resolve_patch(spec, patch, index, work_tree, &mut cache) {
+            match resolve_patch(spec, patch, index, sources, &mut cache) {
                 Ok(Ok(plant)) => {
                     if let Some(other) = plants.iter().find(|other| !overlapping && overlaps(other, &plant)) {
                         tracing::warn!(
@@ -390,7 +403,8 @@ pub(crate) fn resolve_specs_with(
         if !cache.contains_key(&relative) {
             // The largest file planted in is the mutation engine's.
             let limit = revcal_mutate::Options::default().max_file_bytes as u64;
-            let text = input::read_text(&work_tree.join(&relative), limit)
+            let text = sources
+                .read_text(&relative, limit)
                 .map_err(|e| entry_error(format!("cannot read the file: {e}")))?;
             cache.insert(relative.clone(), text);
         }
@@ -460,7 +474,7 @@ fn resolve_patch(
     spec: &PlantSpec,
     patch: &str,
     index: usize,
-    work_tree: &Path,
+    sources: &dyn Sources,
     cache: &mut BTreeMap<String, String>,
 ) -> Result<Result<Plant, String>, String> {
     let hunks = crate::bugs::hunks(patch);
@@ -474,7 +488,7 @@ fn resolve_patch(
             .ok_or_else(|| format!("the patch names `{}`, outside the repository", hunk.file))?;
         if !cache.contains_key(&file) {
             let limit = revcal_mutate::Options::default().max_file_bytes as u64;
-            match input::read_text(&work_tree.join(&file), limit) {
+            match sources.read_text(&file, limit) {
                 Ok(text) => cache.insert(file.clone(), text),
                 Err(e) => return Ok(Err(format!("the patch changes {file}, which cannot be read: {e}"))),
             };

@@ -192,9 +192,38 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
     }
 }
 
+/// The variables that point git at a repository (git(1), "ENVIRONMENT"): set in revcal's own
+/// environment (revcal run from a git hook, say), they would send a reviewer's `git` commands
+/// to the user's repository instead of its checkout's.
+pub(crate) const GIT_LOCATION_VARIABLES: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
 /// Runs `command` to completion, timeout, interruption or (with
 /// [`ShellCommand::kill_past_cap`]) too much output.
 pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
+    run_clearing(command, &[], signals)
+}
+
+/// [`run`] in a checkout of its own: without [`GIT_LOCATION_VARIABLES`], so that `git` in the
+/// command finds the repository of its working directory.
+pub(crate) fn run_isolated(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
+    run_clearing(command, &GIT_LOCATION_VARIABLES, signals)
+}
+
+/// [`run`] with the variables `clear` removed from the command's environment.
+fn run_clearing(
+    command: &ShellCommand<'_>,
+    clear: &[&str],
+    signals: &SignalWatch,
+) -> std::io::Result<Finished> {
     let started = Instant::now();
     let mut builder = Command::new("sh");
     builder
@@ -205,6 +234,9 @@ pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io:
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    for key in clear {
+        builder.env_remove(key);
+    }
     for (key, value) in command.env {
         builder.env(key, value);
     }

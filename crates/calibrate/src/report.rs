@@ -33,7 +33,7 @@ mod human;
 mod junit;
 mod wilson;
 
-pub use baseline::{BaselineComparison, Change, compare_with_baseline};
+pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
 pub(crate) use builder::GATE_EPSILON;
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
@@ -57,6 +57,11 @@ pub struct Report {
     pub recall: f64,
     /// Plants caught (summed over trials).
     pub caught: usize,
+    /// Of `caught`, those caught by timeout: the finding's repro command passed on the
+    /// original and ran past its time limit (twice) with the plant applied, so the plant made
+    /// the code hang and the finding showed it (Stryker counts a timeout as detected).
+    #[serde(default)]
+    pub caught_by_timeout: usize,
     /// Valid (non-excluded) plants (times the number of trials).
     pub total: usize,
     /// TP / (TP + FP); `null` when there are neither.
@@ -271,6 +276,11 @@ pub struct PlantOutcome {
     /// In how many trials it was caught (only with more than one trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caught_in_trials: Option<usize>,
+    /// In how many trials it was caught by timeout: the finding's repro command passed on
+    /// the original and ran past its time limit (twice) with the plant applied; absent when
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caught_by_timeout: Option<usize>,
     /// Why an excluded plant is not counted, when it is not for being equivalent:
     /// `runaway: ...` or `build: ...`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

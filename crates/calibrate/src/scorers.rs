@@ -2,9 +2,10 @@
 
 use crate::error::CalibrateError;
 use crate::findings::Finding;
-use crate::judge::{Judge, JudgeError, JudgeRequest};
+use crate::judge::JudgeError;
+use crate::judging::Answers;
 use crate::plants::Plant;
-use crate::scoring::Scorer;
+use crate::scoring::{Identified, Scorer};
 use crate::scratch::Scratch;
 use crate::signals::SignalWatch;
 
@@ -14,26 +15,34 @@ use crate::signals::SignalWatch;
 pub(crate) struct StringScorer;
 
 impl Scorer for StringScorer {
-    fn identifies(&mut self, _plant: &Plant, _finding: &Finding) -> Result<bool, CalibrateError> {
-        Ok(true)
+    fn identifies(&mut self, _plant: &Plant, _finding: &Finding) -> Result<Identified, CalibrateError> {
+        Ok(Identified::Yes)
     }
 }
 
 /// `repro`: the finding's repro command passes on the original tree and fails with only
-/// this plant applied (both in a scratch copy). A finding without repro identifies nothing.
-pub(crate) struct ReproScorer<'a> {
+/// this plant applied (both in a scratch copy), or runs past its time limit with it (caught
+/// by timeout: the plant makes the code hang). A finding without repro identifies nothing.
+pub(crate) struct ReproScorer<'a, 's> {
     /// Where the repro commands run.
-    pub(crate) scratch: &'a mut Scratch,
+    pub(crate) scratch: &'a mut Scratch<'s>,
     /// Interrupts long repro commands.
     pub(crate) signals: &'a SignalWatch,
 }
 
-impl Scorer for ReproScorer<'_> {
-    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError> {
-        match finding.repro.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-            Some(repro) => Ok(self.scratch.discriminate(repro, plant, self.signals)?.discriminates()),
-            None => Ok(false),
-        }
+impl Scorer for ReproScorer<'_, '_> {
+    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<Identified, CalibrateError> {
+        let Some(repro) = finding.repro.as_deref().map(str::trim).filter(|r| !r.is_empty()) else {
+            return Ok(Identified::No);
+        };
+        let result = self.scratch.discriminate(repro, plant, self.signals)?;
+        Ok(if result.discriminates() {
+            Identified::Yes
+        } else if result.timed_out() {
+            Identified::ByTimeout
+        } else {
+            Identified::No
+        })
     }
 }
 
@@ -51,16 +60,18 @@ pub(crate) struct JudgeFailures {
     pub(crate) stopped: bool,
 }
 
-/// `judge`: the judge's verdict. Errors fail closed: never a match. Without `failures` (the
+/// `judge`: the judge's verdict, looked up in the answers the judge gave (asked beforehand,
+/// many at once; an unasked question is [`Identified::Unknown`] and is collected in
+/// `asked` to be put to the judge). Errors fail closed: never a match. Without `failures` (the
 /// controls) the run stops with the judge's error; with it (the real review) errors are
 /// recorded there and scoring goes on. When a scratch tree is at hand, findings that carry a
 /// repro are also checked by it, and the judge's agreement with the repro-verified ones is
 /// counted.
-pub(crate) struct JudgeScorer<'a> {
-    /// The judge.
-    pub(crate) judge: &'a dyn Judge,
+pub(crate) struct JudgeScorer<'a, 's> {
+    /// The judge's answers so far.
+    pub(crate) answers: &'a mut Answers,
     /// For `judgeAgreement`: where repro commands run.
-    pub(crate) scratch: Option<&'a mut Scratch>,
+    pub(crate) scratch: Option<&'a mut Scratch<'s>>,
     /// Interrupts long repro commands.
     pub(crate) signals: &'a SignalWatch,
     /// Repro-verified findings seen.
@@ -69,10 +80,12 @@ pub(crate) struct JudgeScorer<'a> {
     pub(crate) agreed: usize,
     /// Where errors are recorded instead of stopping the run.
     pub(crate) failures: Option<&'a mut JudgeFailures>,
+    /// Keep the first error in `failures` (the last pass; an earlier one only counts).
+    pub(crate) keep_first_error: bool,
 }
 
-impl Scorer for JudgeScorer<'_> {
-    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError> {
+impl Scorer for JudgeScorer<'_, '_> {
+    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<Identified, CalibrateError> {
         if let Some(received) = self.signals.received() {
             return Err(CalibrateError::Interrupted {
                 signal: received,
@@ -83,20 +96,22 @@ impl Scorer for JudgeScorer<'_> {
             && failures.stopped
         {
             failures.count += 1;
-            return Ok(false);
+            return Ok(Identified::No);
         }
-        let request = JudgeRequest::new(plant.clone(), finding);
-        let verdict = match self.judge.judge(&request) {
-            Ok(verdict) => verdict,
-            Err(error) => {
+        let verdict = match self.answers.verdict(plant, finding) {
+            None => return Ok(Identified::Unknown),
+            Some(Ok(verdict)) => verdict,
+            Some(Err(error)) => {
                 let Some(failures) = self.failures.as_deref_mut() else {
-                    return Err(CalibrateError::Judge(error));
+                    return Err(CalibrateError::Judge(error.take()));
                 };
                 tracing::warn!(plant = %plant.location(), "the judge gave no verdict (counted as not identified): {error}");
                 failures.count += 1;
-                failures.stopped |= !matches!(error, JudgeError::BadAnswer { .. });
-                failures.first.get_or_insert(error);
-                return Ok(false);
+                failures.stopped |= !error.is_bad_answer();
+                if failures.first.is_none() && self.keep_first_error {
+                    failures.first = Some(error.take());
+                }
+                return Ok(Identified::No);
             }
         };
         if let (Some(scratch), Some(repro)) =
@@ -106,6 +121,6 @@ impl Scorer for JudgeScorer<'_> {
             self.verified += 1;
             self.agreed += usize::from(verdict);
         }
-        Ok(verdict)
+        Ok(verdict.into())
     }
 }

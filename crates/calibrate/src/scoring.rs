@@ -55,11 +55,32 @@ impl std::str::FromStr for ScorerKind {
     }
 }
 
+/// Whether a finding identifies a plant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Identified {
+    /// It does not.
+    No,
+    /// It does.
+    Yes,
+    /// Its repro command passes on the original and runs past its time limit with the plant
+    /// applied (twice): the plant makes the code hang, and the finding showed it.
+    ByTimeout,
+    /// Not known yet: the judge has not answered this question (the finding's remaining
+    /// plants wait for the answer).
+    Unknown,
+}
+
+impl From<bool> for Identified {
+    fn from(yes: bool) -> Identified {
+        if yes { Identified::Yes } else { Identified::No }
+    }
+}
+
 /// Decides whether a finding that locates a plant identifies it: one implementation per
 /// [`ScorerKind`] (`StringScorer`, `ReproScorer`, `JudgeScorer`).
 pub(crate) trait Scorer {
-    /// True when `finding` identifies `plant`. Errors fail closed (the run stops).
-    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError>;
+    /// Whether `finding` identifies `plant`. Errors fail closed (the run stops).
+    fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<Identified, CalibrateError>;
 }
 
 /// What one finding turned out to be.
@@ -81,6 +102,12 @@ pub(crate) struct Scored {
     pub(crate) caught_by: Vec<Option<usize>>,
     /// For each finding, what it was.
     pub(crate) findings: Vec<FindingOutcome>,
+    /// For each plant, true when the finding that caught it did so by a repro command that
+    /// timed out with the plant applied.
+    pub(crate) by_timeout: Vec<bool>,
+    /// True when some question is not answered yet ([`Identified::Unknown`]): the result is
+    /// not final.
+    pub(crate) incomplete: bool,
 }
 
 impl Scored {
@@ -88,9 +115,11 @@ impl Scored {
     /// scored against the plants at `indices` of it.
     pub(crate) fn for_plants(self, indices: &[usize], total: usize) -> Scored {
         let mut caught_by = vec![None; total];
-        for (local, finding) in self.caught_by.into_iter().enumerate() {
+        let mut by_timeout = vec![false; total];
+        for (local, (finding, timeout)) in self.caught_by.into_iter().zip(self.by_timeout).enumerate() {
             if let Some(&index) = indices.get(local) {
                 caught_by[index] = finding;
+                by_timeout[index] = timeout;
             }
         }
         let findings = self
@@ -103,7 +132,7 @@ impl Scored {
                 other => other,
             })
             .collect();
-        Scored { caught_by, findings }
+        Scored { caught_by, findings, by_timeout, incomplete: self.incomplete }
     }
 
     /// Plants caught.
@@ -139,7 +168,9 @@ pub(crate) fn score_with_progress(
     checked: &mut dyn FnMut(),
 ) -> Result<Scored, CalibrateError> {
     let mut caught_by = vec![None; plants.len()];
+    let mut by_timeout = vec![false; plants.len()];
     let mut outcomes = Vec::with_capacity(findings.len());
+    let mut incomplete = false;
     for (finding_index, finding) in findings.iter().enumerate() {
         let mut located: Vec<usize> = (0..plants.len()).filter(|&i| plants[i].located_by(finding)).collect();
         if located.is_empty() {
@@ -149,16 +180,27 @@ pub(crate) fn score_with_progress(
         let found_line = finding.line.unwrap_or(0);
         located.sort_by_key(|&i| plants[i].line.abs_diff(found_line));
         let mut outcome = FindingOutcome::LocatedOnly;
+        let mut waiting = false;
         for plant_index in located {
-            if outcome == FindingOutcome::LocatedOnly && scorer.identifies(plants[plant_index], finding)? {
-                outcome = FindingOutcome::TruePositive(plant_index);
-                caught_by[plant_index].get_or_insert(finding_index);
+            if outcome == FindingOutcome::LocatedOnly && !waiting {
+                match scorer.identifies(plants[plant_index], finding)? {
+                    Identified::No => {}
+                    identified @ (Identified::Yes | Identified::ByTimeout) => {
+                        outcome = FindingOutcome::TruePositive(plant_index);
+                        if caught_by[plant_index].is_none() {
+                            caught_by[plant_index] = Some(finding_index);
+                            by_timeout[plant_index] = identified == Identified::ByTimeout;
+                        }
+                    }
+                    Identified::Unknown => waiting = true,
+                }
             }
             checked();
         }
+        incomplete |= waiting;
         outcomes.push(outcome);
     }
-    Ok(Scored { caught_by, findings: outcomes })
+    Ok(Scored { caught_by, findings: outcomes, by_timeout, incomplete })
 }
 
 #[cfg(test)]
@@ -211,8 +253,8 @@ mod tests {
 
     struct Says(&'static str);
     impl Scorer for Says {
-        fn identifies(&mut self, _plant: &Plant, finding: &Finding) -> Result<bool, CalibrateError> {
-            Ok(finding.text.contains(self.0))
+        fn identifies(&mut self, _plant: &Plant, finding: &Finding) -> Result<Identified, CalibrateError> {
+            Ok(finding.text.contains(self.0).into())
         }
     }
 

@@ -1,12 +1,18 @@
-//! A scratch copy of the tracked tree, where witness and repro commands run: once on the
-//! original and once per plant with only that plant applied. The user's tree is never
+//! A scratch copy of the commit's files, where witness, build and repro commands run: once on
+//! the original and once per plant with only that plant applied. The user's tree is never
 //! touched by these commands, and results are cached per (command, plant).
+//!
+//! A command's time limit with a plant applied comes from its time on the original: five
+//! times that, but never less than a floor of 20 s (cargo-mutants' rule), so that a loaded
+//! machine does not make an ordinary run look like a runaway; and a run stopped at its limit
+//! is run once more before it counts as timed out.
 
 use crate::error::CalibrateError;
 use crate::plants::{Plant, apply_to};
 use crate::process::{self, Exit, ShellCommand};
 use crate::sandbox::Sandbox;
 use crate::signals::SignalWatch;
+use crate::tree::CommitTree;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,7 +29,7 @@ pub(crate) struct Discrimination {
 
 impl Discrimination {
     /// Passes on the original and fails on the mutant. A mutant run stopped for its time or
-    /// memory proves nothing either way (the plant is a runaway, see [`Self::runaway`]).
+    /// memory is not a failure (see [`Self::runaway`] and [`Self::timed_out`]).
     pub(crate) fn discriminates(&self) -> bool {
         self.original.success()
             && match self.mutant {
@@ -33,19 +39,23 @@ impl Discrimination {
             }
     }
 
+    /// Passes on the original and ran past its time limit with the plant applied, twice.
+    pub(crate) fn timed_out(&self) -> bool {
+        self.original.success() && self.mutant == Exit::TimedOut
+    }
+
     /// True when the run on the mutant was stopped for running too long or eating memory.
     pub(crate) fn runaway(&self) -> bool {
         self.original.success() && matches!(self.mutant, Exit::TimedOut | Exit::OutOfMemory(_))
     }
 }
 
-/// A temporary copy of the tree, made on first use: a run whose witness and repro commands
+/// A copy of the commit's files, made on first use: a run whose witness and repro commands
 /// never run copies nothing.
-#[derive(Debug)]
-pub(crate) struct Scratch {
-    dir: Option<tempfile::TempDir>,
-    tracked: Vec<String>,
-    source: PathBuf,
+pub(crate) struct Scratch<'a> {
+    tree: &'a CommitTree,
+    dir: PathBuf,
+    made: bool,
     planted: Vec<String>,
     timeout: Duration,
     memory_cap: Option<u64>,
@@ -58,33 +68,42 @@ pub(crate) struct Scratch {
     sandbox: Option<Sandbox>,
 }
 
-/// The copy of the tree and the commands' temporary directory, inside the scratch directory.
+impl std::fmt::Debug for Scratch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch").field("dir", &self.dir).field("made", &self.made).finish_non_exhaustive()
+    }
+}
+
+/// The copy of the tree, the commands' temporary directory and their cargo target directory,
+/// inside the scratch directory.
 const TREE: &str = "tree";
 const TMP: &str = "tmp";
+const TARGET: &str = "target";
 
 /// A plant's time limit is `MULTIPLIER` times the command's time on the original tree, at
 /// least `FLOOR`, never more than the repro timeout: cargo-mutants' rule for its test timeout
-/// (five times the baseline, <https://mutants.rs/timeouts.html>), with a floor of 1 s instead of
-/// its 20 s because a witness is one check, not a whole build and test suite.
+/// (five times the baseline, at least 20 s, <https://mutants.rs/timeouts.html>). The floor is
+/// what a loaded machine does not reach by accident: below it, how busy the machine was would
+/// decide which plants count.
 const MULTIPLIER: u32 = 5;
-const FLOOR: Duration = Duration::from_secs(1);
+/// See [`MULTIPLIER`].
+pub(crate) const FLOOR: Duration = Duration::from_secs(20);
 
-impl Scratch {
-    /// A scratch copy of the `tracked` files (relative paths) of `work_tree`, made when a
-    /// command first runs in it. Each command is killed after `timeout`.
-    /// Each command's process group is killed past `memory_cap` bytes of resident memory;
-    /// with `sandboxed`, each runs in the [`Sandbox`].
+impl<'a> Scratch<'a> {
+    /// A scratch copy of the files of `tree` in the directory `dir` (made when a command
+    /// first runs). Each command is killed after `timeout`, and its process group past
+    /// `memory_cap` bytes of resident memory; with `sandboxed`, each runs in the [`Sandbox`].
     pub(crate) fn deferred(
-        work_tree: &Path,
-        tracked: Vec<String>,
+        tree: &'a CommitTree,
+        dir: PathBuf,
         timeout: Duration,
         memory_cap: Option<u64>,
         sandboxed: bool,
-    ) -> Scratch {
+    ) -> Scratch<'a> {
         Scratch {
-            dir: None,
-            tracked,
-            source: work_tree.to_path_buf(),
+            tree,
+            dir,
+            made: false,
             planted: Vec::new(),
             timeout,
             memory_cap,
@@ -104,56 +123,36 @@ impl Scratch {
     /// The time limit of `script` with a plant applied: derived from its baseline, capped by
     /// the repro timeout.
     pub(crate) fn plant_timeout(&self, script: &str) -> Duration {
-        self.baseline(script)
-            .map_or(self.timeout, |baseline| (baseline * MULTIPLIER).max(FLOOR).min(self.timeout))
+        plant_limit(self.baseline(script), self.timeout)
     }
 
     /// The copy's root, making the copy when it does not exist yet.
     fn materialise(&mut self) -> Result<PathBuf, CalibrateError> {
-        if let Some(dir) = &self.dir {
-            return Ok(dir.path().join(TREE));
+        let root = self.dir.join(TREE);
+        if self.made {
+            return Ok(root);
         }
-        let dir = tempfile::Builder::new()
-            .prefix("revcal-scratch-")
-            .tempdir()
-            .map_err(|e| CalibrateError::io("create a scratch directory in", std::env::temp_dir(), e))?;
-        // Directories already made: a 10,000-file tree has far fewer directories than files.
-        let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
-        for relative in &self.tracked {
-            let from = self.source.join(relative);
-            let to = dir.path().join(TREE).join(relative);
-            let Ok(meta) = fs::symlink_metadata(&from) else { continue };
-            if let Some(parent) = to.parent().filter(|parent| !made.contains(*parent)) {
-                fs::create_dir_all(parent).map_err(|e| CalibrateError::io("create", parent, e))?;
-                made.insert(parent.to_path_buf());
-            }
-            let copied = if meta.file_type().is_symlink() {
-                fs::read_link(&from).and_then(|target| std::os::unix::fs::symlink(target, &to))
-            } else {
-                fs::copy(&from, &to).map(|_| ())
-            };
-            copied.map_err(|e| CalibrateError::io("copy into a scratch tree:", &from, e))?;
+        let tmp = self.dir.join(TMP);
+        for dir in [&root, &tmp] {
+            fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
         }
-        tracing::debug!(files = self.tracked.len(), dir = %dir.path().display(), "scratch copy made");
-        let root = dir.path().join(TREE);
+        let paths = self.tree.entries().keys().map(String::as_str);
+        crate::slots::write_entries(self.tree, &root, paths, &std::collections::BTreeMap::new())?;
+        tracing::debug!(files = self.tree.entries().len(), dir = %self.dir.display(), "scratch copy made");
         // Commands get a temporary directory of their own beside the copy: with the sandbox
         // on, the copy and this are all they may write to.
-        let tmp = dir.path().join(TMP);
-        fs::create_dir_all(&root)
-            .and_then(|()| fs::create_dir_all(&tmp))
-            .map_err(|e| CalibrateError::io("create", &tmp, e))?;
         self.env.push(("TMPDIR", tmp.display().to_string()));
-        // Cargo builds inside the copy even when the user's environment points
+        // Cargo builds inside the scratch directory even when the user's environment points
         // CARGO_TARGET_DIR at a shared directory: the sandbox would refuse those writes, and
         // a plant's build must not land in the user's cache.
-        self.env.push(("CARGO_TARGET_DIR", dir.path().join("target").display().to_string()));
+        self.env.push(("CARGO_TARGET_DIR", self.dir.join(TARGET).display().to_string()));
         if self.sandboxed {
             // The system's temporary directory too (build caches live there): a tree inside it
             // is therefore not protected from these commands (docs/calibration.md#against-a-hostile-reviewer).
-            let writable = vec![dir.path().to_path_buf(), std::env::temp_dir()];
+            let writable = vec![self.dir.clone(), std::env::temp_dir()];
             self.sandbox = Some(Sandbox::new(writable));
         }
-        self.dir = Some(dir);
+        self.made = true;
         Ok(root)
     }
 
@@ -161,8 +160,7 @@ impl Scratch {
     fn unplant(&mut self) -> Result<(), CalibrateError> {
         for file in std::mem::take(&mut self.planted) {
             let root = self.materialise()?;
-            let path = self.source.join(&file);
-            let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
+            let original = self.tree.file(&file)?;
             write_keeping_mode(&root.join(&file), &original)?;
         }
         Ok(())
@@ -171,8 +169,7 @@ impl Scratch {
     fn plant(&mut self, plant: &Plant) -> Result<(), CalibrateError> {
         self.unplant()?;
         for file in plant.files() {
-            let path = self.source.join(file);
-            let original = fs::read(&path).map_err(|e| CalibrateError::io("read", &path, e))?;
+            let original = self.tree.file(file)?;
             let mutated = apply_to(&original, file, &[plant])
                 .map_err(|source| CalibrateError::ApplyPlant { file: file.to_owned(), source })?;
             let root = self.materialise()?;
@@ -182,7 +179,9 @@ impl Scratch {
         Ok(())
     }
 
-    /// Runs `script` on the original (`plant` None) or with only `plant` applied.
+    /// Runs `script` on the original (`plant` None) or with only `plant` applied. A run with
+    /// the plant that goes past its time limit is run once more: only a second timeout
+    /// counts.
     pub(crate) fn run(
         &mut self,
         script: &str,
@@ -197,8 +196,24 @@ impl Scratch {
             Some(plant) => self.plant(plant)?,
             None => self.unplant()?,
         }
-        let root = self.materialise()?;
         let timeout = if plant.is_some() { self.plant_timeout(script) } else { self.timeout };
+        let mut exit = self.run_once(script, plant, timeout, signals)?;
+        if plant.is_some() && exit == Exit::TimedOut {
+            tracing::info!(script, plant = ?plant.map(Plant::location), limit = ?timeout, "ran past its time limit with the plant applied; running it once more");
+            exit = self.run_once(script, plant, timeout, signals)?;
+        }
+        self.results.insert(key, exit);
+        Ok(exit)
+    }
+
+    fn run_once(
+        &mut self,
+        script: &str,
+        plant: Option<&Plant>,
+        timeout: Duration,
+        signals: &SignalWatch,
+    ) -> Result<Exit, CalibrateError> {
+        let root = self.materialise()?;
         let command = ShellCommand {
             script,
             dir: &root,
@@ -210,16 +225,15 @@ impl Scratch {
             memory_cap: self.memory_cap,
             sandbox: self.sandbox.as_ref(),
         };
-        let finished = process::run(&command, signals)
+        let finished = process::run_isolated(&command, signals)
             .map_err(|source| CalibrateError::Command { command: script.to_owned(), source })?;
         if let Exit::Interrupted(signal) = finished.exit {
             return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
         }
-        tracing::debug!(script, plant = ?plant.map(Plant::location), exit = %finished.exit, "scratch run");
+        tracing::debug!(script, plant = ?plant.map(Plant::location), exit = %finished.exit, elapsed = ?finished.elapsed, "scratch run");
         if plant.is_none() {
             self.baselines.insert(script.to_owned(), finished.elapsed);
         }
-        self.results.insert(key, finished.exit);
         Ok(finished.exit)
     }
 
@@ -236,6 +250,12 @@ impl Scratch {
     }
 }
 
+/// A command's time limit with a plant applied, from its time on the original (see
+/// [`MULTIPLIER`]), never more than `timeout`.
+fn plant_limit(baseline: Option<Duration>, timeout: Duration) -> Duration {
+    baseline.map_or(timeout, |baseline| (baseline * MULTIPLIER).max(FLOOR).min(timeout))
+}
+
 fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
     use std::os::unix::fs::PermissionsExt;
     let failed = |e| CalibrateError::io("write", path, e);
@@ -247,4 +267,22 @@ fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200)).map_err(failed)?;
     fs::write(path, bytes).map_err(failed)?;
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plants_limit_is_five_times_the_original_never_under_20_s_never_over_the_timeout() {
+        let timeout = Duration::from_secs(300);
+        assert_eq!(plant_limit(Some(Duration::from_millis(10)), timeout), Duration::from_secs(20));
+        assert_eq!(plant_limit(Some(Duration::from_secs(10)), timeout), Duration::from_secs(50));
+        assert_eq!(plant_limit(Some(Duration::from_secs(100)), timeout), timeout);
+        assert_eq!(
+            plant_limit(Some(Duration::from_millis(10)), Duration::from_secs(3)),
+            Duration::from_secs(3)
+        );
+        assert_eq!(plant_limit(None, timeout), timeout);
+    }
 }

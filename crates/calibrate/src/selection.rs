@@ -5,10 +5,10 @@ use crate::error::CalibrateError;
 use crate::plants::{Plant, from_mutant};
 use std::path::Path;
 
-/// Up to `n` plants from the mutants of `targets` (relative paths in `work_tree`). Files
+/// Up to `n` plants from the mutants of `targets` (relative paths read from `sources`). Files
 /// that cannot be read or parsed are skipped with a warning in the log.
 pub(crate) fn select_plants(
-    work_tree: &Path,
+    sources: &dyn crate::plants::Sources,
     targets: &[String],
     n: usize,
     seed: u64,
@@ -17,7 +17,7 @@ pub(crate) fn select_plants(
     let options = revcal_mutate::Options { profile, ..revcal_mutate::Options::default() };
     let mut candidates = Vec::new();
     for target in targets {
-        let source = match crate::input::read_text(&work_tree.join(target), options.max_file_bytes as u64) {
+        let source = match sources.read_text(target, options.max_file_bytes as u64) {
             Ok(source) => source,
             Err(error) => {
                 tracing::warn!(file = %target, %error, "skipped: the target cannot be mutated");

@@ -104,6 +104,14 @@ impl SignalWatch {
         SignalWatch { received: Arc::new(AtomicUsize::new(0)), ids: Vec::new() }
     }
 
+    /// Acts as if `signal` had been received (when none was yet): every command running under
+    /// this watch is stopped at its next poll. For a run that must stop its reviews because
+    /// it is itself unwinding from a panic.
+    pub(crate) fn raise(&self, signal: i32) {
+        let value = usize::try_from(signal).unwrap_or(usize::MAX);
+        let _ = self.received.compare_exchange(0, value, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
     /// The first signal received since installation, if any.
     pub(crate) fn received(&self) -> Option<i32> {
         match self.received.load(Ordering::SeqCst) {

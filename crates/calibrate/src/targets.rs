@@ -1,20 +1,23 @@
-//! The repository side of a calibration: open it with gix, refuse a dirty tree, find the
-//! files a commit changed against its first parent and keep the ones worth planting in.
+//! The repository side of a calibration: open it with gix, find the files a commit changed
+//! against its first parent and keep the ones worth planting in. Only the repository's
+//! objects are read; its work tree, index and refs are never written (nor the work tree
+//! read: a dirty tree changes nothing).
 
 use crate::error::{BoxedError, CalibrateError};
+use crate::tree::CommitTree;
 use gix::bstr::ByteSlice;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// An opened repository with a work tree.
+/// An opened repository.
 pub(crate) struct Repository {
     repo: gix::Repository,
-    work_tree: PathBuf,
+    /// The work tree's root, or the git directory of a bare repository.
+    location: PathBuf,
 }
 
 impl std::fmt::Debug for Repository {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Repository").field("work_tree", &self.work_tree).finish()
+        f.debug_struct("Repository").field("location", &self.location).finish()
     }
 }
 
@@ -28,59 +31,8 @@ pub(crate) struct CommitInfo {
     /// Files it added or modified against its first parent (all of them, before filtering),
     /// relative to the work tree with `/` separators.
     pub(crate) changed: Vec<String>,
-}
-
-/// HEAD, the index and the stash at one moment (see [`Repository::state`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RepoState {
-    head: String,
-    branch: String,
-    index: String,
-    stash: Vec<String>,
-}
-
-impl RepoState {
-    /// What changed from `self` to `now`, each with the git command that undoes it (the work
-    /// tree is already restored when these are read, so the undo leaves it alone).
-    pub(crate) fn changes(&self, now: &RepoState) -> Vec<String> {
-        let mut changes = Vec::new();
-        if self.head != now.head {
-            changes.push(format!(
-                "HEAD moved from {} to {} (a commit of the planted files?); undo with `git reset {}`",
-                self.head, now.head, self.head
-            ));
-        }
-        if self.branch != now.branch && !self.branch.is_empty() {
-            changes.push(format!(
-                "HEAD named {} and now names {}; undo with `git symbolic-ref HEAD {}`",
-                self.branch,
-                if now.branch.is_empty() { "no branch" } else { now.branch.as_str() },
-                self.branch
-            ));
-        }
-        if self.index != now.index {
-            changes.push(
-                "the index changed (planted files staged?); undo with `git reset` (after any HEAD undo above)"
-                    .to_owned(),
-            );
-        }
-        let added: Vec<&String> = now.stash.iter().filter(|id| !self.stash.contains(id)).collect();
-        let removed: Vec<&String> = self.stash.iter().filter(|id| !now.stash.contains(id)).collect();
-        if !added.is_empty() {
-            changes.push(format!(
-                "the stash gained {} entr{} holding the plants ({}); undo with `git stash drop` once per entry",
-                added.len(),
-                if added.len() == 1 { "y" } else { "ies" },
-                added.iter().map(|id| short(id)).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        for id in removed {
-            changes.push(format!(
-                "the stash lost entry {id}; bring it back with `git stash store -m restored {id}`"
-            ));
-        }
-        changes
-    }
+    /// Its tree.
+    pub(crate) tree: gix::ObjectId,
 }
 
 /// A gix failure while doing `operation`.
@@ -91,81 +43,40 @@ fn git_error<E: std::error::Error + Send + Sync + 'static>(
 }
 
 impl Repository {
-    /// Opens the repository that contains `dir`.
+    /// Opens the repository that contains `dir` (a bare one too: only its objects are read).
     pub(crate) fn discover(dir: &Path) -> Result<Repository, CalibrateError> {
         let not_a_repo =
             |source: BoxedError| CalibrateError::NotARepository { path: dir.to_path_buf(), source };
         let repo = gix::discover(dir).map_err(|e| not_a_repo(Box::new(e)))?;
-        let work_tree = repo
-            .workdir()
-            .ok_or_else(|| not_a_repo("a bare repository has no work tree".into()))?
-            .to_path_buf();
-        let work_tree = work_tree.canonicalize().unwrap_or(work_tree);
-        Ok(Repository { repo, work_tree })
+        let location = repo.workdir().unwrap_or_else(|| repo.git_dir()).to_path_buf();
+        let location = location.canonicalize().unwrap_or(location);
+        Ok(Repository { repo, location })
     }
 
-    /// The work tree's root.
-    pub(crate) fn work_tree(&self) -> &Path {
-        &self.work_tree
+    /// The work tree's root, or the git directory of a bare repository: what `REVCAL_REPO`
+    /// names.
+    pub(crate) fn location(&self) -> &Path {
+        &self.location
     }
 
-    /// The git directory (where the restore journal lives).
+    /// The work tree's root, when the repository has one.
+    pub(crate) fn work_tree(&self) -> Option<&Path> {
+        self.repo.workdir().map(|_| self.location.as_path())
+    }
+
+    /// The git directory (where earlier releases kept their restore journal).
     pub(crate) fn git_dir(&self) -> &Path {
         self.repo.git_dir()
     }
 
-    /// Tracked files whose content differs from the index or HEAD (at most `limit` names).
-    /// Untracked files do not count: calibration never touches them.
-    pub(crate) fn dirty_files(&self, limit: usize) -> Result<Vec<String>, CalibrateError> {
-        let output = Command::new("git")
-            .args(["status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=dirty"])
-            .current_dir(&self.work_tree)
-            .output()
-            .map_err(|e| CalibrateError::git("run `git status`", e))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-            return Err(CalibrateError::git("list uncommitted changes with `git status`", stderr));
-        }
-        Ok(output
-            .stdout
-            .split(|byte| *byte == 0)
-            .filter(|entry| entry.len() > 3)
-            .map(|entry| String::from_utf8_lossy(&entry[3..]).into_owned())
-            .take(limit)
-            .collect())
+    /// The repository as gix opened it.
+    pub(crate) fn gix(&self) -> &gix::Repository {
+        &self.repo
     }
 
-    /// Refuses a tree with uncommitted changes to tracked files.
-    pub(crate) fn ensure_clean(&self) -> Result<(), CalibrateError> {
-        let files = self.dirty_files(5)?;
-        if files.is_empty() { Ok(()) } else { Err(CalibrateError::DirtyTree { files }) }
-    }
-
-    /// Runs `git ARGS` in the work tree and returns its standard output.
-    fn git_output(&self, args: &[&str]) -> Result<Vec<u8>, CalibrateError> {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(&self.work_tree)
-            .output()
-            .map_err(|e| CalibrateError::git(format!("run `git {}`", args.join(" ")), e))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-            return Err(CalibrateError::git(format!("run `git {}`", args.join(" ")), stderr));
-        }
-        Ok(output.stdout)
-    }
-
-    /// What a reviewer could change besides the work tree: HEAD (the commit and the branch it
-    /// names), the index (its entries, not its stat cache, which `git status` rewrites) and
-    /// the stash.
-    pub(crate) fn state(&self) -> Result<RepoState, CalibrateError> {
-        let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_owned();
-        let head = text(self.git_output(&["rev-parse", "--verify", "-q", "HEAD"]).unwrap_or_default());
-        let branch = text(self.git_output(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default());
-        let index = crate::guard::sha256_hex(&self.git_output(&["ls-files", "-s", "-z"])?);
-        let stash =
-            text(self.git_output(&["stash", "list", "--format=%H"])?).lines().map(str::to_owned).collect();
-        Ok(RepoState { head, branch, index, stash })
+    /// Every file of `commit`, read from the objects.
+    pub(crate) fn commit_tree(&self, commit: &CommitInfo) -> Result<CommitTree, CalibrateError> {
+        CommitTree::read(self.repo.clone(), commit.tree)
     }
 
     /// Resolves `rev` and lists the files it changed against its first parent.
@@ -174,8 +85,7 @@ impl Repository {
             .repo
             .rev_parse_single(rev)
             .map_err(|e| CalibrateError::git(format!("resolve `{rev}`"), e))?;
-        let commit = id
-            .object()
+        let commit = crate::tree::retrying(|| id.object())
             .map_err(git_error("read the object"))?
             .peel_to_commit()
             .map_err(|e| CalibrateError::git(format!("read `{rev}` as a commit"), e))?;
@@ -183,8 +93,7 @@ impl Repository {
         let base = commit.parent_ids().next().map(|parent| parent.detach());
         let base_tree = match base {
             Some(parent) => Some(
-                self.repo
-                    .find_commit(parent)
+                crate::tree::retrying(|| self.repo.find_commit(parent))
                     .map_err(git_error("read the first parent"))?
                     .tree_id()
                     .map_err(git_error("read the first parent's tree"))?
@@ -195,7 +104,7 @@ impl Repository {
         let mut changed = Vec::new();
         self.diff_trees(base_tree, tree, "", &mut changed)?;
         changed.sort();
-        Ok(CommitInfo { id: commit.id().to_string(), base: base.map(|b| b.to_string()), changed })
+        Ok(CommitInfo { id: commit.id().to_string(), base: base.map(|b| b.to_string()), changed, tree })
     }
 
     /// Collects blobs added or modified from `old` to `new`, descending only into subtrees
@@ -232,7 +141,7 @@ impl Repository {
         &self,
         id: gix::ObjectId,
     ) -> Result<Vec<(String, gix::object::tree::EntryMode, gix::ObjectId)>, CalibrateError> {
-        let tree = self.repo.find_tree(id).map_err(git_error("read a tree"))?;
+        let tree = crate::tree::retrying(|| self.repo.find_tree(id)).map_err(git_error("read a tree"))?;
         let decoded = tree.decode().map_err(git_error("decode a tree"))?;
         Ok(decoded
             .entries
@@ -240,38 +149,27 @@ impl Repository {
             .map(|entry| (entry.filename.to_str_lossy().into_owned(), entry.mode, entry.oid.to_owned()))
             .collect())
     }
-
-    /// Every tracked file (from the index), relative, `/`-separated; gitlinks skipped.
-    pub(crate) fn tracked_files(&self) -> Result<Vec<String>, CalibrateError> {
-        let index = self.repo.index_or_empty().map_err(git_error("read the index"))?;
-        Ok(index
-            .entries()
-            .iter()
-            .filter(|entry| entry.mode != gix::index::entry::Mode::COMMIT)
-            .map(|entry| entry.path(&index).to_str_lossy().into_owned())
-            .collect())
-    }
 }
 
-/// The one rule for every file calibration may write to, whichever way it was named (a
-/// commit's changed files, fallback targets, a plants file): a relative path that stays inside
-/// the work tree, reached without a symbolic link in any component, to a regular file git
-/// tracks. Returns the path normalised (`/`-separated, no `.`). Anything else could make a
-/// plant (and its restore) write outside what git can show and put back.
-pub(crate) fn check_target(
-    work_tree: &Path,
-    tracked: &std::collections::HashSet<String>,
-    path: &str,
-) -> Result<String, CalibrateError> {
-    let refuse = |reason: String| CalibrateError::Untargetable { path: path.to_owned(), reason };
-    let relative = confine(work_tree, "the work tree", path, Expect::File)
-        .map_err(|refusal| refuse(refusal.to_string()))?;
-    if !tracked.contains(&relative) {
-        return Err(refuse(
-            "it is not tracked by git, and calibration never writes to untracked files".into(),
-        ));
+/// The components of an untrusted relative path, the first half of the one path rule (for
+/// files on disk, [`confine`]; for the files of a commit, `CommitTree::check_target`): not
+/// absolute, no `..`, valid UTF-8; `.` dropped. The reason names `root_name`.
+pub(crate) fn relative_parts<'a>(path: &'a str, root_name: &str) -> Result<Vec<&'a str>, String> {
+    let given = Path::new(path);
+    if given.is_absolute() {
+        return Err(format!("it is an absolute path; name it relative to {root_name}'s root"));
     }
-    Ok(relative)
+    let mut parts = Vec::new();
+    for component in given.components() {
+        match component {
+            std::path::Component::Normal(part) => {
+                parts.push(part.to_str().ok_or_else(|| "it is not valid UTF-8".to_owned())?);
+            }
+            std::path::Component::CurDir => {}
+            _ => return Err(format!("it leaves {root_name}")),
+        }
+    }
+    Ok(parts)
 }
 
 /// What a confined path must name.
@@ -312,20 +210,7 @@ pub(crate) fn confine(
     expect: Expect,
 ) -> Result<String, Unconfined> {
     let refuse = |reason: String| Unconfined::Refused(reason);
-    let given = Path::new(path);
-    if given.is_absolute() {
-        return Err(refuse(format!("it is an absolute path; name it relative to {root_name}'s root")));
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for component in given.components() {
-        match component {
-            std::path::Component::Normal(part) => {
-                parts.push(part.to_str().ok_or_else(|| refuse("it is not valid UTF-8".into()))?);
-            }
-            std::path::Component::CurDir => {}
-            _ => return Err(refuse(format!("it leaves {root_name}"))),
-        }
-    }
+    let parts = relative_parts(path, root_name).map_err(refuse)?;
     if parts.is_empty() && expect == Expect::File {
         return Err(refuse("it names no file".into()));
     }
@@ -428,31 +313,13 @@ mod tests {
     }
 
     #[test]
-    fn every_change_to_head_index_and_stash_is_named_with_its_undo() {
-        let state = |head: &str, branch: &str, index: &str, stash: &[&str]| RepoState {
-            head: head.into(),
-            branch: branch.into(),
-            index: index.into(),
-            stash: stash.iter().map(|s| (*s).to_owned()).collect(),
-        };
-        let before = state("a1", "refs/heads/main", "i1", &["s1"]);
-        assert!(before.changes(&before.clone()).is_empty());
-        let after = state("b2", "", "i2", &["s2", "s3"]);
-        let changes = before.changes(&after).join("\n");
-        for expected in [
-            "undo with `git reset a1`",
-            "undo with `git symbolic-ref HEAD refs/heads/main`",
-            "undo with `git reset`",
-            "the stash gained 2 entries",
-            "`git stash store -m restored s1`",
-        ] {
-            assert!(changes.contains(expected), "{expected}: {changes}");
-        }
-    }
-
-    #[test]
     fn fallback_is_used_only_when_the_commit_has_nothing_eligible() {
-        let commit = CommitInfo { id: "a".repeat(40), base: None, changed: vec!["README.md".into()] };
+        let commit = CommitInfo {
+            id: "a".repeat(40),
+            base: None,
+            changed: vec!["README.md".into()],
+            tree: gix::ObjectId::null(gix::hash::Kind::Sha1),
+        };
         assert_eq!(choose_targets(&commit, &["src/a.rs".into()]).unwrap(), vec!["src/a.rs"]);
         let error = choose_targets(&commit, &[]).unwrap_err();
         assert!(

@@ -39,8 +39,8 @@ pub(crate) enum ColorChoice {
 
 /// The `review-calibration` binary: `revcal calibrate` under the name of the tool it replaces.
 ///
-/// Measure a code reviewer: plant bugs in a commit, run the reviewer, restore the tree and
-/// score what it caught (the same command as `revcal calibrate`).
+/// Measure a code reviewer: plant bugs in a commit, run the reviewer in scratch checkouts of
+/// it and score what it caught (the same command as `revcal calibrate`).
 #[derive(Debug, Parser)]
 #[command(name = "review-calibration", version, max_term_width = 100)]
 pub(crate) struct ReviewCalibrationCli {

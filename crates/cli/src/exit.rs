@@ -48,11 +48,11 @@ pub(crate) const CALIBRATE_TABLE: &str = "\
 Exit status:
   0        the gate passed
   2        the gate failed (recall or precision below its minimum, or a significant drop)
-  1        operational or usage error: unknown flag or bad value, dirty tree, not a
-           repository, reviewer crash or timeout, too few plants, a failed control, no judge,
+  1        operational or usage error: unknown flag or bad value, not a repository,
+           reviewer crash or timeout, too few plants, a failed control, no judge,
            a judge error, --max-judge-calls spent, a judge of the --review-provider,
            a reviewer exit code not in --ok-exit-codes
-  128+N    signal N stopped the run (the tree is restored first)";
+  128+N    signal N stopped the run (the reviews are stopped and their checkouts removed)";
 
 /// `revcal judge calibrate`'s exit-code table, for `--help`.
 pub(crate) const JUDGE_TABLE: &str = "\

@@ -157,6 +157,10 @@ impl Judge for CommandJudge {
         "judge-cmd"
     }
 
+    fn call_budget(&self) -> Option<u64> {
+        self.max_calls
+    }
+
     fn judge(&self, request: &JudgeRequest) -> Result<bool, JudgeError> {
         let input = serde_json::to_vec(request).map_err(JudgeError::Request)?;
         // Counted before the run, atomically: concurrent requests cannot overrun the budget.

@@ -234,6 +234,10 @@ impl Judge for LlmJudge {
     fn usage(&self) -> Option<JudgeUsage> {
         Some(self.spent())
     }
+
+    fn call_budget(&self) -> Option<u64> {
+        self.client.config.max_calls
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::{PlantStatus, Report};
+use super::{PlantOutcome, PlantStatus, Report};
 
 /// The comparison with a baseline report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +32,60 @@ pub struct BaselineComparison {
     pub regressed: Vec<String>,
     /// True when the overall recall or a category's dropped significantly.
     pub regression: bool,
+    /// The plants counted in one report and not in the other, and why: the two runs were
+    /// not measured on quite the same plants.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub different_plants: Vec<PlantDifference>,
+}
+
+/// A plant counted in one of two reports and not in the other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlantDifference {
+    /// The plant's file.
+    pub file: String,
+    /// Its line.
+    pub line: u32,
+    /// What the first report says of it: `caught`, `missed`, `excluded (REASON)` or `absent`.
+    pub before: String,
+    /// What the second report says of it, in the same words.
+    pub now: String,
+}
+
+/// The plants valid (counted) in one of `before` and `now` and excluded from, or absent in,
+/// the other, each with what each report says of it: why two reviewers compared side by side
+/// (or a run and its baseline) were not measured on the same plants.
+pub fn plant_differences(before: &Report, now: &Report) -> Vec<PlantDifference> {
+    let key = |plant: &PlantOutcome| {
+        (plant.entry.clone(), plant.file.clone(), plant.line, plant.original.clone(), plant.mutated.clone())
+    };
+    let words = |plant: Option<&PlantOutcome>| match plant {
+        None => "absent".to_owned(),
+        Some(plant) => match (plant.status, &plant.excluded_reason) {
+            (PlantStatus::Caught, _) => "caught".to_owned(),
+            (PlantStatus::Missed, _) => "missed".to_owned(),
+            (PlantStatus::Excluded, Some(reason)) => format!("excluded ({reason})"),
+            (PlantStatus::Excluded, None) => "excluded (equivalent)".to_owned(),
+        },
+    };
+    let mut keys: Vec<_> = before.plants.iter().chain(&now.plants).map(key).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|wanted| {
+            let find = |report: &Report| report.plants.iter().find(|plant| key(plant) == wanted).cloned();
+            let (was, is) = (find(before), find(now));
+            let counted = |plant: &Option<PlantOutcome>| {
+                plant.as_ref().is_some_and(|p| p.status != PlantStatus::Excluded)
+            };
+            (counted(&was) != counted(&is)).then(|| PlantDifference {
+                file: wanted.1.clone(),
+                line: wanted.2,
+                before: words(was.as_ref()),
+                now: words(is.as_ref()),
+            })
+        })
+        .collect()
 }
 
 /// Recall before and now, and the one-sided p-value of "it dropped".
@@ -132,6 +186,7 @@ pub fn compare_with_baseline(baseline: &Report, now: &Report, alpha: f64) -> Bas
         overall,
         per_category,
         regressed,
+        different_plants: plant_differences(baseline, now),
     }
 }
 

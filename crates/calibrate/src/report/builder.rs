@@ -65,6 +65,9 @@ pub struct TrialRecord {
     pub findings: Vec<FindingOutcome>,
     /// Judge agreement with repro-verified findings.
     pub judge_checks: JudgeChecks,
+    /// The caught plants (indices, as in `caught_by`) whose finding's repro command ran
+    /// past its time limit with the plant applied: caught by timeout.
+    pub caught_by_timeout: std::collections::BTreeSet<usize>,
 }
 
 impl TrialRecord {
@@ -107,6 +110,14 @@ pub enum ReportError {
         file: String,
         /// Its line.
         line: u32,
+    },
+    /// A trial says a plant was caught by timeout but not that it was caught.
+    #[error("trial {trial}: plant #{index} is caught by timeout but not caught")]
+    TimeoutNotCaught {
+        /// 1-based trial number.
+        trial: usize,
+        /// The plant index.
+        index: usize,
     },
     /// There are valid plants but no review ran.
     #[error("{plants} valid plants but no trial was recorded")]
@@ -255,13 +266,16 @@ impl ReportBuilder {
         let trial_count = self.trials.len();
         let valid = self.plants.iter().filter(|(_, excluded)| !excluded).count();
 
-        // How many trials caught each plant, and the first finding that did.
+        // How many trials caught each plant (by timeout among them), and the first finding
+        // that did.
         let mut caught_in = vec![0usize; self.plants.len()];
+        let mut timed_out_in = vec![0usize; self.plants.len()];
         let mut caught_by: Vec<Option<&String>> = vec![None; self.plants.len()];
         for trial in &self.trials {
             for (index, text) in &trial.caught_by {
                 caught_in[*index] += 1;
                 caught_by[*index].get_or_insert(text);
+                timed_out_in[*index] += usize::from(trial.caught_by_timeout.contains(index));
             }
         }
 
@@ -323,6 +337,7 @@ impl ReportBuilder {
                     diff: plant_diff(plant),
                     caught_by: caught_by[index].cloned(),
                     caught_in_trials: (trial_count > 1 && !excluded).then_some(caught_in[index]),
+                    caught_by_timeout: (timed_out_in[index] > 0).then_some(timed_out_in[index]),
                     excluded_reason: self
                         .runaway
                         .get(&index)
@@ -348,6 +363,7 @@ impl ReportBuilder {
         Ok(Report {
             recall,
             caught,
+            caught_by_timeout: timed_out_in.iter().sum(),
             total,
             precision,
             true_positives,
@@ -408,6 +424,11 @@ impl ReportBuilder {
             return Err(ReportError::NoTrials { plants: valid });
         }
         for (number, trial) in (1..).zip(&self.trials) {
+            if let Some(index) =
+                trial.caught_by_timeout.iter().find(|index| !trial.caught_by.contains_key(index))
+            {
+                return Err(ReportError::TimeoutNotCaught { trial: number, index: *index });
+            }
             for index in trial.caught_by.keys().copied() {
                 let (plant, excluded) = self.plants.get(index).ok_or(ReportError::UnknownPlant {
                     trial: number,

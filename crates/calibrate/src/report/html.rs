@@ -77,10 +77,17 @@ pub fn render_html(report: &Report) -> String {
                 let _ = writeln!(html, "<p>No finding identified this defect.</p>");
             }
             (_, PlantStatus::Excluded) => {
-                let _ = writeln!(
-                    html,
-                    "<p>Excluded: an equivalent mutant (its witness did not discriminate).</p>"
-                );
+                let why = match plant.excluded_reason.as_deref() {
+                    Some(reason) if reason.starts_with("runaway: ") => {
+                        format!("Excluded as a runaway: {}", markup(&reason["runaway: ".len()..]))
+                    }
+                    Some(reason) if reason.starts_with("build: ") => {
+                        format!("Excluded for breaking the build: {}", markup(&reason["build: ".len()..]))
+                    }
+                    Some(reason) => format!("Excluded: {}", markup(reason)),
+                    None => "Excluded: an equivalent mutant (its witness did not discriminate).".to_owned(),
+                };
+                let _ = writeln!(html, "<p>{why}</p>");
             }
             (None, PlantStatus::Caught) => {}
         }
@@ -174,6 +181,9 @@ fn summary(html: &mut String, report: &Report) {
         ("Scorer".into(), markup(&report.scorer)),
         ("Judge agreement".into(), optional(report.judge_agreement)),
         ("Equivalent plants excluded".into(), report.equivalent_excluded.to_string()),
+        ("Runaway plants excluded".into(), report.runaway_excluded.to_string()),
+        ("Plants breaking the build excluded".into(), report.build_excluded.to_string()),
+        ("Caught by timeout".into(), report.caught_by_timeout.to_string()),
         ("Commit".into(), format!("<code>{}</code>", markup(&report.commit))),
         (
             "Reviewer exit code".into(),

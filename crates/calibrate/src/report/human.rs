@@ -83,6 +83,11 @@ pub fn render_human(report: &Report, color: bool) -> String {
     } else {
         (format!("{}/{} plants caught", report.caught, report.total), String::new())
     };
+    let counted = if report.caught_by_timeout > 0 {
+        format!("{counted} ({} by timeout)", report.caught_by_timeout)
+    } else {
+        counted
+    };
     let interval = report
         .recall_interval
         .map(|i| format!("  (95% CI {over}{:.2}-{:.2})", i.low, i.high))
@@ -185,6 +190,13 @@ pub fn render_human(report: &Report, color: bool) -> String {
             overall.p_value,
             baseline.alpha
         );
+        for difference in &baseline.different_plants {
+            let _ = writeln!(
+                out,
+                "             not the same plants: {}:{} was {}, is {}",
+                difference.file, difference.line, difference.before, difference.now
+            );
+        }
     }
     if let Some(judge) = &report.judge {
         let _ = writeln!(

@@ -27,6 +27,9 @@ pub fn render_junit(report: &Report) -> String {
         ("gatePass", report.gate_pass.to_string()),
         ("trustworthy", report.trustworthy.to_string()),
         ("equivalentExcluded", report.equivalent_excluded.to_string()),
+        ("runawayExcluded", report.runaway_excluded.to_string()),
+        ("buildExcluded", report.build_excluded.to_string()),
+        ("caughtByTimeout", report.caught_by_timeout.to_string()),
     ];
     for (name, value) in properties {
         let _ = writeln!(xml, r#"      <property name="{name}" value="{}"/>"#, markup(&value));
@@ -57,10 +60,12 @@ pub fn render_junit(report: &Report) -> String {
             }
             PlantStatus::Excluded => {
                 let _ = writeln!(xml, ">");
-                let _ = writeln!(
-                    xml,
-                    r#"      <skipped message="equivalent mutant: its witness did not discriminate"/>"#
-                );
+                // `runaway: ...` or `build: ...`; without a reason, an equivalent mutant.
+                let message = plant
+                    .excluded_reason
+                    .as_deref()
+                    .map_or_else(|| "equivalent mutant: its witness did not discriminate".to_owned(), markup);
+                let _ = writeln!(xml, r#"      <skipped message="{message}"/>"#);
             }
         }
         let _ = writeln!(xml, "    </testcase>");

@@ -2,8 +2,9 @@
 //! machines by shards and merged into one report (docs/calibration.md#suites).
 //!
 //! A suite's work units are its entries times their trials. Each unit is a single
-//! [`Calibration`] run in a fresh checkout of the entry's commit (never the user's tree);
-//! its [`Report`] is kept whole. [`run_units`] runs a list of units ([`Shard::select`]
+//! [`Calibration`] run on the entry's commit (its reviews in scratch checkouts, never the
+//! user's tree); its [`Report`] is kept whole. Units run at once, sharing one pool of job
+//! slots: at most `--jobs` reviews in all. [`run_units`] runs a list of units ([`Shard::select`]
 //! picks a shard's), a [`ShardResult`] carries them to another machine, [`merge`] checks that
 //! the shard results make up the whole suite, and the pooled report is computed from the
 //! units alone, in the suite's order, so that merged shards print exactly what the
@@ -18,11 +19,13 @@ pub use file::{MAX_SUITE_FILE_BYTES, RepoSource, Suite, SuiteEntry};
 pub use shard::{MAX_SHARD_FILE_BYTES, Merged, SHARD_FORMAT, Shard, ShardResult, merge};
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::CalibrateError;
 use crate::flow::Calibration;
+use crate::jobs::Jobs;
 use crate::report::{Gates, Report};
 
 /// Why a suite cannot be read, run or merged.
@@ -143,12 +146,15 @@ fn chain(error: &dyn std::error::Error) -> String {
 }
 
 /// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,
-/// judge, gates and limits; this sets the directory, commit, plants, seed and one trial) in a
-/// fresh checkout of the entry's commit. URL repositories are cloned into `repos_dir` once.
+/// judge, gates, limits and jobs; this sets the directory, commit, plants, seed and one trial)
+/// in a fresh checkout of the entry's commit. URL repositories are cloned into `repos_dir`
+/// once. Units run at once, up to the calibration's jobs, and share one pool of job slots;
+/// with more than one job, the units' own progress events are not sent (they would
+/// interleave): `on_event` reports each unit.
 ///
 /// A unit that fails is recorded with its error and the next one runs; only a signal stops
-/// the run (`Err(CalibrateError::Interrupted)`, the planted checkout already restored and
-/// thrown away).
+/// the run (`Err(CalibrateError::Interrupted)`, every review stopped and the scratch
+/// checkouts removed). The results are in the order of `units`.
 pub fn run_units(
     suite: &Suite,
     units: &[Unit],
@@ -156,40 +162,101 @@ pub fn run_units(
     configure: &dyn Fn() -> Calibration,
     on_event: &mut dyn FnMut(SuiteEvent),
 ) -> Result<Vec<UnitResult>, CalibrateError> {
+    let jobs = Arc::new(Jobs::new(configure().jobs_count())?);
     let mut located: Vec<Option<Result<(PathBuf, String), String>>> = vec![None; suite.entries.len()];
-    let mut results = Vec::with_capacity(units.len());
-    for (position, unit) in units.iter().enumerate() {
-        let entry = &suite.entries[unit.entry];
-        on_event(SuiteEvent::UnitStarted {
-            number: position + 1,
-            of: units.len(),
-            entry: entry.name.clone(),
-            trial: unit.trial,
-        });
-        let source = located[unit.entry]
-            .get_or_insert_with(|| {
-                checkout::locate(&entry.repo, &entry.commit, repos_dir).map_err(|e| chain(&e))
-            })
-            .clone();
-        let outcome = match source {
-            Ok((repo, commit)) => run_unit(entry, &repo, commit, configure),
-            Err(error) => Err(UnitFailure::Failed(error)),
-        };
-        let (report, error) = match outcome {
-            Ok(report) => (Some(report), None),
-            Err(UnitFailure::Interrupted(interrupted)) => return Err(interrupted),
-            Err(UnitFailure::Failed(error)) => {
-                on_event(SuiteEvent::UnitFailed {
+    let mut outcomes: Vec<Option<Result<Report, UnitFailure>>> = (0..units.len()).map(|_| None).collect();
+    let mut interrupted = None;
+    std::thread::scope(|scope| {
+        let (sender, receiver) = mpsc::channel::<(usize, Result<Report, UnitFailure>)>();
+        let (mut next, mut running) = (0usize, 0usize);
+        loop {
+            while interrupted.is_none() && next < units.len() && running < jobs.count() {
+                let (position, unit) = (next, units[next]);
+                next += 1;
+                let entry = &suite.entries[unit.entry];
+                on_event(SuiteEvent::UnitStarted {
+                    number: position + 1,
+                    of: units.len(),
                     entry: entry.name.clone(),
                     trial: unit.trial,
-                    error: error.clone(),
                 });
-                (None, Some(error))
+                let source = located[unit.entry]
+                    .get_or_insert_with(|| {
+                        checkout::locate(&entry.repo, &entry.commit, repos_dir).map_err(|e| chain(&e))
+                    })
+                    .clone();
+                let (repo, commit) = match source {
+                    Ok(found) => found,
+                    Err(error) => {
+                        outcomes[position] = Some(Err(UnitFailure::Failed(error)));
+                        report_failure(
+                            &suite.entries[unit.entry],
+                            unit,
+                            outcomes[position].as_ref(),
+                            on_event,
+                        );
+                        continue;
+                    }
+                };
+                let mut calibration = configure().shared_jobs(Arc::clone(&jobs));
+                if jobs.count() > 1 {
+                    calibration = calibration.on_progress(|_| {});
+                }
+                let sender = sender.clone();
+                scope.spawn(move || {
+                    let outcome = run_unit(entry, &repo, commit, calibration);
+                    let _ = sender.send((position, outcome));
+                });
+                running += 1;
             }
+            if running == 0 {
+                break;
+            }
+            let Ok((position, outcome)) = receiver.recv() else { break };
+            running -= 1;
+            match outcome {
+                Err(UnitFailure::Interrupted(error)) => {
+                    interrupted.get_or_insert(error);
+                }
+                outcome => {
+                    let unit = units[position];
+                    outcomes[position] = Some(outcome);
+                    report_failure(&suite.entries[unit.entry], unit, outcomes[position].as_ref(), on_event);
+                }
+            }
+        }
+    });
+    if let Some(error) = interrupted {
+        return Err(error);
+    }
+    let mut results = Vec::with_capacity(units.len());
+    for (unit, outcome) in units.iter().zip(outcomes) {
+        let entry = &suite.entries[unit.entry];
+        let (report, error) = match outcome {
+            Some(Ok(report)) => (Some(report), None),
+            Some(Err(UnitFailure::Failed(error))) => (None, Some(error)),
+            Some(Err(UnitFailure::Interrupted(error))) => return Err(error),
+            None => (None, Some("the unit did not run".to_owned())),
         };
         results.push(UnitResult { entry: entry.name.clone(), trial: unit.trial, report, error });
     }
     Ok(results)
+}
+
+/// Tells `on_event` that a unit failed, when it did.
+fn report_failure(
+    entry: &SuiteEntry,
+    unit: Unit,
+    outcome: Option<&Result<Report, UnitFailure>>,
+    on_event: &mut dyn FnMut(SuiteEvent),
+) {
+    if let Some(Err(UnitFailure::Failed(error))) = outcome {
+        on_event(SuiteEvent::UnitFailed {
+            entry: entry.name.clone(),
+            trial: unit.trial,
+            error: error.clone(),
+        });
+    }
 }
 
 /// How a unit did not give a report.
@@ -200,15 +267,15 @@ enum UnitFailure {
     Failed(String),
 }
 
-/// One unit: a single-trial calibration of `entry` in a fresh checkout of `commit`.
+/// One unit: `calibration`, single-trial, of `entry` in a fresh checkout of `commit`.
 fn run_unit(
     entry: &SuiteEntry,
     repo: &Path,
     commit: String,
-    configure: &dyn Fn() -> Calibration,
+    calibration: Calibration,
 ) -> Result<Report, UnitFailure> {
     let checkout = checkout::checkout(repo, &commit).map_err(|e| UnitFailure::Failed(chain(&e)))?;
-    let mut calibration = configure()
+    let mut calibration = calibration
         .dir(&checkout.tree)
         .commit(commit)
         .files(entry.files.clone())

@@ -126,6 +126,7 @@ pub(crate) fn pool(
                 outcome.entry = Some(unit.entry.clone());
                 outcome.caught_by = None;
                 outcome.caught_in_trials = None;
+                outcome.caught_by_timeout = None;
                 plants.push(Pooled { outcome, valid_trials: 0, caught: 0 });
                 plants.len() - 1
             });
@@ -136,6 +137,9 @@ pub(crate) fn pool(
             pooled.valid_trials += 1;
             if plant.status == PlantStatus::Caught {
                 pooled.caught += 1;
+                if let Some(timed_out) = plant.caught_by_timeout {
+                    *pooled.outcome.caught_by_timeout.get_or_insert(0) += timed_out;
+                }
                 if pooled.outcome.caught_by.is_none() {
                     pooled.outcome.caught_by = plant.caught_by.clone();
                 }
@@ -251,6 +255,7 @@ pub(crate) fn pool(
     Report {
         recall,
         caught,
+        caught_by_timeout: plants.iter().filter_map(|p| p.outcome.caught_by_timeout).sum(),
         total,
         precision,
         true_positives,

@@ -187,7 +187,7 @@ fn a_judge_that_answers_garbage_stops_the_run_and_never_matches() {
 #[test]
 fn trials_report_mean_recall_and_each_trial() {
     let (dir, repo, plants) = python_repo();
-    // Catches the first plant on the first trial only.
+    // Catches the first plant on the first trial only (one job: the trials run in order).
     let counter = dir.path().join("count");
     let reviewer = format!(
         r#"if [ -e {0} ]; then echo '[]'; else touch {0}; echo '[{{"file": "src/calc.py", "line": 2, "message": "m", "repro": "grep -q \"a + b\" src/calc.py"}}]'; fi"#,
@@ -199,6 +199,7 @@ fn trials_report_mean_recall_and_each_trial() {
         .plants_file(&plants)
         .scorer(ScorerKind::Repro)
         .trials(2)
+        .jobs(1)
         .min_recall(0.0)
         .run()
         .unwrap();

@@ -93,6 +93,7 @@ fn the_json_has_exactly_the_spec_keys_plus_the_documented_additions() {
             "controls",
             "runawayExcluded",
             "buildExcluded",
+            "caughtByTimeout",
             "findingsPerPlant",
             "perKind",
             "findings",
@@ -548,4 +549,69 @@ fn a_baseline_of_other_plants_is_compared_by_fishers_exact_test() {
     let mut same = build(100..108, 8);
     same.compare_with(&baseline, 0.05);
     assert!(!same.baseline.as_ref().unwrap().regression && same.gate_pass);
+}
+
+#[test]
+fn catches_by_timeout_are_counted_apart_and_only_where_the_plant_is_caught() {
+    let plant = |line| Plant::new("src/lib.rs", line, "arithmetic", "op", "a + b", "a - b");
+    let gates = Gates { min_recall: 0.5, min_precision: None };
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(0, "the loop never ends".into());
+    trial.caught_by.insert(1, "wrong sum".into());
+    trial.caught_by_timeout.insert(0);
+    trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::TruePositive(1)];
+    let report = Report::builder("c", "repro", gates)
+        .plant(plant(1))
+        .plant(plant(2))
+        .trial(trial.clone())
+        .build()
+        .unwrap();
+    assert_eq!((report.caught, report.caught_by_timeout), (2, 1));
+    assert_eq!(report.plants[0].caught_by_timeout, Some(1));
+    assert_eq!(report.plants[1].caught_by_timeout, None);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["caughtByTimeout"], 1);
+    assert_eq!(json["plants"][0]["caughtByTimeout"], 1);
+    assert!(json["plants"][1].get("caughtByTimeout").is_none());
+
+    // A plant caught by timeout that is not caught contradicts itself.
+    trial.caught_by.remove(&0);
+    let error = Report::builder("c", "repro", gates)
+        .plant(plant(1))
+        .plant(plant(2))
+        .trial(trial)
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, ReportError::TimeoutNotCaught { trial: 1, index: 0 }), "{error}");
+}
+
+#[test]
+fn runaway_and_unbuildable_plants_are_named_so_in_junit_and_html_not_equivalent() {
+    let plant = |line| Plant::new("src/lib.rs", line, "arithmetic", "op", "a + b", "a - b");
+    let mut trial = TrialRecord::new(Some(0));
+    trial.caught_by.insert(0, "wrong sum".into());
+    trial.caught_by_timeout.insert(0);
+    trial.findings = vec![FindingOutcome::TruePositive(0)];
+    let report = Report::builder("c", "repro", gates(0.5))
+        .plant(plant(1))
+        .runaway_plant(plant(2), "its witness ran past its time limit with the plant applied, twice")
+        .unbuildable_plant(plant(3), "`cargo check` fails with the plant applied (exit code 101)")
+        .excluded_plant(plant(4))
+        .trial(trial)
+        .build()
+        .unwrap();
+    let xml = render_junit(&report);
+    assert_eq!(xml.matches("equivalent mutant").count(), 1, "{xml}");
+    assert!(xml.contains(r#"<skipped message="runaway: its witness ran past its time limit"#), "{xml}");
+    assert!(xml.contains(r#"<skipped message="build: `cargo check` fails"#), "{xml}");
+    for property in
+        ["runawayExcluded\" value=\"1", "buildExcluded\" value=\"1", "caughtByTimeout\" value=\"1"]
+    {
+        assert!(xml.contains(property), "{property}: {xml}");
+    }
+    let html = render_html(&report);
+    assert_eq!(html.matches("an equivalent mutant").count(), 1, "{html}");
+    assert!(html.contains("Excluded as a runaway: its witness ran past its time limit"), "{html}");
+    assert!(html.contains("Excluded for breaking the build: `cargo check` fails"), "{html}");
+    assert!(html.contains("Runaway plants excluded") && html.contains("Caught by timeout"), "{html}");
 }

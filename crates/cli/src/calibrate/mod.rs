@@ -1,5 +1,5 @@
 //! `revcal calibrate` (and the `review-calibration` binary, which shares this module):
-//! plant bugs in a commit, run the reviewer, restore, score what it caught.
+//! plant bugs in a commit, run the reviewer in scratch checkouts, score what it caught.
 
 mod progress;
 mod suite;
@@ -48,10 +48,11 @@ impl From<ScorerArg> for ScorerKind {
 const DEFAULT_PLANTS: usize = 8;
 
 const AFTER_HELP: &str = "\
-Flow: refuse a dirty tree -> targets (the commit's changed source files) -> plants ->
-drop plants that break the build (--build-cmd) -> drop equivalent plants (witness check) ->
-echo and oracle controls -> journal under .git/ ->
-plant -> run the reviewer -> restore -> parse findings -> score -> report.
+Flow: targets (the commit's changed source files, read from git's objects) -> plants ->
+drop plants that break the build (--build-cmd) -> drop equivalent and runaway plants
+(witness check) -> echo and oracle controls -> every review (rounds x trials) in a scratch
+checkout of the commit with its plants, --jobs at once -> parse findings -> score -> report.
+Your work tree, index, HEAD, refs and stash are never written; a dirty tree is fine.
 
 Examples:
   ANTHROPIC_API_KEY=... revcal calibrate --review-cmd 'my-reviewer --base {base}'
@@ -59,7 +60,7 @@ Examples:
   revcal calibrate --review-cmd 'my-reviewer --base {base}' --judge-cmd ./judge.sh
   revcal calibrate --review-cmd ./review.sh --scorer repro --plants-file plants.yaml --min-recall 0.6
   revcal calibrate --review-cmd ./review.sh --scorer repro --json --junit calib.xml --html calib.html
-  revcal calibrate --recover          put files back after a killed run";
+  revcal calibrate --recover          put back files an earlier release left planted";
 
 /// Arguments of `revcal calibrate`.
 #[derive(Debug, Args)]
@@ -73,8 +74,9 @@ pub(crate) struct CalibrateArgs {
     #[command(subcommand)]
     pub(crate) action: Option<suite::SuiteAction>,
     /// Reviewer shell command; `{base}` is replaced by the base commit (first parent). It
-    /// runs in the repository root with the plants in place and must exit with one of
-    /// --ok-exit-codes.
+    /// runs in a scratch checkout of the commit with the plants in place (REVCAL_REPO names
+    /// your repository, to read only) and must exit with one of --ok-exit-codes. A program
+    /// given as a relative path (./review.sh) is found from the current directory.
     #[arg(long, value_name = "CMD", required_unless_present = "recover")]
     pub(crate) review_cmd: Option<String>,
     /// Commit whose changed files (against its first parent), minus tests and configuration,
@@ -111,7 +113,8 @@ pub(crate) struct CalibrateArgs {
     /// Repository to calibrate in (default: the current directory).
     #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
     pub(crate) dir: PathBuf,
-    /// Restore the files of an interrupted run from the journal under .git/, then exit.
+    /// Restore the files an interrupted run of an earlier revcal release left planted (from
+    /// its journal under .git/), then exit; this release never plants in your tree.
     #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
     pub(crate) recover: bool,
 }
@@ -182,6 +185,11 @@ pub(crate) struct RunFlags {
     /// (with the elapsed time) when stderr is not a terminal, as in a CI log.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// Reviews (each in a scratch checkout of its own) and judge questions run at once
+    /// [default: the number of cores]. Reviewers mostly wait on a model, so N may exceed the
+    /// cores. The report is the same for every N.
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
+    pub(crate) jobs: Option<usize>,
 }
 
 /// Where the report goes and what it is compared with: the flags `calibrate`, `calibrate
@@ -208,6 +216,11 @@ pub(crate) struct ReportFlags {
     /// Write a self-contained HTML report.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
+}
+
+/// The default of --jobs: the number of cores.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// A count of at least one.
@@ -298,8 +311,7 @@ pub(crate) fn report_failure(outcome: anyhow::Result<ExitCode>, json: bool, err_
 
 /// What to do about an error, in this command's flags (the library's messages name none).
 fn hint(error: &CalibrateError) -> Option<String> {
-    const RECOVER: &str =
-        "run `revcal calibrate --recover` (or `review-calibration --recover`) to put the files back";
+    const RECOVER: &str = "fix what stops the write, then run `revcal calibrate --recover` again";
     Some(match error {
         CalibrateError::NoReviewer => "give the reviewer's shell command with --review-cmd CMD".to_owned(),
         CalibrateError::NoTargets { fallback, .. } if fallback.is_empty() => {
@@ -331,9 +343,9 @@ fn hint(error: &CalibrateError) -> Option<String> {
         CalibrateError::ReviewerTimedOut { seconds, .. } => {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }
-        CalibrateError::JournalPresent { .. } | CalibrateError::Restore { .. } => RECOVER.to_owned(),
+        CalibrateError::Restore { .. } => RECOVER.to_owned(),
         CalibrateError::Untargetable { .. } => {
-            "--files and the entries of --plants-file name files git tracks, relative to the repository root"
+            "--files and the entries of --plants-file name files of the commit (--commit), relative to the repository root"
                 .to_owned()
         }
         _ => return None,
@@ -343,7 +355,9 @@ fn hint(error: &CalibrateError) -> Option<String> {
 fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
     match revcal_calibrate::recover(&args.dir) {
         Ok(Recovered::NothingToRecover) => {
-            eprintln!("nothing to recover: no restore journal in this repository");
+            eprintln!(
+                "nothing to recover: no restore journal in this repository (revcal plants only in scratch checkouts; --recover is for journals earlier releases left)"
+            );
             ExitCode::from(EXIT_PASS)
         }
         Ok(Recovered::Restored(files)) => {
@@ -528,6 +542,7 @@ impl<'a> Reviewer<'a> {
             } else {
                 revcal_mutate::Profile::Default
             })
+            .jobs(flags.jobs.unwrap_or_else(default_jobs))
             .on_progress(progress_bar(flags.quiet));
         match &self.judge {
             JudgeChoice::Command(command) => calibration

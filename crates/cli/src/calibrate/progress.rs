@@ -56,7 +56,10 @@ impl Lines {
                 let of = self.total.map(|t| format!("/{t}")).unwrap_or_default();
                 Some(format!("revcal: {elapsed:7.1}s {} {}{of}", self.label, self.done))
             }
-            Progress::Done => None,
+            Progress::Reviews { running, finished, total } => Some(format!(
+                "revcal: {elapsed:7.1}s reviews: {running} running, {finished}/{total} finished"
+            )),
+            _ => None,
         }
     }
 }
@@ -85,7 +88,13 @@ fn terminal_bar() -> impl Fn(Progress) + Send + Sync + 'static {
             bar.enable_steady_tick(Duration::from_millis(120));
         }
         Progress::Step => bar.inc(1),
+        Progress::Reviews { running, finished, total } => {
+            bar.set_length(total);
+            bar.set_position(finished);
+            bar.set_message(format!("running the reviews ({running} running)"));
+        }
         Progress::Done => bar.finish_and_clear(),
+        _ => {}
     }
 }
 
@@ -102,6 +111,8 @@ mod tests {
         assert!(step.starts_with("revcal: ") && step.ends_with("s checking witnesses 1/2"), "{step}");
         lines.advance(Progress::Stage { label: "choosing plants".into(), total: None });
         assert!(lines.advance(Progress::Step).unwrap().ends_with("s choosing plants 1"));
+        let reviews = lines.advance(Progress::Reviews { running: 2, finished: 3, total: 8 }).unwrap();
+        assert!(reviews.ends_with("s reviews: 2 running, 3/8 finished"), "{reviews}");
         assert_eq!(lines.advance(Progress::Done), None);
     }
 }

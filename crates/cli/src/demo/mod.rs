@@ -156,17 +156,56 @@ fn summary(reports: &[(DemoReviewer, Report)], seconds: f64) -> String {
     let mut text = String::from("\n");
     for (reviewer, report) in reports {
         text.push_str(&format!(
-            "{:<34} recall {:.2} ({}/{} planted bugs caught, {} excluded as equivalent), gate {}\n",
+            "{:<34} recall {:.2} ({}/{} planted bugs caught{}), gate {}\n",
             reviewer.title(),
             report.recall,
             report.caught,
             report.total,
-            report.equivalent_excluded,
+            excluded_words(report),
             if report.gate_pass { "pass" } else { "fail" }
         ));
     }
+    // Both reviewers are measured on the same plants, unless a plant was excluded in one run
+    // and not in the other: then the numbers do not compare, and the summary says which.
+    if let [(first, a), (second, b)] = reports {
+        let differences = revcal_calibrate::plant_differences(a, b);
+        if differences.is_empty() {
+            let plants = a.plants.len();
+            text.push_str(&format!("both measured on the same {plants} planted bugs\n"));
+        } else {
+            text.push_str(
+                "the two reviewers were not measured on the same plants (the numbers do not compare):\n",
+            );
+            for difference in differences {
+                text.push_str(&format!(
+                    "  {}:{}: {} for the {}, {} for the {}\n",
+                    difference.file,
+                    difference.line,
+                    difference.before,
+                    first.title(),
+                    difference.now,
+                    second.title()
+                ));
+            }
+        }
+    }
     text.push_str(&format!(
-        "measured in {seconds:.1}s: every bug was planted, compiled and tested for real, and the tree restored.\nnext: revcal calibrate --review-cmd 'your-reviewer {{base}}' --scorer repro   (see docs/calibration.md)\n"
+        "measured in {seconds:.1}s: every bug was planted in a scratch checkout, compiled and tested for real.\nnext: revcal calibrate --review-cmd 'your-reviewer {{base}}' --scorer repro   (see docs/calibration.md)\n"
     ));
     text
+}
+
+/// `; 1 excluded as equivalent, 2 as runaways` (nothing when no plant was excluded).
+fn excluded_words(report: &Report) -> String {
+    let mut words = Vec::new();
+    if report.equivalent_excluded > 0 {
+        words.push(format!("{} excluded as equivalent", report.equivalent_excluded));
+    }
+    if report.runaway_excluded > 0 {
+        words.push(format!("{} excluded as runaways", report.runaway_excluded));
+    }
+    if report.build_excluded > 0 {
+        words.push(format!("{} excluded for breaking the build", report.build_excluded));
+    }
+    if words.is_empty() { String::new() } else { format!("; {}", words.join(", ")) }
 }

@@ -22,9 +22,15 @@ pub(crate) fn run(reviewer: super::DemoReviewer, base: &str, target: &Path) -> a
 }
 
 fn test_suite(base: &str, target: &Path) -> anyhow::Result<String> {
+    // Its own tests build where revcal points CARGO_TARGET_DIR (its job slot's target
+    // directory, kept from review to review); its repro commands build in the demo's shared
+    // target directory, as the witnesses do, where revcal runs them.
+    let own_target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| target.to_path_buf(), std::path::PathBuf::from);
     let output = Command::new("cargo")
         .args(["test", "--offline", "--lib", "--no-fail-fast", "--target-dir"])
-        .arg(target)
+        .arg(&own_target)
         .output()
         .context("cannot run cargo")?;
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -160,7 +160,9 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
         "{yaml}- file: shop.py\n  line: 10\n  category: boundary\n  defect: free shipping starts at 500\n  patch: |\n    --- a/shop.py\n    +++ b/shop.py\n    @@ -10 +10 @@\n    -    return total >= 50\n    +    return total >= 500\n  fix_commit: hand\n  fix_subject: hand-written\n"
     );
     std::fs::write(dir.path().join("overlap.yaml"), overlapping).unwrap();
-    let reviewer = "echo run >> ../runs.log; echo LGTM";
+    // The reviewer runs in a scratch checkout: it logs its runs by absolute path.
+    let reviewer = format!("echo run >> '{}'; echo LGTM", dir.path().join("runs.log").display());
+    let reviewer = reviewer.as_str();
     let together = revcal(
         &repo,
         &[

@@ -1,10 +1,11 @@
 //! `revcal calibrate` run as a user runs it: real git repositories in temporary directories,
-//! real reviewer processes, real signals. Every test that plants checks afterwards that
-//! `git status` is clean and every file is byte-identical (mode bits included) to before.
+//! real reviewer processes, real signals. Every test that runs a reviewer checks afterwards
+//! that the repository (work tree and `.git`) is byte-identical to before, modes and
+//! modification times included, and that the run left no scratch directory behind.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -60,6 +61,7 @@ struct Sandbox {
 impl Sandbox {
     fn new() -> Sandbox {
         let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tmp")).unwrap();
         let repo = root.path().join("repo");
         std::fs::create_dir_all(repo.join("src")).unwrap();
         std::fs::write(repo.join("src/calc.py"), CALC).unwrap();
@@ -100,7 +102,9 @@ impl Sandbox {
             .env_remove("NO_COLOR")
             .env_remove("RUST_LOG")
             // Verdicts cached in the sandbox, never in the user's cache directory.
-            .env("XDG_CACHE_HOME", self.path("cache"));
+            .env("XDG_CACHE_HOME", self.path("cache"))
+            // The run's scratch directories in the sandbox, where the tests look for them.
+            .env("TMPDIR", self.path("tmp"));
         // No judge from the environment the tests run in: each test configures its own.
         for variable in JUDGE_VARIABLES {
             command.env_remove(variable);
@@ -133,30 +137,30 @@ fn git(dir: &Path, args: &[&str]) -> Output {
     output
 }
 
-/// Every file under `dir` except `.git/`, with its bytes and mode.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
-    fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u32)>) {
+/// Every path under a directory (`.git/` included): a file's bytes, a link's target (never
+/// followed), nothing for a directory; with its mode and modification time (seconds,
+/// nanoseconds).
+type Snapshot = BTreeMap<PathBuf, (Vec<u8>, u32, i64, i64)>;
+
+/// The [`Snapshot`] of `dir`.
+fn snapshot(dir: &Path) -> Snapshot {
+    fn walk(dir: &Path, base: &Path, out: &mut Snapshot) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.file_name().is_some_and(|n| n == ".git") {
-                continue;
-            }
             let meta = std::fs::symlink_metadata(&path).unwrap();
+            let bytes = if meta.is_dir() {
+                Vec::new()
+            } else if meta.file_type().is_symlink() {
+                std::fs::read_link(&path).unwrap().into_os_string().into_encoded_bytes()
+            } else {
+                std::fs::read(&path).unwrap()
+            };
+            out.insert(
+                path.strip_prefix(base).unwrap().to_path_buf(),
+                (bytes, meta.mode(), meta.mtime(), meta.mtime_nsec()),
+            );
             if meta.is_dir() {
                 walk(&path, base, out);
-            } else if meta.file_type().is_symlink() {
-                // A link is its target, never followed.
-                let target = std::fs::read_link(&path).unwrap();
-                out.insert(
-                    path.strip_prefix(base).unwrap().to_path_buf(),
-                    (target.into_os_string().into_encoded_bytes(), meta.permissions().mode()),
-                );
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                out.insert(
-                    path.strip_prefix(base).unwrap().to_path_buf(),
-                    (bytes, meta.permissions().mode()),
-                );
             }
         }
     }
@@ -165,14 +169,25 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
     out
 }
 
-/// `git status` shows nothing (untracked files included), the files are byte-identical to
-/// `before`, and no journal is left.
-fn assert_untouched(sandbox: &Sandbox, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>) {
-    let repo = sandbox.repo();
-    let status = git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
-    assert!(status.stdout.is_empty(), "git status: {}", String::from_utf8_lossy(&status.stdout));
-    assert_eq!(&snapshot(&repo), before, "files changed");
-    assert!(!repo.join(".git/revcal-calibrate-journal").exists(), "journal left behind");
+/// The repository (work tree, index, HEAD, refs, stash: all of `.git`) is byte-identical to
+/// `before`, modes and modification times included, and the run left no scratch directory.
+fn assert_untouched(sandbox: &Sandbox, before: &Snapshot) {
+    let now = snapshot(&sandbox.repo());
+    let changed: Vec<&PathBuf> =
+        now.keys().chain(before.keys()).filter(|path| now.get(*path) != before.get(*path)).collect();
+    assert!(changed.is_empty(), "the repository changed: {changed:?}");
+    assert_eq!(run_dirs(sandbox), Vec::<PathBuf>::new(), "scratch directories left behind");
+}
+
+/// The run directories (`revcal-run-*`) in the sandbox's temporary directory.
+fn run_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(sandbox.path("tmp"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("revcal-run-"))
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 fn stdout(output: &Output) -> String {
@@ -410,15 +425,39 @@ fn judge_scorer_without_a_judge_fails_closed_before_touching_anything() {
 }
 
 #[test]
-fn a_dirty_tree_or_a_non_repository_is_refused_with_exit_1() {
+fn a_dirty_tree_is_calibrated_from_the_commit_and_left_as_it_is_and_a_non_repository_is_refused() {
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.repo().join("src/calc.py"), format!("{CALC}# local edit\n")).unwrap();
-    let before = snapshot(&sandbox.repo());
-    let output =
-        sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("uncommitted changes (src/calc.py)"), "{}", stderr(&output));
-    assert_eq!(snapshot(&sandbox.repo()), before);
+    let repo = sandbox.repo();
+    // Uncommitted work: an edit to the planted file, a staged new file, an untracked one.
+    std::fs::write(repo.join("src/calc.py"), format!("{CALC}# local edit\n")).unwrap();
+    std::fs::write(repo.join("staged.py"), "x = 1\n").unwrap();
+    git(&repo, &["add", "staged.py"]);
+    std::fs::write(repo.join("notes.txt"), "mine\n").unwrap();
+    let before = snapshot(&repo);
+    let seen = sandbox.path("seen.py");
+    let reviewer = sandbox.script(
+        "reviewer.sh",
+        &format!("cp src/calc.py {}; ls > {}.ls; echo '[]'", seen.display(), seen.display()),
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(json(&output)["total"], 3);
+    // The reviewer saw the commit with the plants, not the local edit nor the other files.
+    let reviewed = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        reviewed,
+        CALC.replace("a + b", "a - b").replace("age >= 18", "age > 18").replace("items[0]", "items[1]")
+    );
+    assert_eq!(std::fs::read_to_string(seen.with_extension("py.ls")).unwrap(), "README.md\nsrc\n");
+    assert_untouched(&sandbox, &before);
 
     let plain = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_revcal"))
@@ -477,25 +516,39 @@ fn a_plants_entry_whose_original_moved_on_is_refused_with_its_position() {
 
 // ---- faults: every one leaves the tree byte-identical -------------------------------------
 
-/// Starts a calibration whose reviewer records its process group in `started` and sleeps;
-/// returns once the reviewer runs (the plants are in the tree).
+/// Starts a calibration whose reviewer records its process group in `started` and its
+/// working directory in `started.cwd`, then sleeps; returns once the reviewer runs. The plants
+/// are in its checkout, and the user's file is as it was.
 fn start_hanging_review(sandbox: &Sandbox, extra: &[&str]) -> (Child, PathBuf) {
     let started = sandbox.path("started");
-    let reviewer =
-        sandbox.script("hang.sh", &format!("echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 60", started.display()));
+    let reviewer = sandbox.script(
+        "hang.sh",
+        &format!("pwd > {0}.cwd; echo $$ > {0}.tmp; mv {0}.tmp {0}; sleep 60", started.display()),
+    );
     let mut args = vec!["--review-cmd", reviewer.as_str(), "--plants-file"];
     let plants = sandbox.plants();
     args.push(&plants);
     args.extend(["--scorer", "repro"]);
     args.extend(extra);
     let child = sandbox.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !started.exists() {
         assert!(Instant::now() < deadline, "the reviewer never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let planted = std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap();
-    assert!(planted.contains("return a - b"), "the plants are in the tree during the review");
+    let checkout = PathBuf::from(std::fs::read_to_string(started.with_extension("cwd")).unwrap().trim());
+    assert!(
+        checkout.starts_with(sandbox.path("tmp")),
+        "the reviewer runs in a scratch checkout: {}",
+        checkout.display()
+    );
+    let planted = std::fs::read_to_string(checkout.join("src/calc.py")).unwrap();
+    assert!(planted.contains("return a - b"), "the plants are in its checkout");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap(),
+        CALC,
+        "and not in the repository"
+    );
     (child, started)
 }
 
@@ -518,55 +571,57 @@ fn reviewer_group_is_gone(started: &Path) -> bool {
 }
 
 #[test]
-fn sigint_sigterm_and_sighup_during_the_review_restore_the_tree_and_kill_the_reviewer() {
+fn sigint_sigterm_and_sighup_during_the_review_kill_the_reviewer_and_remove_the_checkouts() {
     for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
         let sandbox = Sandbox::new();
         let before = snapshot(&sandbox.repo());
         let (child, started) = start_hanging_review(&sandbox, &[]);
+        assert_eq!(run_dirs(&sandbox).len(), 1, "{name}: the run's directory exists while it runs");
         signal(child.id(), sig);
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(128 + sig), "{name}: {}", stderr(&output));
-        assert!(
-            stderr(&output).contains(name) && stderr(&output).contains("restored"),
-            "{}",
-            stderr(&output)
-        );
+        assert!(stderr(&output).contains(name) && stderr(&output).contains("removed"), "{}", stderr(&output));
         assert!(reviewer_group_is_gone(&started), "{name}: the reviewer's process group was killed");
         assert_untouched(&sandbox, &before);
     }
 }
 
 #[test]
-fn sigkill_during_the_review_then_recover_restores_byte_for_byte() {
+fn sigkill_during_the_review_leaves_the_repository_untouched_and_the_next_run_removes_its_checkouts() {
     let sandbox = Sandbox::new();
     std::fs::set_permissions(sandbox.repo().join("src/calc.py"), std::fs::Permissions::from_mode(0o640))
         .unwrap();
     let before = snapshot(&sandbox.repo());
     let (mut child, started) = start_hanging_review(&sandbox, &[]);
+    // The reviewer makes a directory nobody may enter: the cleanup gets through it anyway.
+    let checkout = PathBuf::from(std::fs::read_to_string(started.with_extension("cwd")).unwrap().trim());
+    std::fs::create_dir_all(checkout.join("locked/inner")).unwrap();
+    std::fs::set_permissions(checkout.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
     signal(child.id(), libc::SIGKILL);
     child.wait().unwrap();
     // revcal is gone; its reviewer may outlive it. End it the way an operator would.
     let pgid: i32 = std::fs::read_to_string(&started).unwrap().trim().parse().unwrap();
     // SAFETY: the group is the reviewer this test started.
     unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    assert!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap().contains("return a - b"));
+    assert!(snapshot(&sandbox.repo()) == before, "nothing reached the repository");
+    let left = run_dirs(&sandbox);
+    assert_eq!(left.len(), 1, "a killed run cannot remove its directory");
 
-    let refused =
+    // The next run removes it (its owner is gone), and leaves nothing of its own.
+    let next =
         sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(stderr(&refused).contains("--recover"), "{}", stderr(&refused));
-
+    assert_eq!(next.status.code(), Some(2), "{}", stderr(&next));
+    assert!(!left[0].exists(), "the killed run's directory is removed");
+    assert_untouched(&sandbox, &before);
+    // Nothing was ever planted in the tree: nothing to recover, and that is success.
     let recovered = sandbox.run(&["--recover"]);
     assert_eq!(recovered.status.code(), Some(0), "{}", stderr(&recovered));
-    assert!(stderr(&recovered).contains("restored src/calc.py"), "{}", stderr(&recovered));
+    assert!(stderr(&recovered).contains("nothing to recover"), "{}", stderr(&recovered));
     assert_untouched(&sandbox, &before);
-    let again = sandbox.run(&["--recover"]);
-    assert_eq!(again.status.code(), Some(0), "nothing to restore is success too");
-    assert!(stderr(&again).contains("nothing to recover"));
 }
 
 #[test]
-fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was() {
+fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_repository_as_it_was() {
     struct Case {
         name: &'static str,
         reviewer: &'static str,
@@ -599,7 +654,7 @@ fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was()
         Case {
             name: "edits and deletes the planted files",
             reviewer: "echo vandal > src/calc.py; rm -f src/calc.py; rm -f README.md; echo '[]'",
-            extra: &[],
+            extra: &["--trials", "2", "--jobs", "1"],
             exit: 2,
             message: "recall",
         },
@@ -612,7 +667,6 @@ fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was()
         let plants = sandbox.plants();
         args.extend(["--plants-file", plants.as_str()]);
         args.extend(case.extra);
-        let started = Instant::now();
         let output = sandbox.run(&args);
         assert_eq!(output.status.code(), Some(case.exit), "{}: {}", case.name, stderr(&output));
         assert!(
@@ -628,21 +682,16 @@ fn reviewer_faults_crash_hang_flood_and_vandalism_all_leave_the_tree_as_it_was()
                 stderr(&output)
             );
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "{}", case.name);
-        if case.name == "edits and deletes the planted files" {
-            // README.md was not planted: revcal restores what it changed, and git shows the rest.
-            git(&sandbox.repo(), &["checkout", "--", "README.md"]);
-        }
         assert_untouched(&sandbox, &before);
     }
 }
 
 #[test]
-fn a_panic_inside_revcal_during_the_review_restores_the_tree() {
+fn a_panic_inside_revcal_during_the_review_stops_the_reviewer_and_removes_the_checkouts() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
     let output = sandbox
-        .command(&["--review-cmd", "echo '[]'", "--plants-file", &sandbox.plants(), "--scorer", "repro"])
+        .command(&["--review-cmd", "sleep 60", "--plants-file", &sandbox.plants(), "--scorer", "repro"])
         .env("REVCAL_TEST_PANIC_DURING_REVIEW", "1")
         .output()
         .unwrap();
@@ -652,7 +701,7 @@ fn a_panic_inside_revcal_during_the_review_restores_the_tree() {
 }
 
 #[test]
-fn a_read_only_target_is_planted_and_restored_with_its_mode() {
+fn a_read_only_target_is_planted_in_the_checkout_and_left_alone_in_the_repository() {
     let sandbox = Sandbox::new();
     let target = sandbox.repo().join("src/calc.py");
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o444)).unwrap();
@@ -1045,69 +1094,37 @@ fn a_provider_that_fails_during_the_review_is_not_asked_again_and_the_report_is_
 
 // ---- a hostile reviewer, a second run, a broken journal ------------------------------------
 
-/// Waits until `path` exists (a marker a script writes).
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !path.exists() {
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
-fn a_second_run_and_recover_are_refused_while_a_run_is_in_flight() {
-    // Run A is still checking its witness (nothing planted, no files journalled yet): a
-    // second run must not plant, review and restore inside that gap.
+fn two_runs_in_one_repository_at_once_each_review_in_their_own_checkouts() {
+    // Nothing is planted in the repository, so nothing needs a lock: a second run (and
+    // --recover) while the first one reviews is fine, and neither sees the other's plants.
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
-    let checking = sandbox.path("checking");
-    std::fs::write(
-        sandbox.path("slow.yaml"),
-        format!(
-            "- file: src/calc.py\n  line: 2\n  original: \"return a + b\"\n  mutated: \"return a - b\"\n  witness: \"touch {}; sleep 0.6; grep -q 'return a + b' src/calc.py\"\n",
-            checking.display()
-        ),
-    )
-    .unwrap();
-    let slow = sandbox.path("slow.yaml").display().to_string();
-    let first = sandbox
-        .command(&[
-            "--review-cmd",
-            "echo '[]'",
-            "--plants-file",
-            &slow,
-            "--scorer",
-            "repro",
-            "--min-plants",
-            "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for(&checking);
-    let second =
-        sandbox.run(&["--review-cmd", "echo '[]'", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
-    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
-    let pid = first.id().to_string();
-    assert!(
-        stderr(&second).contains("another calibration") && stderr(&second).contains(&pid),
-        "{}",
-        stderr(&second)
+    let (first, started) = start_hanging_review(&sandbox, &[]);
+    let seen = sandbox.path("second.py");
+    let reviewer = format!("cp src/calc.py {}; echo '[]'", seen.display());
+    let second = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert_eq!(json(&second)["total"], 3);
+    let first_checkout = std::fs::read_to_string(started.with_extension("cwd")).unwrap();
+    assert!(!stderr(&second).contains(first_checkout.trim()), "each run has its own checkouts");
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        CALC.replace("a + b", "a - b").replace("age >= 18", "age > 18").replace("items[0]", "items[1]"),
+        "each plant once: the first run's plants are not in the second's checkout"
     );
-    let first = first.wait_with_output().unwrap();
-    assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
-    assert_untouched(&sandbox, &before);
-
-    // --recover while the owner of the journal is alive would pull the originals out from
-    // under it: refused, and the plants stay until the run itself restores them.
-    let (child, _started) = start_hanging_review(&sandbox, &[]);
     let recover = sandbox.run(&["--recover"]);
-    assert_eq!(recover.status.code(), Some(1), "{}", stderr(&recover));
-    assert!(stderr(&recover).contains(&child.id().to_string()), "{}", stderr(&recover));
-    assert!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap().contains("return a - b"));
-    signal(child.id(), libc::SIGTERM);
-    let output = child.wait_with_output().unwrap();
+    assert_eq!(recover.status.code(), Some(0), "{}", stderr(&recover));
+    signal(first.id(), libc::SIGTERM);
+    let output = first.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{}", stderr(&output));
     assert_untouched(&sandbox, &before);
 }
@@ -1129,7 +1146,7 @@ fn targets_outside_the_tree_through_a_symlink_or_untracked_are_refused() {
     let before = snapshot(&repo);
     let outside = sandbox.path("outside.py").display().to_string();
     for (files, reason) in [
-        ("../outside.py", "leaves the work tree"),
+        ("../outside.py", "leaves the repository"),
         (outside.as_str(), "absolute"),
         ("lib/mod.py", "symbolic link"),
         ("src/new.py", "not tracked"),
@@ -1175,34 +1192,88 @@ fn targets_outside_the_tree_through_a_symlink_or_untracked_are_refused() {
 }
 
 #[test]
-fn a_planted_file_replaced_by_a_hard_link_is_restored_without_writing_through_it() {
+fn a_planted_file_replaced_by_a_hard_link_in_the_checkout_is_replaced_for_the_next_trial() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
-    let reviewer = sandbox.script("linker.sh", "rm src/calc.py; ln README.md src/calc.py; echo '[]'");
-    let output =
-        sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    let seen = sandbox.path("seen");
+    // Each trial records what it was given, then links another file in the plant's place.
+    let reviewer = sandbox.script(
+        "linker.sh",
+        &format!(
+            "cat src/calc.py >> {}; rm src/calc.py; ln README.md src/calc.py; echo '[]'",
+            seen.display()
+        ),
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--trials",
+        "2",
+        "--jobs",
+        "1",
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let planted =
+        CALC.replace("a + b", "a - b").replace("age >= 18", "age > 18").replace("items[0]", "items[1]");
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        format!("{planted}{planted}"),
+        "both trials saw the plants"
+    );
     assert_eq!(std::fs::read_to_string(sandbox.repo().join("README.md")).unwrap(), "calc\n");
     assert_untouched(&sandbox, &before);
 }
 
-#[test]
-fn recover_refuses_a_journal_blob_whose_checksum_does_not_match_and_names_it() {
-    let sandbox = Sandbox::new();
-    let before = snapshot(&sandbox.repo());
-    let (mut child, started) = start_hanging_review(&sandbox, &[]);
-    signal(child.id(), libc::SIGKILL);
-    child.wait().unwrap();
-    let pgid: i32 = std::fs::read_to_string(&started).unwrap().trim().parse().unwrap();
-    // SAFETY: the group is the reviewer this test started.
-    unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    let blob = sandbox.repo().join(".git/revcal-calibrate-journal/0.orig");
-    let original = std::fs::read(&blob).unwrap();
-    // Same length, one byte changed: `a + b` becomes `a * b`.
-    let tampered = String::from_utf8(original.clone()).unwrap().replace("a + b", "a * b");
-    assert_eq!(tampered.len(), original.len());
-    std::fs::write(&blob, &tampered).unwrap();
+/// Leaves in the sandbox's repository what an earlier release left when killed during a
+/// review: the plant in src/calc.py and its restore journal (format 2) under `.git/`, owned
+/// by `pid`.
+fn journal_of_an_earlier_release(sandbox: &Sandbox, pid: u32) -> PathBuf {
+    let repo = sandbox.repo();
+    let journal = repo.join(".git/revcal-calibrate-journal");
+    std::fs::create_dir_all(&journal).unwrap();
+    std::fs::write(journal.join("owner.json"), format!("{{\"pid\": {pid}, \"start_time\": 1}}")).unwrap();
+    std::fs::write(journal.join("0.orig"), CALC).unwrap();
+    use sha2_free::hex_sha256;
+    let manifest = serde_json::json!({
+        "version": 2,
+        "work_tree": repo,
+        "pid": pid,
+        "files": [{"path": "src/calc.py", "mode": 0o100640, "blob": "0.orig", "len": CALC.len(), "sha256": hex_sha256(CALC.as_bytes())}],
+    });
+    std::fs::write(journal.join("journal.json"), manifest.to_string()).unwrap();
+    std::fs::write(repo.join("src/calc.py"), CALC.replace("a + b", "a - b")).unwrap();
+    journal
+}
 
+/// SHA-256 without a dependency: `sha256sum`, as a user would check a blob.
+mod sha2_free {
+    pub(super) fn hex_sha256(bytes: &[u8]) -> String {
+        use std::io::Write;
+        let mut child = std::process::Command::new("sha256sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        let output = child.wait_with_output().unwrap();
+        String::from_utf8(output.stdout).unwrap().split_whitespace().next().unwrap().to_owned()
+    }
+}
+
+#[test]
+fn recover_puts_back_what_an_earlier_release_left_and_refuses_a_blob_whose_checksum_does_not_match() {
+    let sandbox = Sandbox::new();
+    let mut dead = Command::new("true").spawn().unwrap();
+    dead.wait().unwrap();
+    let journal = journal_of_an_earlier_release(&sandbox, dead.id());
+    let blob = journal.join("0.orig");
+    // Same length, one byte changed: `a + b` becomes `a * b`.
+    let tampered = CALC.replace("a + b", "a * b");
+    std::fs::write(&blob, &tampered).unwrap();
     let refused = sandbox.run(&["--recover"]);
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
     assert!(
@@ -1214,22 +1285,46 @@ fn recover_refuses_a_journal_blob_whose_checksum_does_not_match_and_names_it() {
         std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap().contains("return a - b"),
         "nothing was written from a journal that failed its check"
     );
-    std::fs::write(&blob, &original).unwrap();
+    // A calibration in the meantime reads the commit, not the planted tree, and says so.
+    let meanwhile =
+        sandbox.run(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
+    assert_eq!(meanwhile.status.code(), Some(2), "{}", stderr(&meanwhile));
+    assert!(stderr(&meanwhile).contains("--recover"), "{}", stderr(&meanwhile));
+
+    std::fs::write(&blob, CALC).unwrap();
     let recovered = sandbox.run(&["--recover"]);
     assert_eq!(recovered.status.code(), Some(0), "{}", stderr(&recovered));
-    assert_untouched(&sandbox, &before);
+    assert!(stderr(&recovered).contains("restored src/calc.py"), "{}", stderr(&recovered));
+    assert_eq!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap(), CALC);
+    let mode = std::fs::metadata(sandbox.repo().join("src/calc.py")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640, "the journalled mode is back");
+    assert!(!journal.exists());
+    let again = sandbox.run(&["--recover"]);
+    assert_eq!(again.status.code(), Some(0), "nothing to restore is success too");
+    assert!(stderr(&again).contains("nothing to recover"));
+
+    // A journal whose earlier-release run is still alive is not touched.
+    let mut alive = Command::new("sleep").arg("30").spawn().unwrap();
+    let journal = journal_of_an_earlier_release(&sandbox, alive.id());
+    std::fs::write(journal.join("owner.json"), format!("{{\"pid\": {}, \"start_time\": null}}", alive.id()))
+        .unwrap();
+    let busy = sandbox.run(&["--recover"]);
+    alive.kill().unwrap();
+    alive.wait().unwrap();
+    assert_eq!(busy.status.code(), Some(1), "{}", stderr(&busy));
+    assert!(stderr(&busy).contains(&alive.id().to_string()), "{}", stderr(&busy));
 }
 
 #[test]
-fn a_journal_that_cannot_be_completed_is_removed_and_blocks_no_later_run() {
+fn a_run_that_cannot_write_its_checkout_exits_1_and_leaves_nothing_behind() {
     use std::os::unix::process::CommandExt;
     let sandbox = Sandbox::new();
     let repo = sandbox.repo();
-    // A target larger than the file size limit below, so that its journal blob cannot be
-    // written (the disk is "full" for this process: setrlimit(2), RLIMIT_FSIZE).
+    // A target larger than the file size limit below, so that its copy in a checkout cannot
+    // be written (the disk is "full" for this process: setrlimit(2), RLIMIT_FSIZE).
     let padded = format!("{CALC}{}", "# padding\n".repeat(600));
     std::fs::write(repo.join("src/calc.py"), &padded).unwrap();
-    git(&repo, &["commit", "-qam", "padded"]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "padded"]);
     std::fs::write(
         sandbox.path("plain.yaml"),
         "- file: src/calc.py\n  line: 2\n  original: \"return a + b\"\n  mutated: \"return a - b\"\n",
@@ -1252,75 +1347,107 @@ fn a_journal_that_cannot_be_completed_is_removed_and_blocks_no_later_run() {
     }
     let full = command.output().unwrap();
     assert_eq!(full.status.code(), Some(1), "{}", stderr(&full));
-    assert!(stderr(&full).contains("restore journal"), "{}", stderr(&full));
+    assert!(
+        stderr(&full).contains("src/calc.py") && stderr(&full).contains("File too large"),
+        "{}",
+        stderr(&full)
+    );
     assert_untouched(&sandbox, &before);
-    let next = sandbox.run(&args);
-    assert_eq!(next.status.code(), Some(2), "{}", stderr(&next));
-    assert_untouched(&sandbox, &before);
-
-    // A run killed while journalling leaves a journal without its manifest: nothing was
-    // planted yet, its owner is gone, and the next run clears it.
-    let mut dead = Command::new("true").spawn().unwrap();
-    dead.wait().unwrap();
-    let journal = repo.join(".git/revcal-calibrate-journal");
-    std::fs::create_dir(&journal).unwrap();
-    std::fs::write(journal.join("owner.json"), format!("{{\"pid\": {}, \"start_time\": 1}}", dead.id()))
-        .unwrap();
-    std::fs::write(journal.join("0.orig"), "def add").unwrap();
     let next = sandbox.run(&args);
     assert_eq!(next.status.code(), Some(2), "{}", stderr(&next));
     assert_untouched(&sandbox, &before);
 }
 
 #[test]
-fn a_reviewer_that_commits_stashes_or_stages_the_plants_is_reported_with_the_undo_and_exit_1() {
-    let cases: [(&str, &str, &str, &[&str]); 3] = [
+fn hostile_reviewers_cannot_reach_the_repository_or_make_revcal_run_their_code() {
+    // Each reviewer first runs git in its checkout (a second trial in the same slot would
+    // trigger whatever the first trial left in `.git`), then does its damage.
+    let probe = "git status >/dev/null 2>&1; git -c advice.detachedHead=false checkout -q --detach HEAD >/dev/null 2>&1;";
+    let marker_attack = "MARKER=\"$1\"\n\
+        printf '#!/bin/sh\\ntouch %s\\n' \"$MARKER\" > evil.sh; chmod +x evil.sh\n\
+        git config core.fsmonitor \"$PWD/evil.sh\"\n\
+        mkdir -p .git/hooks; cp evil.sh .git/hooks/post-checkout; cp evil.sh .git/hooks/pre-commit\n\
+        git config core.hooksPath .git/hooks\n\
+        printf '* filter=evil\\n' > .gitattributes\n\
+        git config filter.evil.clean \"$PWD/evil.sh\"; git config filter.evil.smudge \"$PWD/evil.sh\"\n\
+        printf '[core]\\n\\tfsmonitor = %s\\n' \"$PWD/evil.sh\" > extra.cfg; git config include.path \"$PWD/extra.cfg\"";
+    let cases: [(&str, String); 10] = [
+        ("rewrites every tracked file", "for f in $(git ls-files); do echo rewritten > \"$f\"; done".into()),
+        ("stashes with untracked files", "echo new > untracked.txt; git stash push -q -u".into()),
+        ("stashes everything", "echo new > ignored.log; git stash push -q -a".into()),
+        ("commits", "git -c user.name=r -c user.email=r@r commit -qam plants".into()),
+        ("resets to the parent", "git reset -q --hard HEAD~1".into()),
+        ("removes everything", "rm -rf ./* ./.[!.]*".into()),
+        ("locks a directory", "chmod 000 src".into()),
         (
-            "commits",
-            "git -c user.name=r -c user.email=r@r commit -qam plants; echo '[]'",
-            "HEAD moved",
-            &["reset", "-q", "HEAD_BEFORE"],
+            "leaves a writer behind",
+            "setsid sh -c 'while :; do date >> src/calc.py; date > \"$0\"; sleep 0.02; done' \"$2\" </dev/null >/dev/null 2>&1 &".into(),
         ),
-        ("stashes", "git stash -q; echo '[]'", "stash", &["stash", "drop", "-q"]),
-        ("stages", "git add src/calc.py; echo '[]'", "index", &["reset", "-q"]),
+        ("plants git configuration that runs its code", marker_attack.into()),
+        ("writes into git's metadata", "echo garbage > .git/index; echo ref: refs/heads/nowhere > .git/HEAD; rm -rf .git/objects".into()),
     ];
-    for (name, body, what, undo) in cases {
+    for (name, attack) in cases {
         let sandbox = Sandbox::new();
         let repo = sandbox.repo();
-        let head = String::from_utf8(git(&repo, &["rev-parse", "HEAD"]).stdout).unwrap().trim().to_owned();
+        // A repository with history, an executable, ignored and untracked files and a stash.
+        std::fs::write(repo.join(".gitignore"), "*.log\n").unwrap();
+        std::fs::write(repo.join("run.sh"), "#!/bin/sh\necho run\n").unwrap();
+        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more"]);
+        std::fs::write(repo.join("README.md"), "stashed work\n").unwrap();
+        git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "stash", "-q"]);
+        std::fs::write(repo.join("debug.log"), "ignored\n").unwrap();
+        std::fs::write(repo.join("notes.txt"), "untracked\n").unwrap();
+        std::fs::set_permissions(repo.join("README.md"), std::fs::Permissions::from_mode(0o444)).unwrap();
         let before = snapshot(&repo);
-        let reviewer = sandbox.script("git-reviewer.sh", body);
+        let marker = sandbox.path("marker");
+        let alive = sandbox.path("alive");
+        let reviewer = sandbox.script("hostile.sh", &format!("{probe}\n{attack}\necho '[]'"));
+        let command = format!("{reviewer} {} {}", marker.display(), alive.display());
         let output = sandbox.run(&[
             "--review-cmd",
-            &reviewer,
+            &command,
             "--plants-file",
             &sandbox.plants(),
             "--scorer",
             "repro",
+            "--trials",
+            "2",
+            "--jobs",
+            "1",
+            "--json",
         ]);
-        assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
-        let message = stderr(&output);
-        let undo: Vec<String> = undo.iter().map(|arg| arg.replace("HEAD_BEFORE", &head)).collect();
-        let undo_line = format!("git {}", undo.join(" ")).replace(" -q", "");
-        assert!(message.contains(what) && message.contains(&undo_line), "{name}: {message}");
-        assert_eq!(snapshot(&repo), before, "{name}: the work tree is restored");
-        // The undo it names puts everything back.
-        let undo: Vec<&str> = undo.iter().map(String::as_str).collect();
-        git(&repo, &undo);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", stderr(&output));
+        assert_eq!(json(&output)["trials"].as_array().map(Vec::len), Some(2), "{name}");
+        assert!(!marker.exists(), "{name}: code the reviewer planted in git's configuration ran");
+        if alive.exists() {
+            // The writer was ended with its review: it writes no more.
+            let stamp = std::fs::metadata(&alive).unwrap().modified().unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            assert_eq!(
+                std::fs::metadata(&alive).unwrap().modified().unwrap(),
+                stamp,
+                "{name}: still writing"
+            );
+        }
         assert_untouched(&sandbox, &before);
     }
 }
 
 #[test]
-fn a_descendant_that_left_the_process_group_cannot_write_the_plants_back_after_the_restore() {
+fn a_descendant_that_left_the_process_group_is_ended_with_its_review() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
     let copy = sandbox.path("planted.py");
+    let late = sandbox.path("late");
     let reviewer = sandbox.script(
         "escaper.sh",
         &format!(
-            "cp src/calc.py {copy}\nsetsid sh -c 'sleep 0.5; cp {copy} src/calc.py' </dev/null >/dev/null 2>&1 &\nsleep 0.2\necho '[]'",
-            copy = copy.display()
+            "cp src/calc.py {copy}\nsetsid sh -c 'sleep 0.5; touch {late}; cp src/calc.py {repo}/src/calc.py' </dev/null >/dev/null 2>&1 &\nsleep 0.2\necho '[]'",
+            copy = copy.display(),
+            late = late.display(),
+            repo = sandbox.repo().display(),
         ),
     );
     let output =
@@ -1328,11 +1455,12 @@ fn a_descendant_that_left_the_process_group_cannot_write_the_plants_back_after_t
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(std::fs::read_to_string(&copy).unwrap().contains("return a - b"), "the reviewer saw the plants");
     std::thread::sleep(Duration::from_millis(1000));
+    assert!(!late.exists(), "the descendant was ended before it woke up");
     assert_untouched(&sandbox, &before);
 }
 
 #[test]
-fn every_signal_that_would_end_revcal_restores_the_tree_first() {
+fn every_signal_that_would_end_revcal_stops_the_reviews_and_removes_the_checkouts() {
     for (sig, name) in [
         (libc::SIGQUIT, "SIGQUIT"),
         (libc::SIGUSR1, "SIGUSR1"),
@@ -1352,7 +1480,7 @@ fn every_signal_that_would_end_revcal_restores_the_tree_first() {
         assert_untouched(&sandbox, &before);
     }
     // A broken pipe is no reason to stop (writes fail with EPIPE instead): the run goes on
-    // until something does stop it, and restores.
+    // until something does stop it.
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
     let (child, _started) = start_hanging_review(&sandbox, &[]);
@@ -1365,13 +1493,17 @@ fn every_signal_that_would_end_revcal_restores_the_tree_first() {
 }
 
 #[test]
-fn a_runaway_plant_is_stopped_early_named_and_excluded_with_its_reason() {
+fn a_runaway_plant_is_run_twice_named_and_excluded_with_its_reason_and_a_slow_first_run_is_not_one() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
     // The plant on line 2 makes its witness loop forever, the one on line 6 makes it eat
-    // memory; both pass quickly on the original. The repro timeout is far off: the plant's
-    // own limit comes from the witness's time on the original.
-    let plants = r#"- file: src/calc.py
+    // memory; both pass quickly on the original. The one on line 10 hangs only the first
+    // time it runs with the plant (a loaded machine, say): run again, it fails as a witness
+    // should, and the plant counts. --repro-timeout 3 keeps the test short: the limit is
+    // otherwise at least 20 s.
+    let once = sandbox.path("tmp/hung-once");
+    let plants = format!(
+        r#"- file: src/calc.py
   line: 2
   original: "return a + b"
   mutated: "return a - b"
@@ -1385,11 +1517,12 @@ fn a_runaway_plant_is_stopped_early_named_and_excluded_with_its_reason() {
   line: 10
   original: "items[0]"
   mutated: "items[1]"
-  witness: "grep -q 'items\\[0\\]' src/calc.py"
-"#;
+  witness: "grep -q 'items\\[0\\]' src/calc.py || {{ [ -e {once} ] || {{ touch {once}; sleep 60; }}; exit 1; }}"
+"#,
+        once = once.display()
+    );
     std::fs::write(sandbox.path("runaway.yaml"), plants).unwrap();
     let file = sandbox.path("runaway.yaml").display().to_string();
-    let started = Instant::now();
     let output = sandbox.run(&[
         "--review-cmd",
         "echo '[]'",
@@ -1400,22 +1533,83 @@ fn a_runaway_plant_is_stopped_early_named_and_excluded_with_its_reason() {
         "--min-plants",
         "1",
         "--repro-timeout",
-        "120",
+        "3",
         "--repro-memory",
         "256",
         "--json",
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
     let report = json(&output);
+    assert!(once.exists(), "the third witness hung once");
     assert_eq!(report["total"], 1, "runaway plants are not counted: {report}");
     assert_eq!(report["runawayExcluded"], 2);
     assert_eq!(report["equivalentExcluded"], 0);
     let plants = report["plants"].as_array().unwrap();
     assert_eq!(plants[0]["status"], "excluded");
-    assert!(plants[0]["excludedReason"].as_str().unwrap().contains("ran past"), "{}", plants[0]);
+    assert_eq!(
+        plants[0]["excludedReason"],
+        "runaway: its witness ran past its time limit with the plant applied, twice"
+    );
     assert!(plants[1]["excludedReason"].as_str().unwrap().contains("memory"), "{}", plants[1]);
-    assert!(stderr(&output).contains("runaway: its witness ran past"), "{}", stderr(&output));
+    assert_eq!(plants[2]["status"], "missed", "{}", plants[2]);
+    assert!(stderr(&output).contains("2 runaway plants excluded"), "{}", stderr(&output));
+
+    // Too few plants left: the message counts runaways apart from equivalent plants.
+    let output = sandbox.run(&[
+        "--review-cmd",
+        "echo '[]'",
+        "--plants-file",
+        &file,
+        "--scorer",
+        "repro",
+        "--repro-timeout",
+        "3",
+        "--repro-memory",
+        "256",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("fewer valid plants (1, after excluding 2 as runaways) than the minimum (3)"),
+        "{}",
+        stderr(&output)
+    );
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_repro_that_hangs_with_the_plant_catches_it_by_timeout_counted_apart() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // The reviewer's test for line 2 hangs when `a + b` is gone (the loop it tests never
+    // ends); the one for line 6 fails fast.
+    let reviewer = sandbox.script(
+        "hanging-tests.sh",
+        r#"cat <<'JSON'
+{"findings": [
+  {"file": "src/calc.py", "line": 2, "message": "add loops", "repro": "grep -q 'return a + b' src/calc.py || sleep 60"},
+  {"file": "src/calc.py", "line": 6, "message": "boundary", "repro": "grep -q 'age >= 18' src/calc.py"}
+]}
+JSON"#,
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--repro-timeout",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!((report["caught"].as_u64(), report["total"].as_u64()), (Some(2), Some(3)), "{report}");
+    assert_eq!(report["caughtByTimeout"], 1, "{report}");
+    assert_eq!(report["plants"][0]["caughtByTimeout"], 1, "{}", report["plants"][0]);
+    assert!(report["plants"][1].get("caughtByTimeout").is_none(), "{}", report["plants"][1]);
+    assert!(stderr(&output).contains("1 by timeout"), "{}", stderr(&output));
     assert_untouched(&sandbox, &before);
 }
 
@@ -1466,25 +1660,42 @@ fn repro_commands_run_sandboxed_unless_explicitly_unsandboxed() {
     assert_eq!(json(&output)["reproSandbox"], "off", "{}", stdout(&output));
     assert!(std::fs::read_to_string(sandbox.repo().join("README.md")).unwrap().contains("hacked"));
     assert!(listener.accept().is_ok(), "unsandboxed, the repro reached the server");
-    git(&sandbox.repo(), &["checkout", "--", "README.md"]);
-    assert_untouched(&sandbox, &before);
+    assert_eq!(run_dirs(&sandbox), Vec::<PathBuf>::new());
 }
 
 #[test]
-fn a_planted_files_directory_made_read_only_is_still_restored() {
-    // Restoring renames a new file into the directory, which needs its write permission. (Run
-    // as root, as CI is, the kernel grants it anyway: this test bites for other users.)
+fn a_directory_the_reviewer_made_read_only_is_reset_for_the_next_trial() {
+    // Resetting a checkout writes into its directories, which needs their write permission.
+    // (Run as root, as CI is, the kernel grants it anyway: this test bites for other users.)
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
-    let reviewer = sandbox.script("chmod.sh", "chmod a-w src; echo '[]'");
-    let output =
-        sandbox.run(&["--review-cmd", &reviewer, "--plants-file", &sandbox.plants(), "--scorer", "repro"]);
-    let src = sandbox.repo().join("src");
-    let mode = std::fs::metadata(&src).unwrap().permissions().mode();
-    // Writable again for the checks and the temporary directory's removal.
-    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let seen = sandbox.path("seen");
+    let reviewer = sandbox.script(
+        "chmod.sh",
+        &format!("cat src/calc.py >> {}; echo x > src/calc.py; chmod a-w src; echo '[]'", seen.display()),
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--trials",
+        "2",
+        "--jobs",
+        "1",
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert_eq!(mode & 0o222, 0, "the directory keeps the mode the reviewer gave it");
+    let planted =
+        CALC.replace("a + b", "a - b").replace("age >= 18", "age > 18").replace("items[0]", "items[1]");
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        format!("{planted}{planted}"),
+        "the second trial saw the plants"
+    );
+    let mode = std::fs::metadata(sandbox.repo().join("src")).unwrap().permissions().mode();
+    assert_ne!(mode & 0o200, 0, "the repository's directory keeps its mode");
     assert_untouched(&sandbox, &before);
 }
 
@@ -1625,7 +1836,9 @@ fn off_a_terminal_each_stage_and_check_is_a_plain_line_unless_quiet() {
     for line in [
         "s checking witnesses (3)",
         "s checking witnesses 3/3",
-        "s running the reviewer 1/1",
+        "s running the reviews (1)",
+        "s reviews: 1 running, 0/1 finished",
+        "s reviews: 0 running, 1/1 finished",
         "s scoring the findings 1/1",
     ] {
         assert!(log.lines().any(|l| l.starts_with("revcal: ") && l.ends_with(line)), "{line:?} in:\n{log}");
@@ -1654,7 +1867,7 @@ fn messages_say_what_is_wrong_once_and_json_stays_json() {
         sandbox.run(&["--review-cmd", "true", "--scorer", "repro", "--files", "src/gone.py"]);
     assert_eq!(missing_target.status.code(), Some(1));
     assert!(
-        stderr(&missing_target).contains("src/gone.py does not exist in the work tree"),
+        stderr(&missing_target).contains("src/gone.py cannot be planted in: it is not tracked in the commit"),
         "{}",
         stderr(&missing_target)
     );
@@ -1761,10 +1974,8 @@ fn plants_that_break_the_build_are_excluded_with_the_reason() {
     assert_untouched_repo(&repo, &before);
 }
 
-fn assert_untouched_repo(repo: &Path, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>) {
-    assert_eq!(&snapshot(repo), before, "every file byte-identical");
-    let status = git(repo, &["status", "--porcelain"]);
-    assert!(status.stdout.is_empty(), "{}", String::from_utf8_lossy(&status.stdout));
+fn assert_untouched_repo(repo: &Path, before: &Snapshot) {
+    assert!(&snapshot(repo) == before, "the repository changed");
 }
 
 #[test]
@@ -1942,4 +2153,215 @@ fn realistic_plants_come_from_the_realistic_profile() {
             lines
         });
     assert!(lines.values().all(|&n| n == 1), "one plant per line: {lines:?}");
+}
+
+// ---- scratch checkouts and jobs --------------------------------------------------------------
+
+#[test]
+fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo();
+    std::fs::write(repo.join("src/calc.py"), format!("{CALC}\n\ndef neg(x):\n    return -x\n")).unwrap();
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "neg"]);
+    let commit = String::from_utf8(git(&repo, &["rev-parse", "HEAD"]).stdout).unwrap().trim().to_owned();
+    let base = String::from_utf8(git(&repo, &["rev-parse", "HEAD^"]).stdout).unwrap().trim().to_owned();
+    let before = snapshot(&repo);
+    let seen = sandbox.path("env");
+    // A script next to the repository, named relative to where revcal starts (the sandbox):
+    // found there, although the reviewer runs in a checkout.
+    sandbox.script(
+        "review.sh",
+        &format!(
+            "{{ pwd; echo \"$REVCAL_REPO\"; echo \"$REVCAL_BASE\"; echo \"$REVCAL_COMMIT\"; echo \"$1\"; echo \"$CARGO_TARGET_DIR\"; echo \"GIT_DIR=$GIT_DIR\"; git rev-parse HEAD; git diff --name-only \"$1\"; }} > {}\necho '[]'",
+            seen.display()
+        ),
+    );
+    let plants = sandbox.plants();
+    let run = |extra: &[(&str, &str)]| {
+        let mut command = sandbox.command(&[
+            "-C",
+            "repo",
+            "--review-cmd",
+            "./review.sh {base}",
+            "--plants-file",
+            &plants,
+            "--scorer",
+            "repro",
+        ]);
+        command.current_dir(sandbox.root.path());
+        // As if revcal were run from a git hook of the user's repository.
+        command.env("GIT_DIR", repo.join(".git"));
+        for (key, value) in extra {
+            command.env(key, value);
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        std::fs::read_to_string(&seen).unwrap()
+    };
+    let seen_env = run(&[]);
+    let lines: Vec<&str> = seen_env.lines().collect();
+    let checkout = Path::new(lines[0]);
+    assert!(checkout.starts_with(sandbox.path("tmp")) && checkout.ends_with("tree"), "{seen_env}");
+    assert_eq!(Path::new(lines[1]), repo.canonicalize().unwrap(), "REVCAL_REPO names the user's repository");
+    assert_eq!((lines[2], lines[3], lines[4]), (base.as_str(), commit.as_str(), base.as_str()), "{seen_env}");
+    assert_eq!(
+        Path::new(lines[5]),
+        checkout.parent().unwrap().join("target"),
+        "a cargo target directory per slot"
+    );
+    assert_eq!(lines[6], "GIT_DIR=", "the user's GIT_DIR does not reach the reviewer");
+    assert_eq!(lines[7], commit, "git in the checkout is at the commit");
+    assert_eq!(lines[8..], ["src/calc.py"], "and sees the commit's change and the plants against the base");
+    // A target directory the user chose is left as it is.
+    let chosen = sandbox.path("target");
+    let seen_env = run(&[("CARGO_TARGET_DIR", chosen.to_str().unwrap())]);
+    assert_eq!(seen_env.lines().nth(5).map(Path::new), Some(chosen.as_path()));
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn paths_into_the_checkout_in_findings_are_made_relative_to_the_repository() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let judge_log = sandbox.path("judged");
+    let judge = sandbox.script(
+        "judge.sh",
+        &format!(
+            "req=$(cat); printf '%s\\n' \"$req\" >> {}; defect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/'); case \"$req\" in *\"text\\\":\\\"$defect\"*|*'\"text\":\"in src/calc.py: add subtracts'*) echo '{{\"match\": true}}';; *) echo '{{\"match\": false}}';; esac",
+            judge_log.display()
+        ),
+    );
+    let reviewer = sandbox.script(
+        "absolute.sh",
+        r#"printf '{"findings": [{"file": "%s/src/calc.py", "line": 2, "message": "in %s/src/calc.py: add subtracts", "repro": "grep -q \\"return a + b\\" %s/src/calc.py"}]}\n' "$PWD" "$PWD" "$PWD""#,
+    );
+    for scorer in [vec!["--scorer", "repro"], vec!["--scorer", "judge", "--judge-cmd", judge.as_str()]] {
+        let mut args = vec!["--review-cmd", reviewer.as_str(), "--plants-file"];
+        let plants = sandbox.plants();
+        args.push(&plants);
+        args.extend(scorer.iter().copied());
+        args.extend(["--min-recall", "0", "--json"]);
+        let output = sandbox.run(&args);
+        assert_eq!(output.status.code(), Some(0), "{scorer:?}: {}", stderr(&output));
+        let report = json(&output);
+        assert_eq!(report["caught"], 1, "{scorer:?}: {report}");
+        assert_eq!(report["plants"][0]["caughtBy"], "in src/calc.py: add subtracts", "{scorer:?}");
+        assert!(!stdout(&output).contains("revcal-run-"), "{scorer:?}: no slot path in the report");
+    }
+    let asked = std::fs::read_to_string(&judge_log).unwrap();
+    assert!(asked.contains(r#""file":"src/calc.py""#) && !asked.contains("revcal-run-"), "{asked}");
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn the_report_is_the_same_for_every_number_of_jobs() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    // Reviews that finish in a different order every time, findings with absolute paths into
+    // the checkout, a repro and a judge: one review per plant, three trials.
+    let reviewer = sandbox.script(
+        "jittery.sh",
+        r#"sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 4 ))
+printf '{"findings": [
+  {"file": "%s/src/calc.py", "line": 2, "message": "add subtracts", "repro": "grep -q \\"return a + b\\" src/calc.py"},
+  {"file": "src/calc.py", "line": 6, "message": "adults at 18"},
+  {"file": "src/calc.py", "line": 10, "message": "first is the second item"}
+]}\n' "$PWD""#,
+    );
+    let calls = sandbox.path("calls");
+    let judge = sandbox.script(
+        "judge.sh",
+        &format!(
+            "req=$(cat); echo x >> {}; defect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/'); case \"$req\" in *\"text\\\":\\\"$defect\"*|*'\"text\":\"add subtracts'*|*'\"text\":\"first is the second'*) echo '{{\"match\": true}}';; *) echo '{{\"match\": false}}';; esac",
+            calls.display()
+        ),
+    );
+    let plants = sandbox.plants();
+    let run = |jobs: &str, extra: &[&str]| {
+        let _ = std::fs::remove_file(&calls);
+        let mut args = vec![
+            "--review-cmd",
+            reviewer.as_str(),
+            "--plants-file",
+            plants.as_str(),
+            "--judge-cmd",
+            judge.as_str(),
+            "--one-at-a-time",
+            "--trials",
+            "3",
+            "--min-recall",
+            "0",
+            "--json",
+            "--jobs",
+            jobs,
+        ];
+        args.extend(extra);
+        let output = sandbox.run(&args);
+        let asked = std::fs::read_to_string(&calls).map(|text| text.lines().count()).unwrap_or(0);
+        (output.status.code(), stdout(&output), asked, stderr(&output))
+    };
+    let (code, one, asked_one, log) = run("1", &[]);
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(json_text(&one)["caught"], 6, "{one}");
+    for jobs in ["2", "8"] {
+        let (code, many, asked, log) = run(jobs, &[]);
+        assert_eq!(code, Some(0), "{log}");
+        assert_eq!(many, one, "--jobs {jobs} and --jobs 1 print the same report");
+        assert_eq!(asked, asked_one, "--jobs {jobs}: the judge was asked the same questions");
+    }
+    // A budget that runs out: the same questions fall past it, whatever the jobs.
+    let (code, one, _, log) = run("1", &["--max-judge-calls", "7"]);
+    assert_eq!(code, Some(1), "{log}");
+    assert!(json_text(&one)["judgeErrors"].as_u64().unwrap() > 0, "{one}");
+    let (code, many, _, log) = run("8", &["--max-judge-calls", "7"]);
+    assert_eq!(code, Some(1), "{log}");
+    assert_eq!(many, one, "the budget gives the same report for every number of jobs");
+    assert_untouched(&sandbox, &before);
+}
+
+fn json_text(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn with_two_jobs_two_reviews_run_at_once_each_in_its_own_checkout() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let meeting = sandbox.path("meeting");
+    std::fs::create_dir_all(&meeting).unwrap();
+    // Each review waits (up to 30 s) until the other one has started too.
+    let reviewer = sandbox.script(
+        "meet.sh",
+        &format!(
+            "pwd > {0}/cwd.$$\nn=0\nwhile [ $(ls {0} | grep -c cwd) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\nls {0} | grep -c cwd > {0}/saw.$$\necho '[]'",
+            meeting.display()
+        ),
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--trials",
+        "2",
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let mut saw = Vec::new();
+    let mut checkouts = Vec::new();
+    for entry in std::fs::read_dir(&meeting).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+        if path.file_name().unwrap().to_string_lossy().starts_with("saw") {
+            saw.push(text);
+        } else {
+            checkouts.push(text);
+        }
+    }
+    assert_eq!(saw, ["2", "2"], "each review saw the other one running");
+    assert_ne!(checkouts[0], checkouts[1], "in checkouts of their own");
+    assert_untouched(&sandbox, &before);
 }

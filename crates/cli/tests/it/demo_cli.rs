@@ -23,6 +23,7 @@ fn the_demo_prints_two_real_reports_side_by_side_and_exits_0() {
     // cases the tests do not exercise; the witnesses prove they are real bugs).
     assert!(stdout.contains("test-suite reviewer (cargo test)   recall 0.62 (5/8"), "{stdout}");
     assert!(stdout.contains("approve-everything reviewer        recall 0.00 (0/8"), "{stdout}");
+    assert!(stdout.contains("both measured on the same 8 planted bugs"), "{stdout}");
     assert!(stdout.contains("caught   src/lib.rs:6  arithmetic"), "{stdout}");
     assert!(stdout.contains("missed   src/lib.rs:29  off-by-one"), "{stdout}");
     assert!(!stdout.contains('\x1b'), "no colour when stdout is not a terminal");

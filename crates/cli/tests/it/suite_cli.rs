@@ -634,3 +634,19 @@ fn merge_refuses_malformed_forged_and_contradictory_shards() {
     assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
     assert_eq!(json(&checked)["suite"]["hash"], genuine[0]["suiteHash"]);
 }
+
+#[test]
+fn a_suite_reports_the_same_for_every_number_of_jobs() {
+    if !python_available() {
+        eprintln!("skipped: python3 is not installed (the reviewer runs Python's unittest)");
+        return;
+    }
+    let corpus = Corpus::new();
+    // One unit at a time, or three at once sharing three job slots: the same report.
+    let one = corpus.revcal(&["suite", "suite.yaml", "--json", "--jobs", "1"]);
+    assert!(matches!(one.status.code(), Some(0 | 2)), "{}", stderr(&one));
+    let three = corpus.revcal(&["suite", "suite.yaml", "--json", "--jobs", "3"]);
+    assert_eq!(three.status.code(), one.status.code(), "{}", stderr(&three));
+    assert_eq!(String::from_utf8_lossy(&three.stdout), String::from_utf8_lossy(&one.stdout));
+    assert_eq!(json(&one)["suite"]["units"], 4);
+}

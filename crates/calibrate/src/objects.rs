@@ -1,0 +1,253 @@
+//! The object store every checkout's git reads: one pack, written by revcal into the run
+//! directory, holding the commit under calibration, its parents, and every tree and blob
+//! their trees reach; the parents are the history's end (git's `shallow` file).
+//!
+//! The checkouts do not borrow the user's objects (`objects/info/alternates` into the user's
+//! repository would do): git "freshens" an object it is asked to write when it finds it in an
+//! alternate, by setting the file's modification time, so a reviewer's `git stash` or
+//! `git commit` in its checkout would change files of the user's `.git`. The full history
+//! stays in the user's repository (`REVCAL_REPO`), to read.
+
+use crate::error::CalibrateError;
+use crate::tree::retrying;
+use gix::ObjectId;
+use gix::zlib::stream::deflate::{Compress, FlushCompress};
+use std::collections::HashSet;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+/// git's pack object types (gitformat-pack(5)).
+fn type_code(kind: gix::object::Kind) -> u8 {
+    match kind {
+        gix::object::Kind::Commit => 1,
+        gix::object::Kind::Tree => 2,
+        gix::object::Kind::Blob => 3,
+        gix::object::Kind::Tag => 4,
+    }
+}
+
+/// The header of a packed object: its type and inflated size, 7 bits per byte after the
+/// first 4, each byte but the last with its top bit set.
+fn entry_header(kind: gix::object::Kind, size: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(10);
+    let mut byte = (type_code(kind) << 4) | (size & 0x0f) as u8;
+    let mut rest = size >> 4;
+    while rest > 0 {
+        header.push(byte | 0x80);
+        byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+    }
+    header.push(byte);
+    header
+}
+
+/// A SHA-1 over what is written through it (the pack's and the index's trailers).
+struct Summed<W: Write> {
+    inner: W,
+    hasher: gix::hash::Hasher,
+    written: u64,
+}
+
+impl<W: Write> Summed<W> {
+    fn new(inner: W) -> Summed<W> {
+        Summed { inner, hasher: gix::hash::hasher(gix::hash::Kind::Sha1), written: 0 }
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(bytes);
+        self.written += bytes.len() as u64;
+        self.inner.write_all(bytes)
+    }
+
+    /// Writes the checksum of everything written so far and gives it back.
+    fn finish(mut self) -> std::io::Result<(W, ObjectId)> {
+        let sum = self.hasher.try_finalize().map_err(std::io::Error::other)?;
+        self.inner.write_all(sum.as_bytes())?;
+        self.inner.flush()?;
+        Ok((self.inner, sum))
+    }
+}
+
+/// The ids of `commit`, its parents, and every tree and blob their trees reach (submodule
+/// commits aside: they are not objects of this repository). The parents come back apart.
+fn objects_of(
+    repo: &gix::Repository,
+    commit: ObjectId,
+) -> Result<(Vec<ObjectId>, Vec<ObjectId>), CalibrateError> {
+    let git = |operation: &'static str| move |e| CalibrateError::git(operation, e);
+    let found = retrying(|| repo.find_commit(commit)).map_err(git("read the commit"))?;
+    let parents: Vec<ObjectId> = found.parent_ids().map(|id| id.detach()).collect();
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut order = Vec::new();
+    let mut trees = Vec::new();
+    for id in std::iter::once(commit).chain(parents.iter().copied()) {
+        let tree = repo
+            .find_commit(id)
+            .map_err(git("read a commit"))?
+            .tree_id()
+            .map_err(git("read a commit's tree"))?;
+        if seen.insert(id) {
+            order.push(id);
+        }
+        trees.push(tree.detach());
+    }
+    while let Some(tree) = trees.pop() {
+        if !seen.insert(tree) {
+            continue;
+        }
+        order.push(tree);
+        let found = retrying(|| repo.find_tree(tree)).map_err(git("read a tree"))?;
+        let decoded = found.decode().map_err(git("decode a tree"))?;
+        for entry in &decoded.entries {
+            let id = entry.oid.to_owned();
+            if entry.mode.is_tree() {
+                trees.push(id);
+            } else if entry.mode.is_blob_or_symlink() && seen.insert(id) {
+                order.push(id);
+            }
+        }
+    }
+    Ok((order, parents))
+}
+
+/// Writes `objects/pack/pack-*.{pack,idx}` under `objects` holding `commit`, its parents and
+/// their trees and blobs (see the module's docs); returns the parents, the history's end.
+pub(crate) fn write_pack(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    objects: &Path,
+) -> Result<Vec<ObjectId>, CalibrateError> {
+    let (ids, parents) = objects_of(repo, commit)?;
+    let packs = objects.join("pack");
+    fs::create_dir_all(&packs).map_err(|e| CalibrateError::io("create", &packs, e))?;
+    let staged = packs.join("tmp.pack");
+    let failed = |e| CalibrateError::io("write", &staged, e);
+    let file = fs::File::create(&staged).map_err(failed)?;
+    let mut pack = Summed::new(std::io::BufWriter::with_capacity(1 << 20, file));
+    pack.put(b"PACK").map_err(failed)?;
+    pack.put(&2u32.to_be_bytes()).map_err(failed)?;
+    let count = u32::try_from(ids.len())
+        .map_err(|_| failed(std::io::Error::other("more objects than a pack holds")))?;
+    pack.put(&count.to_be_bytes()).map_err(failed)?;
+    // (id, offset, crc32) of each entry.
+    let mut entries: Vec<(ObjectId, u64, u32)> = Vec::with_capacity(ids.len());
+    let mut compressed = Vec::new();
+    // One compressor for every object: setting one up zeroes a few hundred KiB.
+    let mut compressor = Compress::new(gix::zlib::Compression::BEST_SPEED);
+    for id in ids {
+        let object = retrying(|| repo.find_object(id))
+            .map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
+        deflate(&mut compressor, &object.data, &mut compressed).map_err(failed)?;
+        let header = entry_header(object.kind, object.data.len() as u64);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header);
+        crc.update(&compressed);
+        entries.push((id, pack.written, crc.finalize()));
+        pack.put(&header).map_err(failed)?;
+        pack.put(&compressed).map_err(failed)?;
+    }
+    let (_, checksum) = pack.finish().map_err(failed)?;
+    entries.sort_by_key(|entry| entry.0);
+    let name = format!("pack-{}", checksum.to_hex());
+    write_index(&packs.join(format!("{name}.idx")), &entries, checksum)?;
+    let final_pack = packs.join(format!("{name}.pack"));
+    fs::rename(&staged, &final_pack).map_err(|e| CalibrateError::io("write", &final_pack, e))?;
+    tracing::debug!(objects = entries.len(), pack = %final_pack.display(), "object store of the checkouts written");
+    Ok(parents)
+}
+
+/// `input` as one zlib stream in `out`, by `compressor` (reset first).
+fn deflate(compressor: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    compressor.reset();
+    out.clear();
+    let mut buffer = [0u8; 32 * 1024];
+    let mut consumed = 0usize;
+    loop {
+        let (read, written) = (compressor.total_in(), compressor.total_out());
+        let status = compressor
+            .compress(&input[consumed..], &mut buffer, FlushCompress::Finish)
+            .map_err(std::io::Error::other)?;
+        consumed += usize::try_from(compressor.total_in() - read).map_err(std::io::Error::other)?;
+        let produced = usize::try_from(compressor.total_out() - written).map_err(std::io::Error::other)?;
+        out.extend_from_slice(&buffer[..produced]);
+        match status {
+            gix::zlib::Status::StreamEnd => return Ok(()),
+            _ if produced == 0 && consumed >= input.len() && compressor.total_in() == read => {
+                return Err(std::io::Error::other("the compressor made no progress"));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Writes a version 2 pack index (gitformat-pack(5)) of `entries`, sorted by id.
+fn write_index(path: &Path, entries: &[(ObjectId, u64, u32)], pack: ObjectId) -> Result<(), CalibrateError> {
+    let failed = |e| CalibrateError::io("write", path, e);
+    let file = fs::File::create(path).map_err(failed)?;
+    let mut index = Summed::new(std::io::BufWriter::new(file));
+    let mut write = || -> std::io::Result<()> {
+        index.put(&[0xff, b't', b'O', b'c'])?;
+        index.put(&2u32.to_be_bytes())?;
+        let mut fanout = [0u32; 256];
+        for (id, _, _) in entries {
+            fanout[usize::from(id.as_bytes()[0])] += 1;
+        }
+        let mut running = 0u32;
+        for count in fanout {
+            running += count;
+            index.put(&running.to_be_bytes())?;
+        }
+        for (id, _, _) in entries {
+            index.put(id.as_bytes())?;
+        }
+        for (_, _, crc) in entries {
+            index.put(&crc.to_be_bytes())?;
+        }
+        // Offsets past 2^31 go into a table of 64-bit offsets, pointed to by index.
+        let mut large = Vec::new();
+        for (_, offset, _) in entries {
+            match u32::try_from(*offset).ok().filter(|small| *small < 0x8000_0000) {
+                Some(small) => index.put(&small.to_be_bytes())?,
+                None => {
+                    let position = u32::try_from(large.len()).map_err(std::io::Error::other)?;
+                    index.put(&(position | 0x8000_0000).to_be_bytes())?;
+                    large.push(*offset);
+                }
+            }
+        }
+        for offset in large {
+            index.put(&offset.to_be_bytes())?;
+        }
+        index.put(pack.as_bytes())
+    };
+    write().map_err(failed)?;
+    index.finish().map_err(failed)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_compressor_gives_a_whole_zlib_stream_per_object() {
+        let mut compressor = Compress::new(gix::zlib::Compression::BEST_SPEED);
+        let mut out = Vec::new();
+        for input in [b"".to_vec(), b"hello hello hello".to_vec(), vec![7u8; 200_000]] {
+            deflate(&mut compressor, &input, &mut out).unwrap();
+            let mut inflated = vec![0u8; input.len() + 16];
+            let mut state = gix::zlib::Decompress::new();
+            let status = state.decompress(&out, &mut inflated, gix::zlib::FlushDecompress::Finish).unwrap();
+            assert_eq!(status, gix::zlib::Status::StreamEnd);
+            assert_eq!(&inflated[..state.total_out() as usize], &input[..]);
+        }
+    }
+
+    #[test]
+    fn entry_headers_carry_type_and_size_seven_bits_at_a_time() {
+        assert_eq!(entry_header(gix::object::Kind::Blob, 5), vec![0x35]);
+        assert_eq!(entry_header(gix::object::Kind::Commit, 16), vec![0x90, 0x01]);
+        assert_eq!(entry_header(gix::object::Kind::Tree, 0x1234), vec![0xa4, 0xa3, 0x02]);
+    }
+}

@@ -1,0 +1,209 @@
+//! Running every review of a calibration (each round of plants, each trial) at once, up to
+//! the run's jobs, each in a job slot's checkout of the commit with that round's plants.
+//!
+//! The checkouts are prepared on the calling thread, one after the other (they read the
+//! commit's objects); the reviewers run on threads of their own. Results come back in the
+//! order of the reviews, whatever order they finished in, so that the report is the same for
+//! every number of jobs.
+
+use crate::error::CalibrateError;
+use crate::jobs::Jobs;
+use crate::reviewer::{self, ReviewRun};
+use crate::signals::SignalWatch;
+use crate::tree::CommitTree;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// One review to run.
+#[derive(Debug, Clone)]
+pub(crate) struct Review {
+    /// The files with this review's plants, by path.
+    pub(crate) planted: Arc<BTreeMap<String, Vec<u8>>>,
+    /// What names `planted` (reviews with the same tag plant the same files).
+    pub(crate) tag: String,
+}
+
+/// How every review runs.
+pub(crate) struct Settings<'a> {
+    /// The shell command (`{base}` already substituted, its program resolved).
+    pub(crate) command: &'a str,
+    /// Exit codes that mean the reviewer finished.
+    pub(crate) ok_codes: &'a [i32],
+    /// The reviewer's process group is killed after this.
+    pub(crate) timeout: Duration,
+    /// Bytes of stdout kept.
+    pub(crate) output_cap: usize,
+    /// Environment variables every review gets (besides its token, CARGO_TARGET_DIR and
+    /// TMPDIR).
+    pub(crate) env: &'a [(&'static str, String)],
+    /// Set CARGO_TARGET_DIR to the slot's target directory (the user did not set one).
+    pub(crate) slot_target_dir: bool,
+    /// The `.git` every checkout gets a copy of.
+    pub(crate) git: &'a Path,
+    /// Fault injection: panic once the first review runs.
+    pub(crate) panic_during_review: bool,
+}
+
+/// Progress of the reviews.
+pub(crate) trait Observer: Sync {
+    /// `running` reviews run and `finished` of `total` are done.
+    fn reviews(&self, running: usize, finished: usize, total: usize);
+}
+
+/// What a review thread sends back: the review's index, its slot and how it went.
+type Done = (usize, crate::slots::Slot, Result<ReviewRun, CalibrateError>);
+
+/// Runs `reviews` of `tree`'s commit through `jobs`; the runs in the order of `reviews`. The
+/// first error (in that order) stops the reviews not yet started; a signal stops them all.
+pub(crate) fn run_all(
+    jobs: &Jobs,
+    tree: &CommitTree,
+    reviews: &[Review],
+    settings: &Settings<'_>,
+    signals: &SignalWatch,
+    observer: &dyn Observer,
+) -> Result<Vec<ReviewRun>, CalibrateError> {
+    let total = reviews.len();
+    let mut results: Vec<Option<Result<ReviewRun, CalibrateError>>> = (0..total).map(|_| None).collect();
+    // Descendants of a reviewer that left its process group stay revcal's descendants while
+    // the reviews run, so that each review's leftovers can be ended before its slot is reused.
+    let subreaper = crate::process::Subreaper::start();
+    std::thread::scope(|scope| {
+        // Should this thread unwind (a panic), every review still running is stopped, so that
+        // the scope can end and the run directory be removed.
+        let _stop = StopOnPanic(signals);
+        let (sender, receiver) = mpsc::channel::<Done>();
+        let (mut next, mut running, mut finished) = (0usize, 0usize, 0usize);
+        let mut stopped = false;
+        loop {
+            while !stopped && next < total && signals.received().is_none() {
+                let review = &reviews[next];
+                let slot = if running == 0 {
+                    loop {
+                        if let Some(slot) = jobs.slot_within(&review.tag, Duration::from_millis(100)) {
+                            break Some(slot);
+                        }
+                        if signals.received().is_some() {
+                            break None;
+                        }
+                    }
+                } else {
+                    jobs.try_slot(&review.tag)
+                };
+                let Some(mut slot) = slot else { break };
+                if let Err(error) = slot.prepare(tree, settings.git, &review.planted) {
+                    jobs.give_back(slot, None);
+                    results[next] = Some(Err(error));
+                    stopped = true;
+                    break;
+                }
+                let index = next;
+                let sender = sender.clone();
+                scope.spawn(move || {
+                    // A panic is sent back as an error first, so that this loop never waits
+                    // for a result that will not come; the scope then re-raises it.
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_one(&slot, settings, signals)
+                    }));
+                    match outcome {
+                        Ok(outcome) => {
+                            let _ = sender.send((index, slot, outcome));
+                        }
+                        Err(panic) => {
+                            let failed = CalibrateError::io(
+                                "run a review in",
+                                slot.tree(),
+                                std::io::Error::other("the thread running it panicked"),
+                            );
+                            let _ = sender.send((index, slot, Err(failed)));
+                            std::panic::resume_unwind(panic);
+                        }
+                    }
+                });
+                next += 1;
+                running += 1;
+                observer.reviews(running, finished, total);
+                if settings.panic_during_review {
+                    panic!("injected panic while a review runs (REVCAL_TEST_PANIC_DURING_REVIEW)");
+                }
+            }
+            if running == 0 {
+                break;
+            }
+            let Ok((index, slot, outcome)) = receiver.recv() else { break };
+            running -= 1;
+            finished += 1;
+            jobs.give_back(slot, Some(reviews[index].tag.clone()));
+            if outcome.is_err() {
+                stopped = true;
+            }
+            results[index] = Some(outcome);
+            observer.reviews(running, finished, total);
+        }
+    });
+    drop(subreaper);
+    if let Some(signal) = signals.received() {
+        return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+    }
+    let mut runs = Vec::with_capacity(total);
+    for result in results {
+        match result {
+            Some(Ok(run)) => runs.push(run),
+            Some(Err(error)) => return Err(error),
+            // Not started: an earlier review failed (and its error came first).
+            None => break,
+        }
+    }
+    if runs.len() < total {
+        // Only a signal stops reviews without an error, and that returned above.
+        return Err(CalibrateError::io(
+            "run every review in",
+            jobs.dir(),
+            std::io::Error::other("a review ended without a result"),
+        ));
+    }
+    Ok(runs)
+}
+
+/// One review in `slot`: the reviewer with this review's token, then every process it left
+/// behind ended (also those that left its process group), before the slot is reused.
+fn run_one(
+    slot: &crate::slots::Slot,
+    settings: &Settings<'_>,
+    signals: &SignalWatch,
+) -> Result<ReviewRun, CalibrateError> {
+    let token = crate::process::run_token();
+    let mut env: Vec<(&str, String)> =
+        settings.env.iter().map(|(key, value)| (*key, value.clone())).collect();
+    env.push((crate::process::RUN_TOKEN_VARIABLE, token.clone()));
+    env.push(("TMPDIR", slot.tmp().display().to_string()));
+    if settings.slot_target_dir {
+        env.push(("CARGO_TARGET_DIR", slot.target_dir().display().to_string()));
+    }
+    let outcome = reviewer::run_reviewer(
+        settings.command,
+        settings.ok_codes,
+        &slot.tree(),
+        settings.timeout,
+        settings.output_cap,
+        &env,
+        signals,
+    );
+    crate::process::end_descendants(&token);
+    tracing::debug!(slot = slot.number(), ok = outcome.is_ok(), "review finished");
+    outcome
+}
+
+/// Raises a stop on the watch when dropped during a panic.
+struct StopOnPanic<'a>(&'a SignalWatch);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.raise(libc::SIGABRT);
+        }
+    }
+}
