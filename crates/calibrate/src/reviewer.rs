@@ -102,6 +102,11 @@ fn stderr_tail(finished: &Finished) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n  ")
 }
 
+/// The shell's exit code for a command it found but could not execute (POSIX).
+pub(crate) const COMMAND_NOT_EXECUTABLE: i32 = 126;
+/// The shell's exit code for a command it did not find (POSIX).
+pub(crate) const COMMAND_NOT_FOUND: i32 = 127;
+
 /// The exit codes accepted from a reviewer by default: 0 (nothing found) and 2 (findings).
 pub const DEFAULT_OK_EXIT_CODES: [i32; 2] = [0, 2];
 
@@ -130,6 +135,15 @@ pub(crate) fn run_reviewer(
     let finished = process::run_isolated(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;
     match finished.exit {
+        // The shell's own codes for "not found" and "not executable": the reviewer never ran,
+        // whatever --ok-exit-codes says.
+        Exit::Code(code @ (COMMAND_NOT_EXECUTABLE | COMMAND_NOT_FOUND)) => {
+            Err(CalibrateError::ReviewerCouldNotRun {
+                command: command.to_owned(),
+                code,
+                stderr: stderr_tail(&finished),
+            })
+        }
         Exit::Code(code) if ok_codes.contains(&code) => Ok(ReviewRun {
             exit_code: code,
             output: String::from_utf8_lossy(&finished.stdout).into_owned(),

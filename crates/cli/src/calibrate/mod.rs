@@ -334,6 +334,12 @@ fn hint(error: &CalibrateError) -> Option<String> {
             ..
         } => "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
             .to_owned(),
+        CalibrateError::ReviewerCouldNotRun { code: 127, .. } => {
+            "check the command: is the program installed, on PATH (or a path relative to where revcal starts), and spelt right?".to_owned()
+        }
+        CalibrateError::ReviewerCouldNotRun { .. } => {
+            "check the command: make the program executable (chmod +x), or run it through its interpreter (python3 review.py)".to_owned()
+        }
         CalibrateError::ReviewerCrashed { code: Some(code), .. } => format!(
             "if exit code {code} means the reviewer finished (linters exit 1 when they find something), accept it with --ok-exit-codes, e.g. --ok-exit-codes 0,{code}"
         ),

@@ -1735,6 +1735,32 @@ fn a_linter_exit_code_is_a_crash_naming_the_flag_until_ok_exit_codes_accepts_it(
 }
 
 #[test]
+fn a_reviewer_command_that_cannot_run_is_named_as_such_and_never_advised_into_ok_exit_codes() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let plants = sandbox.plants();
+    let not_executable = sandbox.repo().parent().unwrap().join("review-not-executable.sh");
+    std::fs::write(&not_executable, "#!/bin/sh\necho '[]'\n").unwrap();
+    let not_executable = not_executable.display().to_string();
+    for (command, code, says) in
+        [("ruff-typo check .", 127, "was not found"), (not_executable.as_str(), 126, "is not executable")]
+    {
+        // Even listed in --ok-exit-codes, the shell's "could not run" is no review.
+        for extra in [&[][..], &["--ok-exit-codes", "0,126,127"]] {
+            let base = ["--review-cmd", command, "--scorer", "repro", "--plants-file", plants.as_str()];
+            let output = sandbox.run(&[&base[..], extra].concat());
+            let message = stderr(&output);
+            assert_eq!(output.status.code(), Some(1), "{command}: {message}");
+            assert!(message.contains("could not run") && message.contains(says), "{command}: {message}");
+            assert!(message.contains(&format!("exit code {code}")), "{command}: {message}");
+            assert!(!message.contains("accept it with --ok-exit-codes"), "{command}: {message}");
+            assert!(message.contains("check the command"), "{command}: {message}");
+        }
+    }
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
 fn ruff_output_as_it_comes_locates_its_finding_and_unlocated_findings_are_named() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
