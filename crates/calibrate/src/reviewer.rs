@@ -25,6 +25,8 @@ pub(crate) struct ReviewRun {
     pub(crate) output: String,
     /// True when its output went past the cap.
     pub(crate) truncated: bool,
+    /// The last lines of its standard error, for a warning when its output held no finding.
+    pub(crate) stderr_tail: String,
     /// Wall time.
     pub(crate) elapsed: Duration,
     /// The checkout it ran in (its working directory): paths into it in its findings are
@@ -148,6 +150,7 @@ pub(crate) fn run_reviewer(
             exit_code: code,
             output: String::from_utf8_lossy(&finished.stdout).into_owned(),
             truncated: finished.stdout_truncated,
+            stderr_tail: stderr_tail(&finished),
             elapsed: finished.elapsed,
             checkout: work_tree.to_path_buf(),
         }),
