@@ -245,6 +245,7 @@ fn story(author: &Keypair, reviewers: &[Keypair], n: usize) -> Vec<SignedMessage
             merged: true,
             incident,
             incident_details: incident.then(|| "rollback".to_owned()),
+            calibration: None,
         }),
     ));
     messages
