@@ -1,6 +1,7 @@
 //! The integration tests of revcal-elo, one binary: a module per area, shared builders in
 //! `util`. Everything here goes through the public API only.
 
+mod calibrations;
 mod conformance;
 mod location;
 mod migration;
@@ -12,3 +13,4 @@ mod rules;
 mod scenario;
 mod skip_note;
 mod util;
+mod verified;
