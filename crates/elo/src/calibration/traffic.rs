@@ -8,7 +8,7 @@
 
 use super::{CalibrationRecord, RecordError, Round, Trial};
 use crate::identity::Keypair;
-use crate::link::{CalibrationLink, LinkedPlant};
+use crate::link::{CalibrationLink, LinkedPlant, MAX_PLANT_PATH_BYTES};
 use crate::message::{
     Comment, Content, Message, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
 };
@@ -75,24 +75,11 @@ impl CalibrationRecord {
                     Ok(signed)
                 };
                 let request = sign(authority, Content::Request(self.request(round, trial)))?;
-                // A reviewer's findings are its own text, however long: a review that would
-                // pass the message limit keeps fewer of them as comments, never fails.
-                let mut content = review(round, trial, &request);
-                let review = loop {
-                    match sign(reviewer, Content::Review(content.clone())) {
-                        Err(RecordError::Message { source: MessageError::TooLarge { .. }, .. })
-                            if !content.comments.is_empty() =>
-                        {
-                            let keep = content.comments.len() / 2;
-                            content.comments.truncate(keep);
-                            content.summary = Some(format!(
-                                "{} located (the first {keep} as comments)",
-                                findings(trial.findings.len())
-                            ));
-                        }
-                        other => break other?,
-                    }
-                };
+                // A reviewer's findings are its own text, however long; the review keeps at
+                // most MAX_REVIEW_COMMENTS of them, each path and text cut, so that even
+                // text escaped six times over in JSON (control characters) stays far within
+                // the message limit: 50 x (1024 + 1000) x 6 bytes is about 600 KiB.
+                let review = sign(reviewer, Content::Review(review(round, trial, &request)))?;
                 let link = self.link(round, trial, &categories);
                 let outcome = sign(authority, Content::Outcome(outcome(round, &request, link)))?;
                 rounds.push(RoundMessages {
@@ -185,7 +172,11 @@ fn review(round: &Round, trial: &Trial, request: &SignedMessage) -> ReviewConten
         .findings
         .iter()
         .take(MAX_REVIEW_COMMENTS)
-        .map(|finding| Comment { file: finding.file.clone(), line: finding.line, body: cut(&finding.body) })
+        .map(|finding| Comment {
+            file: cut_path(&finding.file),
+            line: finding.line,
+            body: cut(&finding.body),
+        })
         .collect();
     let kept = if count > MAX_REVIEW_COMMENTS {
         format!(" (the first {MAX_REVIEW_COMMENTS} as comments)")
@@ -228,10 +219,27 @@ fn findings(count: usize) -> String {
     if count == 1 { "1 finding".to_owned() } else { format!("{count} findings") }
 }
 
-/// A finding's text cut to [`MAX_COMMENT_CHARS`] characters, saying so.
+/// A finding's text cut to [`MAX_COMMENT_CHARS`] characters, saying so (`(no text)` for a
+/// blank one: a comment's body is never blank).
 fn cut(body: &str) -> String {
+    if body.trim().is_empty() {
+        return "(no text)".to_owned();
+    }
     match body.char_indices().nth(MAX_COMMENT_CHARS) {
         None => body.to_owned(),
         Some((end, _)) => format!("{} [cut at {MAX_COMMENT_CHARS} characters]", &body[..end]),
     }
+}
+
+/// A finding's path cut to [`MAX_PLANT_PATH_BYTES`] (on a character boundary), and never
+/// blank.
+fn cut_path(path: &str) -> String {
+    if path.trim().is_empty() {
+        return "(no file)".to_owned();
+    }
+    let mut end = path.len().min(MAX_PLANT_PATH_BYTES);
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    path[..end].to_owned()
 }

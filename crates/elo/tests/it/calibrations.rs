@@ -4,8 +4,8 @@
 //! crate's engine or policy.
 
 use revcal_elo::{
-    CalibrationRecord, Finding, Plant, PlantStatus, RECORD_FORMAT, RECORD_VERSION, Round, Summary, TouchedLines,
-    Trial,
+    CalibrationRecord, Finding, Plant, PlantStatus, RECORD_FORMAT, RECORD_VERSION, Round, Summary,
+    TouchedLines, Trial,
 };
 use std::collections::BTreeMap;
 
@@ -92,7 +92,14 @@ pub(crate) fn record(stand_in: StandIn, report_sha256: &str, trials: u64, ts: u6
                     },
                 };
                 let trials = (1..=trials).map(trial_of).collect();
-                rounds.push(Round { round: number, entry: None, commit: None, plants, touched: Vec::new(), trials });
+                rounds.push(Round {
+                    round: number,
+                    entry: None,
+                    commit: None,
+                    plants,
+                    touched: Vec::new(),
+                    trials,
+                });
             }
             None => {
                 clean_seen += 1;
@@ -110,10 +117,19 @@ pub(crate) fn record(stand_in: StandIn, report_sha256: &str, trials: u64, ts: u6
                             body: "this looks wrong".to_owned(),
                         }],
                     },
-                    StandIn::Rubber => Trial { trial, statuses: Vec::new(), flagged: false, findings: Vec::new() },
+                    StandIn::Rubber => {
+                        Trial { trial, statuses: Vec::new(), flagged: false, findings: Vec::new() }
+                    }
                 };
                 let trials = (1..=trials).map(trial_of).collect();
-                rounds.push(Round { round: number, entry: None, commit: None, plants: Vec::new(), touched, trials });
+                rounds.push(Round {
+                    round: number,
+                    entry: None,
+                    commit: None,
+                    plants: Vec::new(),
+                    touched,
+                    trials,
+                });
             }
         }
     }
@@ -179,8 +195,11 @@ pub(crate) type Expectations = BTreeMap<String, Expected>;
 /// verified calibration: all, verified and the round's domains; a clean round's domains are
 /// every category the calibration planted).
 pub(crate) fn expect_record(expected: &mut Expectations, record: &CalibrationRecord, verified: bool) {
-    let mut every_category: Vec<String> =
-        record.rounds.iter().flat_map(|round| round.plants.iter().map(|plant| plant.category.clone())).collect();
+    let mut every_category: Vec<String> = record
+        .rounds
+        .iter()
+        .flat_map(|round| round.plants.iter().map(|plant| plant.category.clone()))
+        .collect();
     every_category.sort();
     every_category.dedup();
     for round in &record.rounds {

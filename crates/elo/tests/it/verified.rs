@@ -2,7 +2,7 @@
 //! self-reported and per bug category, on SQLite and PostgreSQL, against ratings computed
 //! here from the RFC's table (`calibrations::Expected`), not by the crate's engine.
 
-use crate::calibrations::{ROUNDS, StandIn, expect_record, record, Expectations, Expected};
+use crate::calibrations::{Expectations, Expected, ROUNDS, StandIn, expect_record, record};
 use crate::util::{agent, outcome, request, review};
 use revcal_elo::{
     CalibrationRecord, Content, Keypair, LeaderboardResult, Ledger, Outcomes, Recorded, Recording, Rejection,
@@ -52,7 +52,10 @@ fn plain_traffic(
         ledger.ingest(&review(reviewer, &change, *verdict)).unwrap().unwrap();
         ledger.ingest(&outcome(&author, &change, *incident)).unwrap().unwrap();
         for scope in ["all", "reported"] {
-            expected.entry(scope.to_owned()).or_insert_with(Expected::start).score(*verdict == Verdict::RequestChanges, *incident);
+            expected
+                .entry(scope.to_owned())
+                .or_insert_with(Expected::start)
+                .score(*verdict == Verdict::RequestChanges, *incident);
         }
     }
 }
@@ -79,10 +82,14 @@ fn assert_standings(ledger: &Ledger, expected: &[(&Keypair, &Expectations)], bac
         for (key, by_scope) in expected {
             let agent = key.agent_id();
             let Some(want) = by_scope.get(scope_name.as_str()) else {
-                assert!(!standings.contains_key(&agent), "{backend} {scope_name}: {agent} should not be rated");
+                assert!(
+                    !standings.contains_key(&agent),
+                    "{backend} {scope_name}: {agent} should not be rated"
+                );
                 continue;
             };
-            let found = standings.get(&agent).unwrap_or_else(|| panic!("{backend} {scope_name}: {agent} unrated"));
+            let found =
+                standings.get(&agent).unwrap_or_else(|| panic!("{backend} {scope_name}: {agent} unrated"));
             assert_eq!(
                 (found.rating, found.reviews, found.decisive, found.correct),
                 (want.rating, want.reviews, want.decisive, want.correct),
@@ -131,8 +138,14 @@ fn two_stand_in_reviewers_give_the_rfc_ratings_overall_verified_and_per_domain()
         // approvals and one false alarm.
         let careful_verified = careful_expected["verified"];
         assert_eq!((careful_verified.reviews, careful_verified.correct), (24, 23));
-        assert_eq!(careful_verified.rating, 1200.0 + 12.0 * 50.0 + 7.0 * 10.0 - 10.0 + 2.0 * 25.0 + 2.0 * 5.0);
-        assert_eq!(rubber_expected["verified"].rating, 1200.0 + 12.0 * -60.0 + 8.0 * 10.0 + 2.0 * -30.0 + 2.0 * 5.0);
+        assert_eq!(
+            careful_verified.rating,
+            1200.0 + 12.0 * 50.0 + 7.0 * 10.0 - 10.0 + 2.0 * 25.0 + 2.0 * 5.0
+        );
+        assert_eq!(
+            rubber_expected["verified"].rating,
+            1200.0 + 12.0 * -60.0 + 8.0 * 10.0 + 2.0 * -30.0 + 2.0 * 5.0
+        );
         assert_eq!(careful_expected["domain:boundary"].reviews, 4 + 10);
 
         assert_standings(
@@ -161,7 +174,11 @@ fn two_stand_in_reviewers_give_the_rfc_ratings_overall_verified_and_per_domain()
             );
             assert_eq!(calibration.authority, authority().agent_id());
             assert_eq!(receipt.review.incident, !round.plants.is_empty());
-            assert!(receipt.content.contains(&format!("calibration {} round {} trial 1", &CAREFUL_REPORT[..16], round.round)));
+            assert!(receipt.content.contains(&format!(
+                "calibration {} round {} trial 1",
+                &CAREFUL_REPORT[..16],
+                round.round
+            )));
             assert_eq!(verify_receipt(&receipt.to_canonical(), &issuer).unwrap(), *receipt);
             // Claiming the other way breaks the signature.
             let flipped = receipt.to_canonical().replace("\"verified\":true", "\"verified\":false");
@@ -322,8 +339,14 @@ fn handle_answers_leaderboard_queries_by_outcomes_and_domain() {
         let (domain, wire) = answer(&mut ledger, query);
         let off_by_one = Scope::Domain("off-by-one".into());
         assert_eq!(domain.leaderboard, ledger.leaderboard_in(&off_by_one, Some(20)).unwrap());
-        assert_eq!((domain.outcomes, domain.domain.as_deref()), (Some(Outcomes::Verified), Some("off-by-one")));
-        assert_eq!((&wire["content"]["domain"], &wire["content"]["outcomes"]), (&json!("off-by-one"), &json!("verified")));
+        assert_eq!(
+            (domain.outcomes, domain.domain.as_deref()),
+            (Some(Outcomes::Verified), Some("off-by-one"))
+        );
+        assert_eq!(
+            (&wire["content"]["domain"], &wire["content"]["outcomes"]),
+            (&json!("off-by-one"), &json!("verified"))
+        );
         assert_eq!(domain.leaderboard[0].agent, careful().agent_id());
         assert_eq!(domain.leaderboard.len(), 2);
 
