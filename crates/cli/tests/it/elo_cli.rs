@@ -15,6 +15,7 @@ mod faults;
 mod limits;
 mod rfc;
 mod secrets;
+mod verified;
 
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
