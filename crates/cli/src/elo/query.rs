@@ -153,13 +153,17 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
             match result {
                 Ok(receipt) => outln!(
                     out,
-                    "{place}: {} ({} {} {:+} for {}; {})",
+                    "{place}: {} ({} {} {:+} for {}{})",
                     style.success("valid"),
                     receipt.outcome.as_str(),
                     receipt.review.verdict.as_str(),
                     receipt.elo_delta,
                     receipt.from,
-                    source(receipt)
+                    // A calibration's receipt says which; a self-reported one reads as before.
+                    receipt
+                        .calibration
+                        .as_ref()
+                        .map_or_else(String::new, |_| format!("; {}", source(receipt)))
                 ),
                 Err(reason) => outln!(out, "{place}: {}: {reason}", style.error("INVALID")),
             }
