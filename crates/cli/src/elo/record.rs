@@ -111,7 +111,7 @@ fn scope_name(scope: &Scope) -> String {
 }
 
 /// The reviewer's changes, `all` first, then verified or reported, then domains by name.
-fn reviewer_changes<'a>(recorded: &'a Recorded) -> Vec<&'a RatingChange> {
+fn reviewer_changes(recorded: &Recorded) -> Vec<&RatingChange> {
     let mut changes: Vec<&RatingChange> =
         recorded.changes.iter().filter(|change| change.agent == recorded.reviewer).collect();
     changes.sort_by(|a, b| a.scope.cmp(&b.scope));
