@@ -143,6 +143,17 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
     Ok(Analysis { mutants, warnings, rejected })
 }
 
+/// The regions of `tree` (parsed from `source` with `grammar`) where nothing may be
+/// changed: comments, strings, test code, skip-marked lines, syntax errors. Neutral edits
+/// keep out of them as mutants do.
+pub(crate) fn skip_regions(
+    grammar: &'static languages::Grammar,
+    source: &Source<'_>,
+    tree: &tree_sitter::Tree,
+) -> crate::regions::Regions {
+    walk::walk(grammar, source, tree).regions
+}
+
 /// Positions, lines and id of an accepted candidate.
 fn build(file: &str, language: Language, source: &Source, candidate: Candidate) -> Mutant {
     let (line, column) = source.line_column(candidate.start);

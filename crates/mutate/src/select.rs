@@ -107,10 +107,10 @@ fn interleave_files<'a>(files: BTreeMap<&str, Vec<&'a Mutant>>, rng: &mut SplitM
 
 /// SplitMix64: a tiny, well-known generator whose output is fixed forever for a seed,
 /// which keeps samples reproducible across platforms and dependency upgrades.
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         SplitMix64(seed)
     }
 
@@ -123,7 +123,7 @@ impl SplitMix64 {
     }
 
     /// Fisher-Yates with a bounded draw (the modulo bias is irrelevant at these sizes).
-    fn shuffle<T>(&mut self, items: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for index in (1..items.len()).rev() {
             let other = (self.next_u64() % (index as u64 + 1)) as usize;
             items.swap(index, other);
