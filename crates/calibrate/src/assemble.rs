@@ -53,7 +53,14 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
             JudgeChecks { repro_verified: trial.judge_checks.0, judge_agreed: trial.judge_checks.1 };
         builder = builder.trial(record);
     }
+    for round in &measurement.rounds {
+        builder = builder.round(round.clone());
+    }
+    if let Some((requested, excluded)) = &measurement.clean {
+        builder = builder.clean_rounds(*requested, excluded.clone());
+    }
     builder
+        .reviewer(measurement.reviewer.clone())
         .controls(measurement.controls.clone())
         .judge_usage(measurement.judge_usage.clone())
         .judge_errors(measurement.judge_errors)
@@ -92,6 +99,22 @@ fn warnings(measurement: &Measurement) -> Vec<String> {
         warnings.push(format!(
             "none of the reviewer's {findings} findings carries a repro command, so under --scorer repro none can count as a catch and the recall is 0 by construction: use --scorer judge, or have the reviewer print a `repro` command with each finding (docs/findings.md)"
         ));
+    }
+    if let Some((requested, excluded)) = &measurement.clean {
+        let changes = measurement.rounds.iter().filter(|round| round.is_clean()).count();
+        if changes < *requested {
+            let why = if excluded.is_empty() {
+                "the target files hold no more sites for a neutral edit (a mirrored comparison of names, fields or literals) on lines without a plant".to_owned()
+            } else {
+                format!(
+                    "{} neutral edits failed the build check (listed in `cleanRounds.excluded`), and the target files hold no more sites",
+                    excluded.len()
+                )
+            };
+            warnings.push(format!(
+                "{requested} clean rounds were asked for, {changes} ran: {why}; the false-alarm rate is measured on {changes} clean changes"
+            ));
+        }
     }
     warnings
 }

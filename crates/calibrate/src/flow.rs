@@ -11,7 +11,10 @@ use crate::guard::{self, Recovered};
 use crate::jobs::Jobs;
 use crate::judge::{Judge, JudgeError};
 use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs_with};
-use crate::report::{ControlOutcome, Controls};
+use crate::report::{
+    CleanExcluded, ControlOutcome, Controls, LocatedFinding, ReviewRound, RoundPlant, RoundStatus,
+    RoundTrial, TouchedLines, keep_findings, locates_lines,
+};
 use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
 use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
@@ -119,6 +122,7 @@ pub struct Calibration {
     plants_file: Option<PathBuf>,
     also_synthetic: bool,
     one_at_a_time: bool,
+    clean_rounds: usize,
     min_recall: f64,
     min_precision: Option<f64>,
     min_plants: usize,
@@ -167,6 +171,7 @@ impl Calibration {
             plants_file: None,
             also_synthetic: false,
             one_at_a_time: false,
+            clean_rounds: 0,
             min_recall: 0.5,
             min_precision: None,
             min_plants: 3,
@@ -245,6 +250,17 @@ impl Calibration {
     /// reported together.
     pub fn one_at_a_time(mut self, yes: bool) -> Self {
         self.one_at_a_time = yes;
+        self
+    }
+    /// Also review this many *clean* changes (default 0): each a behaviour-preserving
+    /// neutral edit (a mirrored comparison, see `revcal_mutate::neutral_edits`) on a line no
+    /// plant touches, chosen from the seed, built like a plant, and reviewed in a scratch
+    /// checkout exactly as a planted round is. A clean review the reviewer flags (a finding
+    /// within 3 lines of the edit) is a false alarm: the report gains `falseAlarmRate` and
+    /// its interval, and every round with its findings in `rounds`. Fewer sites than asked
+    /// run what exists, and the report says so.
+    pub fn clean_rounds(mut self, n: usize) -> Self {
+        self.clean_rounds = n;
         self
     }
     /// The recall gate.
@@ -482,6 +498,9 @@ impl Calibration {
             });
         }
 
+        let (clean, clean_excluded) =
+            self.choose_clean(&commit, &fallback, &tree, &plants, &mut scratch, &signals)?;
+
         // Controls, through the same scorer and judge as the real review.
         let oracle_plants: Vec<&Plant> = match self.scorer {
             ScorerKind::Repro => valid.iter().copied().filter(|p| p.witness.is_some()).collect(),
@@ -525,11 +544,19 @@ impl Calibration {
         } else {
             vec![(0..valid.len()).collect()]
         };
-        let runs = self.review(&repo, &commit, &tree, &jobs, &valid, &rounds, &signals)?;
+        // Each trial reviews the planted rounds, then the clean ones, all alike.
+        let round_plants: Vec<Vec<&Plant>> =
+            rounds.iter().map(|round| round.iter().map(|&index| valid[index]).collect()).collect();
+        let mut all_rounds = round_plants.clone();
+        all_rounds.extend(clean.iter().map(|edit| vec![edit]));
+        let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &signals)?;
 
-        // Score every review against its round's plants, then put each trial together.
-        let mut parsed_runs: Vec<(ReviewRun, ParsedFindings)> = Vec::with_capacity(runs.len());
-        for run in runs {
+        // Score every planted review against its round's plants, then put each trial together;
+        // a clean review is not scored (it has no plant), only its findings are kept.
+        let per_trial = all_rounds.len();
+        let mut planted_runs: Vec<(usize, ReviewRun, ParsedFindings)> = Vec::with_capacity(runs.len());
+        let mut clean_runs: Vec<(usize, usize, ParsedFindings)> = Vec::new();
+        for (index, run) in runs.into_iter().enumerate() {
             tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
             let parsed = parse_findings(&relative_to_checkout(&run.output, &run.checkout));
             if run.truncated {
@@ -541,16 +568,16 @@ impl Calibration {
             for warning in &parsed.warnings {
                 tracing::warn!("reviewer output: {warning}");
             }
-            parsed_runs.push((run, parsed));
+            let (trial, round) = (index / per_trial, index % per_trial);
+            if round < rounds.len() {
+                planted_runs.push((round, run, parsed));
+            } else {
+                clean_runs.push((trial, round - rounds.len(), parsed));
+            }
         }
-        let round_plants: Vec<Vec<&Plant>> =
-            rounds.iter().map(|round| round.iter().map(|&index| valid[index]).collect()).collect();
-        let tasks: Vec<(Vec<&Plant>, &[Finding])> = parsed_runs
+        let tasks: Vec<(Vec<&Plant>, &[Finding])> = planted_runs
             .iter()
-            .enumerate()
-            .map(|(index, (_, parsed))| {
-                (round_plants[index % rounds.len()].clone(), parsed.findings.as_slice())
-            })
+            .map(|(round, _, parsed)| (round_plants[*round].clone(), parsed.findings.as_slice()))
             .collect();
         let label = if self.trials > 1 {
             format!("scoring the findings of {} trials", self.trials)
@@ -563,19 +590,81 @@ impl Calibration {
         );
         let mut failures = JudgeFailures::default();
         let scored = self.score_tasks(&tasks, &jobs, &mut scratch, &signals, Some(&mut failures))?;
+        let mut review_rounds: Vec<ReviewRound> = round_plants
+            .iter()
+            .map(|plants| ReviewRound {
+                round: 0,
+                entry: None,
+                commit: None,
+                plants: plants
+                    .iter()
+                    .map(|plant| RoundPlant {
+                        file: plant.file.clone(),
+                        line: plant.line,
+                        category: plant.category.clone(),
+                    })
+                    .collect(),
+                touched: Vec::new(),
+                original: None,
+                mutated: None,
+                trials: Vec::new(),
+            })
+            .collect();
+        review_rounds.extend(clean.iter().map(|edit| ReviewRound {
+            round: 0,
+            entry: None,
+            commit: None,
+            plants: Vec::new(),
+            touched: vec![TouchedLines { file: edit.file.clone(), first: edit.line, last: edit.line }],
+            original: Some(edit.original.clone()),
+            mutated: Some(edit.mutated.clone()),
+            trials: Vec::new(),
+        }));
         let mut trials = Vec::with_capacity(self.trials);
-        let mut reviews = parsed_runs.into_iter().zip(scored);
-        for _ in 0..self.trials {
+        let mut reviews = planted_runs.into_iter().zip(scored);
+        for trial in 1..=self.trials {
             let mut merged: Option<Trial> = None;
-            for round in &rounds {
-                let Some(((run, parsed), (scored, judge_checks))) = reviews.next() else { break };
-                let this = Trial { run, parsed, scored: scored.for_plants(round, valid.len()), judge_checks };
+            for (round, indices) in rounds.iter().enumerate() {
+                let Some(((_, run, parsed), (scored, judge_checks))) = reviews.next() else { break };
+                let plants = &round_plants[round];
+                let statuses = scored
+                    .caught_by
+                    .iter()
+                    .map(|caught| if caught.is_some() { RoundStatus::Caught } else { RoundStatus::Missed })
+                    .collect();
+                let (findings, findings_left_out) = keep_findings(located(&parsed), |finding| {
+                    plants.iter().any(|plant| {
+                        locates_lines(finding, &plant.file, plant.line, plant.end_line.unwrap_or(plant.line))
+                    })
+                });
+                review_rounds[round].trials.push(RoundTrial {
+                    trial,
+                    statuses,
+                    flagged: false,
+                    findings,
+                    findings_left_out,
+                });
+                let this =
+                    Trial { run, parsed, scored: scored.for_plants(indices, valid.len()), judge_checks };
                 merged = Some(match merged {
                     None => this,
                     Some(so_far) => so_far.and(this),
                 });
             }
             trials.extend(merged);
+        }
+        for (trial, index, parsed) in clean_runs {
+            let edit = &clean[index];
+            let (findings, findings_left_out) = keep_findings(located(&parsed), |finding| {
+                locates_lines(finding, &edit.file, edit.line, edit.line)
+            });
+            review_rounds[rounds.len() + index].trials.push(RoundTrial {
+                trial: trial + 1,
+                statuses: Vec::new(),
+                flagged: false,
+                findings,
+                findings_left_out,
+            });
         }
         let measurement = Measurement {
             commit: commit.id,
@@ -586,6 +675,9 @@ impl Calibration {
             excluded,
             excluded_reasons,
             trials,
+            rounds: review_rounds,
+            clean: (self.clean_rounds > 0).then_some((self.clean_rounds, clean_excluded)),
+            reviewer: self.review_cmd.clone(),
             controls,
             judge_usage: self.judge.as_ref().and_then(|judge| judge.usage()),
             judge_errors: (self.scorer == ScorerKind::Judge).then_some(failures.count),
@@ -600,6 +692,59 @@ impl Calibration {
             ),
         };
         Ok((measurement, failures.first))
+    }
+
+    /// The clean rounds' neutral edits: up to `clean_rounds` of them, chosen from the seed
+    /// among the sites of the target files (and the plants' files) on lines no plant
+    /// changes, each as a one-line plant that is no bug. With a build command each is built
+    /// like a plant, and one whose build fails is excluded with the reason.
+    fn choose_clean(
+        &self,
+        commit: &crate::targets::CommitInfo,
+        fallback: &[String],
+        tree: &CommitTree,
+        plants: &[Plant],
+        scratch: &mut Scratch<'_>,
+        signals: &SignalWatch,
+    ) -> Result<(Vec<Plant>, Vec<CleanExcluded>), CalibrateError> {
+        if self.clean_rounds == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        self.stage("choosing clean changes", None);
+        let mut targets = choose_targets(commit, fallback).unwrap_or_default();
+        targets.extend(plants.iter().flat_map(|plant| plant.files()).map(str::to_owned));
+        targets.sort();
+        targets.dedup();
+        let mut checked = Vec::new();
+        for target in targets {
+            if let Ok(target) = tree.check_target(&target) {
+                checked.push(target);
+            }
+        }
+        let edits = crate::clean::choose(tree, &checked, plants, self.clean_rounds, self.seed);
+        let mut kept = Vec::with_capacity(edits.len());
+        let mut excluded = Vec::new();
+        let build = self.build.command(tree);
+        if build.is_some() {
+            self.stage("building each clean change", Some(edits.len()));
+        }
+        for edit in edits {
+            if let Some(build) = &build {
+                let exit = scratch.run(build, Some(&edit), signals)?;
+                self.emit(Progress::Step);
+                if !exit.success() {
+                    tracing::info!(edit = %edit.location(), "clean change excluded: `{build}` fails with it applied ({exit})");
+                    excluded.push(CleanExcluded {
+                        file: edit.file.clone(),
+                        line: edit.line,
+                        reason: format!("build: `{build}` fails with the neutral edit applied"),
+                    });
+                    continue;
+                }
+            }
+            kept.push(edit);
+        }
+        Ok((kept, excluded))
     }
 
     /// The build check and the witness check: which plants are excluded, and why when it is
@@ -752,16 +897,15 @@ impl Calibration {
         commit: &crate::targets::CommitInfo,
         tree: &CommitTree,
         jobs: &Jobs,
-        valid: &[&Plant],
-        rounds: &[Vec<usize>],
+        rounds: &[Vec<&Plant>],
         signals: &SignalWatch,
     ) -> Result<Vec<ReviewRun>, CalibrateError> {
         let mut planted_rounds = Vec::with_capacity(rounds.len());
         for round in rounds {
             let mut by_file: BTreeMap<&str, Vec<&Plant>> = BTreeMap::new();
-            for &index in round {
-                for file in valid[index].files() {
-                    by_file.entry(file).or_default().push(valid[index]);
+            for plant in round {
+                for file in plant.files() {
+                    by_file.entry(file).or_default().push(plant);
                 }
             }
             let mut planted = BTreeMap::new();
@@ -817,6 +961,20 @@ impl crate::reviews::Observer for Calibration {
             total: total as u64,
         });
     }
+}
+
+/// The findings of a review that name a file and a line, in the reviewer's order.
+fn located(parsed: &ParsedFindings) -> Vec<LocatedFinding> {
+    parsed
+        .findings
+        .iter()
+        .filter_map(|finding| match (finding.file.as_deref(), finding.line) {
+            (Some(file), Some(line)) if !file.trim().is_empty() && line > 0 => {
+                Some(LocatedFinding { file: file.to_owned(), line, body: finding.text.clone() })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The reviewer's output with every path into its checkout made relative to the repository
@@ -896,6 +1054,12 @@ pub(crate) struct Measurement {
     pub(crate) excluded_reasons: Vec<Option<Exclusion>>,
     /// One per review; scores index the valid (not excluded) plants in order.
     pub(crate) trials: Vec<Trial>,
+    /// Every review round (planted, then clean), each with its trials.
+    pub(crate) rounds: Vec<ReviewRound>,
+    /// With clean rounds asked for: how many, and the neutral edits excluded.
+    pub(crate) clean: Option<(usize, Vec<CleanExcluded>)>,
+    /// The reviewer's command.
+    pub(crate) reviewer: String,
     /// The controls' scores.
     pub(crate) controls: Controls,
     /// What the judge spent, when it keeps count.

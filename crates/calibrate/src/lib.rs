@@ -81,6 +81,7 @@
 
 mod assemble;
 mod bugs;
+mod clean;
 mod controls;
 mod error;
 mod findings;
@@ -124,10 +125,11 @@ pub use judge::{
 };
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
-    BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
-    JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
-    SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
-    render_html, render_human, render_junit,
+    BaselineComparison, CategoryScore, Change, CleanExcluded, CleanRounds, ControlOutcome, Controls,
+    EntryScore, Gates, Interval, JudgeChecks, LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS,
+    PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, ReviewRound, RoundPlant,
+    RoundStatus, RoundTrial, SuiteSummary, TouchedLines, TrialOutcome, TrialRecord, UnitError,
+    compare_with_baseline, plant_differences, render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

@@ -31,6 +31,7 @@ mod escape;
 mod html;
 mod human;
 mod junit;
+mod rounds;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
@@ -39,6 +40,11 @@ pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;
 pub use junit::render_junit;
+pub use rounds::{
+    LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS, ReviewRound, RoundPlant, RoundStatus, RoundTrial,
+    TouchedLines,
+};
+pub(crate) use rounds::{keep_findings, locates_lines};
 pub use wilson::Interval;
 pub(crate) use wilson::wilson_interval_of_mean;
 
@@ -157,6 +163,58 @@ pub struct Report {
     /// all, findings that cannot count under the repro scorer. Each a sentence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The reviewer the calibration measured: its command (or the built-in reviewer's
+    /// name), at most 200 bytes. `revcal elo record` names the reviewer by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    /// Every review round: each change shown to the reviewer (its plants, or a clean
+    /// round's touched lines) and, per trial, the plants' statuses, whether the reviewer
+    /// flagged the change and its located findings. What `revcal elo record` records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<ReviewRound>,
+    /// With `--clean-rounds`: how many were asked for, run, and excluded (and why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean_rounds: Option<CleanRounds>,
+    /// Clean reviews the reviewer flagged (false alarms), summed over trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub false_alarms: Option<usize>,
+    /// Clean reviews: clean changes times trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean_reviews: Option<usize>,
+    /// `falseAlarms / cleanReviews`: with trials, the mean of each clean change's flag rate;
+    /// `null` with no clean review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub false_alarm_rate: Option<f64>,
+    /// Wilson 95% interval of the false-alarm rate over the clean changes (with trials, of
+    /// the mean, as `recallInterval`: the trials of one change are not independent samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub false_alarm_interval: Option<Interval>,
+}
+
+/// What became of the clean rounds asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CleanRounds {
+    /// Clean rounds asked for (`--clean-rounds`).
+    pub requested: usize,
+    /// Clean changes reviewed: fewer than asked when the targets hold fewer sites for a
+    /// neutral edit, or some failed the build check.
+    pub changes: usize,
+    /// Neutral edits chosen but not reviewed, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<CleanExcluded>,
+}
+
+/// A neutral edit left out of the clean rounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CleanExcluded {
+    /// Its file.
+    pub file: String,
+    /// Its line.
+    pub line: u32,
+    /// Why (`build: ...`).
+    pub reason: String,
 }
 
 /// What a suite's report says about the suite itself.

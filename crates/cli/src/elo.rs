@@ -4,7 +4,7 @@ mod handle;
 mod ingest;
 mod keys;
 mod query;
-mod record;
+pub(crate) mod record;
 mod trust;
 
 use crate::style::Style;
@@ -310,7 +310,7 @@ pub(crate) struct LedgerArg {
 
 impl LedgerArg {
     /// `--ledger`, else `$REVCAL_LEDGER_URL`, else `$REVCAL_LEDGER`, else the default file.
-    fn resolve(flag: Option<String>) -> LedgerArg {
+    pub(crate) fn resolve(flag: Option<String>) -> LedgerArg {
         let from_env = |name: &'static str| {
             std::env::var(name).ok().filter(|value| !value.is_empty()).map(|text| (text, name))
         };

@@ -51,7 +51,9 @@ Exit status:
   1        operational or usage error: unknown flag or bad value, not a repository,
            reviewer crash or timeout, too few plants, a failed control, no judge,
            a judge error, --max-judge-calls spent, a judge of the --review-provider,
-           a reviewer exit code not in --ok-exit-codes
+           a reviewer exit code not in --ok-exit-codes, a calibration --record-to
+           could not record (refused by the ledger, or the ledger unreachable:
+           the report is written first)
   128+N    signal N stopped the run (the reviews are stopped and their checkouts removed)";
 
 /// `revcal judge calibrate`'s exit-code table, for `--help`.

@@ -3,13 +3,17 @@
 use std::collections::BTreeMap;
 
 use super::{
-    CategoryScore, Controls, PlantOutcome, PlantStatus, Report, TrialOutcome, ratio, wilson_interval_of_mean,
+    CategoryScore, CleanExcluded, CleanRounds, Controls, PlantOutcome, PlantStatus, Report, ReviewRound,
+    TrialOutcome, ratio, wilson_interval_of_mean,
 };
 use crate::plants::Plant;
 use crate::scoring::FindingOutcome;
 
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
 pub(crate) const GATE_EPSILON: f64 = 1e-9;
+
+/// The longest reviewer name a report keeps, in bytes (what a calibration record takes).
+const MAX_REVIEWER_BYTES: usize = 200;
 
 /// The gates a run must pass.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -164,6 +168,9 @@ pub struct ReportBuilder {
     repro_sandbox: Option<String>,
     trustworthy: bool,
     warnings: Vec<String>,
+    reviewer: Option<String>,
+    rounds: Vec<ReviewRound>,
+    clean: Option<(usize, Vec<CleanExcluded>)>,
 }
 
 impl Report {
@@ -183,6 +190,9 @@ impl Report {
             repro_sandbox: None,
             trustworthy: true,
             warnings: Vec::new(),
+            reviewer: None,
+            rounds: Vec::new(),
+            clean: None,
         }
     }
 }
@@ -259,6 +269,35 @@ impl ReportBuilder {
     /// Warnings for the report's readers (each a sentence), in the order given.
     pub fn warnings(mut self, warnings: Vec<String>) -> Self {
         self.warnings = warnings;
+        self
+    }
+
+    /// The reviewer measured (its command), cut at 200 bytes.
+    pub fn reviewer(mut self, reviewer: impl Into<String>) -> Self {
+        let mut reviewer: String = reviewer.into();
+        if reviewer.len() > MAX_REVIEWER_BYTES {
+            let mut cut = MAX_REVIEWER_BYTES;
+            while !reviewer.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            reviewer.truncate(cut);
+        }
+        self.reviewer = Some(reviewer);
+        self
+    }
+
+    /// Add a review round (numbered in the order added, from 1). Each trial's `flagged` is
+    /// computed here, by the calibration record's rule.
+    pub fn round(mut self, round: ReviewRound) -> Self {
+        self.rounds.push(round);
+        self
+    }
+
+    /// Clean rounds were asked for: `requested` of them, and the neutral edits `excluded`
+    /// (the clean rounds themselves are added with [`round`](Self::round)). Adds the
+    /// false-alarm figures to the report.
+    pub fn clean_rounds(mut self, requested: usize, excluded: Vec<CleanExcluded>) -> Self {
+        self.clean = Some((requested, excluded));
         self
     }
 
@@ -368,6 +407,26 @@ impl ReportBuilder {
             Vec::new()
         };
 
+        let mut rounds = self.rounds;
+        for (number, round) in (1..).zip(rounds.iter_mut()) {
+            round.round = number;
+            let flags: Vec<bool> =
+                round.trials.iter().map(|trial| super::rounds::flagged(round, trial)).collect();
+            for (trial, flagged) in round.trials.iter_mut().zip(flags) {
+                trial.flagged = flagged;
+            }
+        }
+        let clean_changes = rounds.iter().filter(|round| round.is_clean()).count();
+        let clean_reviews: usize =
+            rounds.iter().filter(|round| round.is_clean()).map(|round| round.trials.len()).sum();
+        let false_alarms: usize = rounds
+            .iter()
+            .filter(|round| round.is_clean())
+            .map(|round| round.trials.iter().filter(|trial| trial.flagged).count())
+            .sum();
+        let false_alarm_rate = ratio(false_alarms, clean_reviews);
+        let asked = self.clean.is_some();
+
         Ok(Report {
             recall,
             caught,
@@ -416,6 +475,19 @@ impl ReportBuilder {
             suite: None,
             entries: Vec::new(),
             warnings: self.warnings,
+            reviewer: self.reviewer,
+            rounds,
+            clean_rounds: self.clean.map(|(requested, excluded)| CleanRounds {
+                requested,
+                changes: clean_changes,
+                excluded,
+            }),
+            false_alarms: asked.then_some(false_alarms),
+            clean_reviews: asked.then_some(clean_reviews),
+            false_alarm_rate: false_alarm_rate.filter(|_| asked),
+            false_alarm_interval: false_alarm_rate
+                .and_then(|rate| wilson_interval_of_mean(rate, clean_changes))
+                .filter(|_| asked),
         })
     }
 

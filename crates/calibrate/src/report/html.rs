@@ -182,6 +182,25 @@ fn summary(html: &mut String, report: &Report) {
             ),
         ),
         ("Scorer".into(), markup(&report.scorer)),
+    ];
+    if let Some(clean) = &report.clean_rounds {
+        let interval = report
+            .false_alarm_interval
+            .map(|i| format!(" (95% CI {:.2}&ndash;{:.2})", i.low, i.high))
+            .unwrap_or_default();
+        rows.push((
+            "False alarms".into(),
+            format!(
+                "{} &middot; {} of {} clean reviews flagged ({} clean changes, {} asked for){interval}",
+                optional(report.false_alarm_rate),
+                report.false_alarms.unwrap_or(0),
+                report.clean_reviews.unwrap_or(0),
+                clean.changes,
+                clean.requested
+            ),
+        ));
+    }
+    rows.extend([
         ("Judge agreement".into(), optional(report.judge_agreement)),
         ("Equivalent plants excluded".into(), report.equivalent_excluded.to_string()),
         ("Runaway plants excluded".into(), report.runaway_excluded.to_string()),
@@ -192,7 +211,7 @@ fn summary(html: &mut String, report: &Report) {
             "Reviewer exit code".into(),
             report.review_exit_code.map_or_else(|| "n/a".to_string(), |c| c.to_string()),
         ),
-    ];
+    ]);
     if let Some(controls) = &report.controls {
         for (name, control) in [("Echo control", &controls.echo), ("Oracle control", &controls.oracle)] {
             let state = match (control.passed, control.enforced) {

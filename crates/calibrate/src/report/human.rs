@@ -109,6 +109,26 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.true_positives,
         report.false_positives
     );
+    if let Some(clean) = &report.clean_rounds {
+        let flagged = report.false_alarms.unwrap_or(0);
+        let reviews = report.clean_reviews.unwrap_or(0);
+        let rate = report.false_alarm_rate.map_or_else(|| "n/a ".to_string(), |r| format!("{r:.2}"));
+        let counted = if reviews == clean.changes {
+            format!("{flagged}/{} clean changes flagged", clean.changes)
+        } else {
+            format!("{flagged}/{reviews} clean reviews flagged ({} changes)", clean.changes)
+        };
+        let interval = report
+            .false_alarm_interval
+            .map(|i| format!("  (95% CI {:.2}-{:.2})", i.low, i.high))
+            .unwrap_or_default();
+        let asked = if clean.changes < clean.requested {
+            format!("  {} asked for", clean.requested)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  false alarms {}  {counted}{interval}{asked}", paint.bold(&rate));
+    }
     if let Some(agreement) = report.trial_agreement {
         let runs = if report.suite.is_some() {
             format!("up to {} runs per plant", report.trials.len())

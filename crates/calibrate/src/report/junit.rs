@@ -19,7 +19,7 @@ pub fn render_junit(report: &Report) -> String {
     let _ = writeln!(xml, r#"  <testsuite name="{suite}" {counts}>"#);
     let _ = writeln!(xml, "    <properties>");
     let optional = |value: Option<f64>| value.map_or_else(|| "null".to_string(), |v| v.to_string());
-    let properties = [
+    let mut properties = vec![
         ("recall", report.recall.to_string()),
         ("precision", optional(report.precision)),
         ("minRecall", report.min_recall.to_string()),
@@ -31,6 +31,11 @@ pub fn render_junit(report: &Report) -> String {
         ("buildExcluded", report.build_excluded.to_string()),
         ("caughtByTimeout", report.caught_by_timeout.to_string()),
     ];
+    if report.clean_rounds.is_some() {
+        properties.push(("falseAlarmRate", optional(report.false_alarm_rate)));
+        properties.push(("falseAlarms", report.false_alarms.unwrap_or(0).to_string()));
+        properties.push(("cleanReviews", report.clean_reviews.unwrap_or(0).to_string()));
+    }
     for (name, value) in properties {
         let _ = writeln!(xml, r#"      <property name="{name}" value="{}"/>"#, markup(&value));
     }

@@ -298,6 +298,15 @@ pub(crate) fn pool(
         }),
         entries: entry_scores,
         warnings,
+        // A suite's report does not pool its units' rounds (nor clean rounds) yet: it cannot
+        // be recorded as review traffic (docs/reputation.md, section 9).
+        reviewer: None,
+        rounds: Vec::new(),
+        clean_rounds: None,
+        false_alarms: None,
+        clean_reviews: None,
+        false_alarm_rate: None,
+        false_alarm_interval: None,
         plants: plants.into_iter().map(|p| p.outcome).collect(),
     }
 }

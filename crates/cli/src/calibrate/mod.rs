@@ -106,6 +106,14 @@ pub(crate) struct CalibrateArgs {
     /// Run the review K times; report mean recall and a Wilson 95% interval.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = at_least_one)]
     pub(crate) trials: usize,
+    /// Also review N clean changes: each a behaviour-preserving edit (a comparison written
+    /// mirrored, `a < b` as `b > a`) on a line without a plant, chosen from --seed and
+    /// reviewed exactly as a planted change is. A finding within 3 lines of the edit is a
+    /// false alarm: the report gains the false-alarm rate with its interval.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) clean_rounds: usize,
+    #[command(flatten)]
+    pub(crate) record: RecordFlags,
     #[command(flatten)]
     pub(crate) run: RunFlags,
     #[command(flatten)]
@@ -117,6 +125,25 @@ pub(crate) struct CalibrateArgs {
     /// its journal under .git/), then exit; this release never plants in your tree.
     #[arg(long, conflicts_with_all = ["review_cmd", "plants_file", "json"])]
     pub(crate) recover: bool,
+}
+
+/// Recording the run as review traffic in a reputation ledger (`revcal elo record`).
+#[derive(Debug, Args)]
+pub(crate) struct RecordFlags {
+    /// Record the calibration in this ledger (a file or a PostgreSQL URL) once its report is
+    /// written, as `revcal elo record REPORT.json` does: every round as signed RFC-001
+    /// requests, reviews and outcomes. A refusal exits 1.
+    #[arg(long, value_name = "LEDGER", requires_all = ["authority_key", "agent", "agent_key"])]
+    pub(crate) record_to: Option<String>,
+    /// With --record-to: the calibrating authority's key file (signs requests and outcomes).
+    #[arg(long, value_name = "FILE", requires = "record_to")]
+    pub(crate) authority_key: Option<PathBuf>,
+    /// With --record-to: the reviewer's agent id.
+    #[arg(long, value_name = "@AGENT", requires = "record_to")]
+    pub(crate) agent: Option<String>,
+    /// With --record-to: the reviewer's key file (signs its reviews).
+    #[arg(long, value_name = "FILE", requires = "record_to")]
+    pub(crate) agent_key: Option<PathBuf>,
 }
 
 /// How each review is run, scored and gated: the flags `calibrate` and `calibrate suite`
@@ -388,6 +415,19 @@ fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
 fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
     // The baseline is read before anything is planted: a bad file stops the run early.
     let baseline = read_baseline(&args.report)?;
+    // The keys are read before anything runs too: a bad key must not cost a calibration.
+    let signers = match (
+        &args.record.record_to,
+        &args.record.authority_key,
+        &args.record.agent,
+        &args.record.agent_key,
+    ) {
+        (Some(ledger), Some(authority), Some(agent), Some(agent_key)) => Some((
+            crate::elo::LedgerArg::resolve(Some(ledger.clone())),
+            crate::elo::record::Signers::load(authority, agent, agent_key)?,
+        )),
+        _ => None,
+    };
     let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
     let mut calibration = reviewer
         .calibration()
@@ -398,6 +438,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         .one_at_a_time(args.one_at_a_time)
         .seed(args.seed)
         .trials(args.trials)
+        .clean_rounds(args.clean_rounds)
         .dir(&args.dir);
     if let Some(file) = &args.plants_file {
         calibration = calibration.plants_file(file);
@@ -414,6 +455,23 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         }
     };
     let report = finish_report(&args.report, report, baseline.as_ref(), style, err_style)?;
+    if let Some((ledger, signers)) = &signers {
+        // The report as written (--json, --save-baseline): its hash is the one recorded.
+        let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
+        text.push('\n');
+        let (out, recorded) = crate::elo::record::record_report(ledger, &text, signers, err_style)?;
+        // stdout holds the JSON report alone with --json.
+        if args.report.json {
+            eprint!("{out}");
+        } else {
+            emit(&out)?;
+        }
+        if !recorded {
+            anyhow::bail!(
+                "the calibration was not recorded in the ledger (--record-to); the report above stands"
+            );
+        }
+    }
     Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
 }
 

@@ -1,5 +1,8 @@
-//! `revcal elo record`: a calibration record signed and stored as review traffic, all of it
-//! or nothing, with the reviewer's rating changes overall and per domain.
+//! `revcal elo record`: a calibration signed and stored as review traffic, all of it or
+//! nothing, with the reviewer's rating changes overall and per domain. The calibration is a
+//! calibration record, or a calibration report itself (`revcal calibrate --json` or
+//! `--save-baseline` output), which is turned into its record here; `calibrate --record-to`
+//! records the report it just wrote through the same code.
 
 use super::{LedgerArg, display, load_key_file, rating_text, read_text};
 use crate::output::{emit, outln};
@@ -23,58 +26,237 @@ pub(crate) struct RecordArgs {
     pub(crate) json: bool,
 }
 
-pub(crate) fn run(ledger: &LedgerArg, args: &RecordArgs, style: &Style) -> Result<ExitCode> {
-    let authority = signing_key(&args.authority_key)?;
-    let reviewer = signing_key(&args.agent_key)?;
-    let Some(agent) = AgentId::parse(&args.agent) else {
-        anyhow::bail!(
-            "--agent: `{}` is not an agent id: expected @ and 16 lowercase hex digits, e.g. @3f9a0c1d2e4b5a69",
-            args.agent
-        );
-    };
-    if reviewer.agent_id() != agent {
-        anyhow::bail!(
-            "--agent-key {} is the key of {}, not of --agent {agent}",
-            args.agent_key.display(),
-            reviewer.agent_id()
-        );
+/// The two keys a calibration is signed with.
+pub(crate) struct Signers {
+    authority: Keypair,
+    reviewer: Keypair,
+}
+
+impl Signers {
+    /// The authority's key file, and the reviewer's agent id and key file (which must be the
+    /// agent's); flags are named as `elo record` and `calibrate --record-to` spell them.
+    pub(crate) fn load(authority_key: &Path, agent: &str, agent_key: &Path) -> Result<Signers> {
+        let authority = signing_key(authority_key)?;
+        let reviewer = signing_key(agent_key)?;
+        let Some(agent) = AgentId::parse(agent) else {
+            anyhow::bail!(
+                "--agent: `{agent}` is not an agent id: expected @ and 16 lowercase hex digits, e.g. @3f9a0c1d2e4b5a69"
+            );
+        };
+        if reviewer.agent_id() != agent {
+            anyhow::bail!(
+                "--agent-key {} is the key of {}, not of --agent {agent}",
+                agent_key.display(),
+                reviewer.agent_id()
+            );
+        }
+        Ok(Signers { authority, reviewer })
     }
+}
+
+/// How the calibration given was checked against its report.
+enum Checked {
+    /// A record without --report: against itself only.
+    Alone,
+    /// A record with --report: the report's hash and plants.
+    AgainstReport(String),
+    /// A report, recorded from its own rounds: its rounds against its plants.
+    FromReport(String),
+}
+
+/// Whether a JSON document is a calibration record (its `format` says so) or, failing that,
+/// a calibration report.
+fn is_record(text: &str) -> bool {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|value| {
+            value.get("format").and_then(Value::as_str).map(|format| format == revcal_elo::RECORD_FORMAT)
+        })
+        .unwrap_or(true)
+}
+
+pub(crate) fn run(ledger: &LedgerArg, args: &RecordArgs, style: &Style) -> Result<ExitCode> {
+    let signers = Signers::load(&args.authority_key, &args.agent, &args.agent_key)?;
     let name = display(&args.record);
     let text = read_text(&args.record, MAX_RECORD_BYTES as u64)?;
     let report = args.report.as_deref().map(|path| read_text(path, MAX_RECORD_BYTES as u64)).transpose()?;
-    // Everything about the record is checked before the ledger is opened.
-    let record = match CalibrationRecord::parse(&text) {
-        Ok(record) => record,
-        Err(error) => return Ok(refused_input(&name, &error.to_string())),
+    // Everything about the calibration is checked before the ledger is opened.
+    let (record, checked) = if is_record(&text) {
+        let record = match CalibrationRecord::parse(&text) {
+            Ok(record) => record,
+            Err(error) => return Ok(refused_input(&name, &error.to_string())),
+        };
+        match (&report, &args.report) {
+            (Some(report), Some(path)) => {
+                if let Err(error) = record.check_report(report) {
+                    return Ok(refused_input(
+                        &name,
+                        &format!("{error} (against the report {})", display(path)),
+                    ));
+                }
+                (record, Checked::AgainstReport(display(path)))
+            }
+            _ => (record, Checked::Alone),
+        }
+    } else {
+        if args.report.is_some() {
+            anyhow::bail!(
+                "{name} is a calibration report, not a record: --report is for a calibration record (the report is checked by itself)"
+            );
+        }
+        match record_of_report(&text, now_millis()) {
+            Ok(record) => (record, Checked::FromReport(name.clone())),
+            Err(reason) => return Ok(refused_input(&name, &reason)),
+        }
     };
-    if let (Some(report), Some(path)) = (&report, &args.report)
-        && let Err(error) = record.check_report(report)
-    {
-        return Ok(refused_input(&name, &format!("{error} (against the report {})", display(path))));
+    let (out, code) = store(ledger, &record, &checked, &signers, args.json, style)?;
+    emit(&out)?;
+    Ok(code)
+}
+
+/// Records a report `calibrate --record-to` just wrote (`text`, its JSON as written): the
+/// summary to show, and whether it was recorded. A report that cannot become a record is an
+/// error.
+pub(crate) fn record_report(
+    ledger: &LedgerArg,
+    text: &str,
+    signers: &Signers,
+    style: &Style,
+) -> Result<(String, bool)> {
+    let record =
+        record_of_report(text, now_millis()).map_err(|reason| anyhow::anyhow!("the report: {reason}"))?;
+    let (out, code) = store(ledger, &record, &Checked::FromReport("written".into()), signers, false, style)?;
+    Ok((out, code == ExitCode::SUCCESS))
+}
+
+/// Now, in Unix milliseconds: a report holds no time, so its messages are stamped when
+/// recorded (recording it again makes other messages, refused as the same calibration).
+fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The calibration record of a calibration report's JSON `text`: its hash, commit, reviewer
+/// and rounds, every figure recomputed and checked (`CalibrationRecord::parse`), then the
+/// rounds held against the report's own plants (`check_report`), so that a status flipped in
+/// either is refused. The reason names the field when it is refused.
+pub(crate) fn record_of_report(text: &str, ts: u64) -> std::result::Result<CalibrationRecord, String> {
+    let hash = revcal_elo::report_sha256(text).map_err(|error| error.to_string())?;
+    let report: revcal_calibrate::Report =
+        serde_json::from_str(text).map_err(|error| format!("not a calibration report: {error}"))?;
+    if report.suite.is_some() {
+        return Err("a suite's report does not list its rounds yet, so it cannot be recorded; record each entry's own calibration".into());
     }
-    let rounds = match record.messages(&authority, &reviewer) {
+    if report.rounds.is_empty() {
+        return Err("the report lists no `rounds` (a report of an earlier revcal?): run the calibration again to record it".into());
+    }
+    let reviewer = report.reviewer.clone().ok_or("the report names no `reviewer`")?;
+    let rounds: Vec<revcal_elo::Round> = report
+        .rounds
+        .iter()
+        .map(|round| revcal_elo::Round {
+            round: round.round as u64,
+            entry: round.entry.clone(),
+            commit: round.commit.clone(),
+            plants: round
+                .plants
+                .iter()
+                .map(|plant| revcal_elo::Plant {
+                    file: plant.file.clone(),
+                    line: u64::from(plant.line),
+                    category: plant.category.clone(),
+                })
+                .collect(),
+            touched: round
+                .touched
+                .iter()
+                .map(|lines| revcal_elo::TouchedLines {
+                    file: lines.file.clone(),
+                    first: u64::from(lines.first),
+                    last: u64::from(lines.last),
+                })
+                .collect(),
+            trials: round
+                .trials
+                .iter()
+                .map(|trial| revcal_elo::Trial {
+                    trial: trial.trial as u64,
+                    statuses: trial
+                        .statuses
+                        .iter()
+                        .map(|status| match status {
+                            revcal_calibrate::RoundStatus::Caught => revcal_elo::PlantStatus::Caught,
+                            revcal_calibrate::RoundStatus::Missed => revcal_elo::PlantStatus::Missed,
+                        })
+                        .collect(),
+                    flagged: trial.flagged,
+                    findings: trial
+                        .findings
+                        .iter()
+                        .map(|finding| revcal_elo::Finding {
+                            file: finding.file.clone(),
+                            line: u64::from(finding.line),
+                            body: finding.body.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect();
+    let record = CalibrationRecord {
+        format: revcal_elo::RECORD_FORMAT.into(),
+        version: revcal_elo::RECORD_VERSION,
+        report_sha256: hash,
+        commit: report.commit.clone(),
+        repo: None,
+        reviewer,
+        ts,
+        summary: revcal_elo::Summary::of(&rounds),
+        rounds,
+    };
+    // Through the record's own reader: every field's range, and each trial's `flagged`
+    // recomputed from its statuses or findings.
+    let record = CalibrationRecord::parse(&record.to_json()).map_err(|error| error.to_string())?;
+    record.check_report(text).map_err(|error| format!("{error} (the report's rounds against its plants)"))?;
+    Ok(record)
+}
+
+/// Signs and stores `record`: the text to show and the exit code (refusals exit 1).
+fn store(
+    ledger: &LedgerArg,
+    record: &CalibrationRecord,
+    checked: &Checked,
+    signers: &Signers,
+    json: bool,
+    style: &Style,
+) -> Result<(String, ExitCode)> {
+    let name = match checked {
+        Checked::FromReport(name) => name.clone(),
+        _ => "the record".into(),
+    };
+    let rounds = match record.messages(&signers.authority, &signers.reviewer) {
         Ok(rounds) => rounds,
-        Err(error) => return Ok(refused_input(&name, &error.to_string())),
+        Err(error) => return Ok((String::new(), refused_input(&name, &error.to_string()))),
     };
     let mut ledger = ledger.open_or_create()?;
     let policy = ledger.policy().clone();
     let location = ledger.location().to_string();
     let recording = ledger.record_calibration(&rounds)?;
     let mut out = String::new();
-    let report_checked = args.report.is_some();
     match recording {
         Recording::Recorded(recorded) => {
-            if args.json {
-                let value = recorded_json(&location, &record, &recorded, report_checked, &rounds, &policy);
+            if json {
+                let report_checked = !matches!(checked, Checked::Alone);
+                let value = recorded_json(&location, record, &recorded, report_checked, &rounds, &policy);
                 outln!(out, "{}", serde_json::to_string_pretty(&value)?);
             } else {
-                recorded_text(&mut out, &location, &record, &recorded, &args.report, &policy, style);
+                recorded_text(&mut out, &location, record, &recorded, checked, &policy, style);
             }
-            emit(&out)?;
-            Ok(ExitCode::SUCCESS)
+            Ok((out, ExitCode::SUCCESS))
         }
         Recording::Refused(refusals) => {
-            if args.json {
+            if json {
                 let items: Vec<Value> = refusals.iter().map(refusal_json).collect();
                 let value = json!({
                     "ledger": location,
@@ -84,10 +266,9 @@ pub(crate) fn run(ledger: &LedgerArg, args: &RecordArgs, style: &Style) -> Resul
                 });
                 outln!(out, "{}", serde_json::to_string_pretty(&value)?);
             } else {
-                refused_text(&mut out, &location, &record, &refusals, style);
+                refused_text(&mut out, &location, record, &refusals, style);
             }
-            emit(&out)?;
-            Ok(ExitCode::FAILURE)
+            Ok((out, ExitCode::FAILURE))
         }
     }
 }
@@ -187,7 +368,7 @@ fn recorded_text(
     location: &str,
     record: &CalibrationRecord,
     recorded: &Recorded,
-    report: &Option<PathBuf>,
+    checked: &Checked,
     policy: &Policy,
     style: &Style,
 ) {
@@ -232,9 +413,13 @@ fn recorded_text(
             recorded.authority
         );
     }
-    match report {
-        Some(path) => outln!(out, "  report {} matches: its hash and its plants", display(path)),
-        None => outln!(
+    match checked {
+        Checked::AgainstReport(path) => outln!(out, "  report {path} matches: its hash and its plants"),
+        Checked::FromReport(_) => outln!(
+            out,
+            "  recorded from the report itself: its rounds, clean ones included, checked against its plants"
+        ),
+        Checked::Alone => outln!(
             out,
             "  report not checked (no --report): the record's figures were checked against its own rounds only"
         ),

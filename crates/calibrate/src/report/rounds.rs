@@ -1,0 +1,256 @@
+//! The review rounds of a report: each change shown to the reviewer (its plants, or for a
+//! clean round the lines a neutral edit touched) and, per trial, what the reviewer did. This
+//! is what `revcal elo record` turns into review traffic, and what the false-alarm figure is
+//! computed from.
+//!
+//! "Flagged" is the calibration record's definition (`revcal_elo::flagged`), not a second
+//! one: a planted round is flagged when a plant of it is caught; a clean round when a
+//! finding names the same file (base names compared) at a line within
+//! [`revcal_elo::LOCATE_TOLERANCE`] of a touched line.
+
+use serde::{Deserialize, Serialize};
+
+/// Located findings kept per review (the first ones, those near the change first): the most
+/// a review message carries as comments.
+pub const MAX_ROUND_FINDINGS: usize = revcal_elo::MAX_REVIEW_COMMENTS;
+/// The longest finding body kept, in characters.
+pub const MAX_FINDING_CHARS: usize = revcal_elo::MAX_COMMENT_CHARS;
+
+/// One change shown to the reviewer, once per trial: an entry of the report's `rounds`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewRound {
+    /// 1-based, in the order the reviews ran within a trial: planted rounds first, then clean.
+    pub round: usize,
+    /// In a suite's report: the entry the round belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// The commit, in a suite's report (where entries have their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The round's valid plants, in the order of each trial's `statuses`; empty for a clean
+    /// round.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plants: Vec<RoundPlant>,
+    /// A clean round's neutral edit: the lines it touched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touched: Vec<TouchedLines>,
+    /// A clean round's line before the neutral edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+    /// A clean round's line after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutated: Option<String>,
+    /// What the reviewer did, trial by trial.
+    pub trials: Vec<RoundTrial>,
+}
+
+impl ReviewRound {
+    /// True for a clean round (a change without a plant).
+    pub fn is_clean(&self) -> bool {
+        self.plants.is_empty()
+    }
+}
+
+/// A plant of a round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundPlant {
+    /// The file.
+    pub file: String,
+    /// The planted line.
+    pub line: u32,
+    /// The bug category.
+    pub category: String,
+}
+
+/// Lines `first..=last` of `file` that a clean round's change touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TouchedLines {
+    /// The file.
+    pub file: String,
+    /// First line touched (1-based).
+    pub first: u32,
+    /// Last line touched.
+    pub last: u32,
+}
+
+/// What the reviewer did in one trial of a round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoundTrial {
+    /// 1-based.
+    pub trial: usize,
+    /// Per plant of the round, in order: `caught` or `missed`; empty for a clean round.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statuses: Vec<RoundStatus>,
+    /// Whether the reviewer flagged the change (see the module's documentation).
+    pub flagged: bool,
+    /// The reviewer's located findings in this review: at most [`MAX_ROUND_FINDINGS`], those
+    /// that locate the change first, each body cut at [`MAX_FINDING_CHARS`] characters.
+    #[serde(default)]
+    pub findings: Vec<LocatedFinding>,
+    /// Located findings left out past [`MAX_ROUND_FINDINGS`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings_left_out: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+/// A plant's fate in one review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoundStatus {
+    /// Located and identified by the scorer.
+    Caught,
+    /// Not.
+    Missed,
+}
+
+/// A finding with a file and a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocatedFinding {
+    /// The file as the reviewer named it.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// What it said (cut at [`MAX_FINDING_CHARS`] characters).
+    pub body: String,
+}
+
+/// The record form of a round and one of its trials, for `revcal_elo::flagged`.
+fn as_record(round: &ReviewRound, trial: &RoundTrial) -> (revcal_elo::Round, revcal_elo::Trial) {
+    let plants = round
+        .plants
+        .iter()
+        .map(|plant| revcal_elo::Plant {
+            file: plant.file.clone(),
+            line: u64::from(plant.line),
+            category: plant.category.clone(),
+        })
+        .collect();
+    let touched = round
+        .touched
+        .iter()
+        .map(|lines| revcal_elo::TouchedLines {
+            file: lines.file.clone(),
+            first: u64::from(lines.first),
+            last: u64::from(lines.last),
+        })
+        .collect();
+    let statuses = trial
+        .statuses
+        .iter()
+        .map(|status| match status {
+            RoundStatus::Caught => revcal_elo::PlantStatus::Caught,
+            RoundStatus::Missed => revcal_elo::PlantStatus::Missed,
+        })
+        .collect();
+    let findings = trial
+        .findings
+        .iter()
+        .map(|finding| revcal_elo::Finding {
+            file: finding.file.clone(),
+            line: u64::from(finding.line),
+            body: finding.body.clone(),
+        })
+        .collect();
+    (
+        revcal_elo::Round {
+            round: round.round as u64,
+            entry: round.entry.clone(),
+            commit: round.commit.clone(),
+            plants,
+            touched,
+            trials: Vec::new(),
+        },
+        revcal_elo::Trial { trial: trial.trial as u64, statuses, flagged: false, findings },
+    )
+}
+
+/// Whether the reviewer flagged `round`'s change in `trial`: the calibration record's rule.
+pub(crate) fn flagged(round: &ReviewRound, trial: &RoundTrial) -> bool {
+    let (round, trial) = as_record(round, trial);
+    revcal_elo::flagged(&round, &trial)
+}
+
+/// The located findings of one review as a round keeps them: the findings that locate the
+/// change (`near`) first, then the others, each group in the reviewer's order, at most
+/// [`MAX_ROUND_FINDINGS`], each body cut. Keeping the near ones first means the cap can never
+/// hide a false alarm (or the finding behind a catch). Returns the kept findings and how many
+/// were left out.
+pub(crate) fn keep_findings(
+    located: Vec<LocatedFinding>,
+    near: impl Fn(&LocatedFinding) -> bool,
+) -> (Vec<LocatedFinding>, usize) {
+    let (mut kept, others): (Vec<_>, Vec<_>) = located.into_iter().partition(|finding| near(finding));
+    kept.extend(others);
+    let left_out = kept.len().saturating_sub(MAX_ROUND_FINDINGS);
+    kept.truncate(MAX_ROUND_FINDINGS);
+    for finding in &mut kept {
+        if finding.body.chars().count() > MAX_FINDING_CHARS {
+            finding.body = finding.body.chars().take(MAX_FINDING_CHARS).collect();
+        }
+    }
+    (kept, left_out)
+}
+
+/// Whether a finding names `file` at a line within the tolerance of `first..=last`: the
+/// calibration record's rule (`revcal_elo::locates`).
+pub(crate) fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, last: u32) -> bool {
+    revcal_elo::locates(
+        &revcal_elo::Finding {
+            file: finding.file.clone(),
+            line: u64::from(finding.line),
+            body: String::new(),
+        },
+        &revcal_elo::TouchedLines { file: file.to_owned(), first: u64::from(first), last: u64::from(last) },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(file: &str, line: u32) -> LocatedFinding {
+        LocatedFinding { file: file.into(), line, body: "x".repeat(1500) }
+    }
+
+    #[test]
+    fn a_clean_round_is_flagged_by_a_finding_within_three_lines_of_its_edit_by_base_name() {
+        let round = ReviewRound {
+            round: 2,
+            entry: None,
+            commit: None,
+            plants: Vec::new(),
+            touched: vec![TouchedLines { file: "src/a.rs".into(), first: 10, last: 10 }],
+            original: None,
+            mutated: None,
+            trials: Vec::new(),
+        };
+        let trial = |findings| RoundTrial {
+            trial: 1,
+            statuses: Vec::new(),
+            flagged: false,
+            findings,
+            findings_left_out: 0,
+        };
+        assert!(flagged(&round, &trial(vec![finding("./other/dir/a.rs", 13)])));
+        assert!(flagged(&round, &trial(vec![finding("a.rs", 7)])));
+        assert!(!flagged(&round, &trial(vec![finding("src/a.rs", 14)])));
+        assert!(!flagged(&round, &trial(vec![finding("src/b.rs", 10)])));
+        assert!(!flagged(&round, &trial(Vec::new())));
+    }
+
+    #[test]
+    fn the_cap_keeps_findings_near_the_change_first_and_cuts_bodies() {
+        let mut located: Vec<LocatedFinding> = (1..=60).map(|line| finding("src/b.rs", line)).collect();
+        located.push(finding("src/a.rs", 10));
+        let (kept, left_out) = keep_findings(located, |f| locates_lines(f, "src/a.rs", 10, 10));
+        assert_eq!((kept.len(), left_out), (MAX_ROUND_FINDINGS, 11));
+        assert_eq!((kept[0].file.as_str(), kept[0].line), ("src/a.rs", 10));
+        assert_eq!(kept[1].line, 1, "the others follow in the reviewer's order");
+        assert!(kept.iter().all(|f| f.body.chars().count() == MAX_FINDING_CHARS));
+    }
+}
