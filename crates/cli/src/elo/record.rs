@@ -64,15 +64,16 @@ enum Checked {
     FromReport(String),
 }
 
-/// Whether a JSON document is a calibration record (its `format` says so) or, failing that,
-/// a calibration report.
+/// Whether a JSON document is to be read as a calibration record: anything but an object
+/// without `format` that has a report's `recall` and `plants`. (What is not JSON, or is
+/// neither, is read as a record, whose reader names the position or the missing field.)
 fn is_record(text: &str) -> bool {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|value| {
-            value.get("format").and_then(Value::as_str).map(|format| format == revcal_elo::RECORD_FORMAT)
-        })
-        .unwrap_or(true)
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(object)) => {
+            object.contains_key("format") || !(object.contains_key("recall") && object.contains_key("plants"))
+        }
+        _ => true,
+    }
 }
 
 pub(crate) fn run(ledger: &LedgerArg, args: &RecordArgs, style: &Style) -> Result<ExitCode> {
@@ -218,8 +219,33 @@ pub(crate) fn record_of_report(text: &str, ts: u64) -> std::result::Result<Calib
     // Through the record's own reader: every field's range, and each trial's `flagged`
     // recomputed from its statuses or findings.
     let record = CalibrationRecord::parse(&record.to_json()).map_err(|error| error.to_string())?;
+    // The report's own figures must be what its rounds give.
+    let summary = &record.summary;
+    let figures = [
+        ("caught", Some(report.caught as u64), summary.caught),
+        ("falseAlarms", report.false_alarms.map(|n| n as u64), summary.flagged_clean),
+        (
+            "cleanReviews",
+            report.clean_reviews.map(|n| n as u64),
+            summary.reviews - reviews_of_planted(&record),
+        ),
+    ];
+    for (field, stated, recomputed) in figures {
+        if let Some(stated) = stated
+            && stated != recomputed
+        {
+            return Err(format!(
+                "`{field}`: the report states {stated}, but its rounds give {recomputed}; refusing an altered or inconsistent report"
+            ));
+        }
+    }
     record.check_report(text).map_err(|error| format!("{error} (the report's rounds against its plants)"))?;
     Ok(record)
+}
+
+/// Trials of planted rounds.
+fn reviews_of_planted(record: &CalibrationRecord) -> u64 {
+    record.rounds.iter().filter(|round| round.is_planted()).map(|round| round.trials.len() as u64).sum()
 }
 
 /// Signs and stores `record`: the text to show and the exit code (refusals exit 1).

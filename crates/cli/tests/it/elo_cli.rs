@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod backends;
+mod calibrated;
 mod faults;
 mod limits;
 mod rfc;

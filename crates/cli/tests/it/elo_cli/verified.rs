@@ -127,7 +127,7 @@ fn calibration(careful: bool, reviewer: &str) -> (Value, String) {
 
 /// RFC-001's rating of a sequence of decisive verdicts (`flagged` = REQUEST_CHANGES) against
 /// incidents: start 1200; +25, -30, -5, +5; x K / 20 with K 40 before the 20th review.
-fn rfc_rating(verdicts: impl IntoIterator<Item = (bool, bool)>) -> (f64, u64, f64) {
+pub(super) fn rfc_rating(verdicts: impl IntoIterator<Item = (bool, bool)>) -> (f64, u64, f64) {
     let (mut rating, mut reviews, mut correct) = (1200.0, 0u64, 0u64);
     for (flagged, incident) in verdicts {
         let base = match (flagged, incident) {
@@ -162,7 +162,7 @@ fn verdicts(careful: bool, domain: Option<&str>) -> Vec<(bool, bool)> {
     verdicts
 }
 
-fn board(entries: &Value) -> Vec<(String, f64, u64, f64)> {
+pub(super) fn board(entries: &Value) -> Vec<(String, f64, u64, f64)> {
     entries
         .as_array()
         .unwrap()
