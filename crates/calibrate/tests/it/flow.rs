@@ -2,7 +2,7 @@
 //! directories with real reviewer and judge processes.
 
 use revcal_calibrate::{
-    CalibrateError, Calibration, CommandJudge, JudgeError, PlantStatus, Recovered, ScorerKind,
+    BuildCheck, CalibrateError, Calibration, CommandJudge, JudgeError, PlantStatus, Recovered, ScorerKind,
 };
 use std::path::PathBuf;
 
@@ -281,4 +281,109 @@ fn a_plants_file_past_the_size_limit_is_refused_naming_the_limit() {
         .run()
         .unwrap_err();
     assert!(error.to_string().contains("/dev/zero: larger than the limit of 16 MiB"), "{error}");
+}
+
+/// A project whose only sites for a neutral edit are three comparisons (lines 6, 10, 14).
+fn comparisons_repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("src/calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef less(a, b):\n    return a < b\n\n\ndef more(c, d):\n    return c > d\n\n\ndef same(e, f):\n    return e == f\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "calc"]);
+    let plants = dir.path().join("plants.json");
+    std::fs::write(
+        &plants,
+        r#"[{"file": "src/calc.py", "line": 2, "original": "a + b", "mutated": "a - b", "category": "arithmetic"}]"#,
+    )
+    .unwrap();
+    (dir, repo, plants)
+}
+
+#[test]
+fn clean_rounds_review_neutral_edits_and_count_false_alarms_over_clean_changes() {
+    let (_dir, repo, plants) = comparisons_repo();
+    // A finding 3 lines from the `e == f` edit (line 14) and more than 3 from the others.
+    let reviewer = r#"echo '[{"file": "./src/calc.py", "line": 17, "message": "equality looks wrong"}]'"#;
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd(reviewer)
+        .plants_file(&plants)
+        .scorer(ScorerKind::String)
+        .min_plants(1)
+        .min_recall(0.0)
+        .clean_rounds(5)
+        .trials(2)
+        .jobs(2)
+        // The `a < b` edit (written `b > a`) does not "build": it is excluded with the reason.
+        .build_check(BuildCheck::Command("! grep -q 'b > a' src/calc.py".into()))
+        .run()
+        .unwrap();
+    let clean = report.clean_rounds.clone().unwrap();
+    assert_eq!((clean.requested, clean.changes), (5, 2));
+    assert_eq!(clean.excluded.len(), 1);
+    assert_eq!((clean.excluded[0].file.as_str(), clean.excluded[0].line), ("src/calc.py", 6));
+    assert!(clean.excluded[0].reason.starts_with("build: "), "{:?}", clean.excluded[0]);
+    assert!(
+        report.warnings.iter().any(|w| w.starts_with("5 clean rounds were asked for, 2 ran")),
+        "{:?}",
+        report.warnings
+    );
+    // One planted round, then the two clean ones, each reviewed in both trials.
+    assert_eq!(report.rounds.len(), 3);
+    assert_eq!(report.rounds[0].plants.len(), 1);
+    let mut touched: Vec<u32> = report.rounds[1..].iter().map(|round| round.touched[0].first).collect();
+    touched.sort_unstable();
+    assert_eq!(touched, [10, 14]);
+    for round in &report.rounds[1..] {
+        assert_eq!(round.trials.len(), 2);
+        for trial in &round.trials {
+            assert_eq!(trial.flagged, round.touched[0].first == 14, "{round:?}");
+            assert_eq!(trial.findings.len(), 1, "the located finding is kept");
+        }
+    }
+    // The false-alarm rate is over clean changes: 2 of 4 clean reviews, Wilson at n = 2.
+    assert_eq!((report.false_alarms, report.clean_reviews), (Some(2), Some(4)));
+    assert_eq!(report.false_alarm_rate, Some(0.5));
+    let interval = report.false_alarm_interval.unwrap();
+    let (z, n, p) = (1.959_963_984_540_054_f64, 2.0, 0.5);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    assert!(
+        (interval.low - (0.5 - half)).abs() < 1e-9 && (interval.high - (0.5 + half)).abs() < 1e-9,
+        "{interval:?}"
+    );
+    // Clean reviews do not enter the plants' figures.
+    assert_eq!(
+        (report.caught, report.total, report.false_positives),
+        (0, 2, 2),
+        "one finding far from the plant per trial"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn without_clean_rounds_the_report_has_no_false_alarm_figures_but_lists_its_rounds() {
+    let (_dir, repo, plants) = comparisons_repo();
+    let report = Calibration::builder()
+        .dir(&repo)
+        .review_cmd("echo LGTM")
+        .plants_file(&plants)
+        .scorer(ScorerKind::String)
+        .min_plants(1)
+        .min_recall(0.0)
+        .run()
+        .unwrap();
+    let json = serde_json::to_value(&report).unwrap();
+    for key in ["cleanRounds", "falseAlarms", "cleanReviews", "falseAlarmRate", "falseAlarmInterval"] {
+        assert!(json.get(key).is_none(), "{key} in a run without clean rounds");
+    }
+    assert_eq!(json["reviewer"], "echo LGTM");
+    assert_eq!(json["rounds"][0]["plants"][0]["line"], 2);
+    assert_eq!(json["rounds"][0]["trials"][0]["statuses"][0], "missed");
+    assert_eq!(json["rounds"][0]["trials"][0]["flagged"], false);
 }
