@@ -127,22 +127,25 @@ enum EloCommand {
     /// naming the calibration), and the reviewer's REVIEW signed with --agent-key
     /// (REQUEST_CHANGES with its located findings when it flagged the change, else APPROVE).
     /// The outcomes are verified when the ledger trusts the authority (`revcal elo trust`).
-    /// The record is refused when its figures are not what its rounds give, or, with
-    /// --report, when the report does not hash to its report_sha256 or tells its plants
-    /// otherwise. Recording a calibration twice is refused. The record's format:
-    /// docs/reputation.md, "Verified outcomes".
+    /// The calibration is a report of `revcal calibrate` (--json or --save-baseline output,
+    /// recorded from its rounds, clean ones included) or a calibration record. It is refused
+    /// when its figures are not what its rounds give, a report's rounds disagree with its
+    /// plants, or, for a record with --report, when the report does not hash to its
+    /// report_sha256 or tells its plants otherwise. Recording a calibration twice is refused.
+    /// The forms: docs/reputation.md, "Verified outcomes".
     ///
     /// Exit status: 0 recorded, 1 refused (an altered or invalid record, a calibration
     /// recorded before), 2 usage or I/O error.
     #[command(
-        after_help = "Examples:\n  revcal elo record calibration.json --report report.json --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key\n  revcal elo record calibration.json --ledger postgres://revcal@db/reviews --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key --json"
+        after_help = "Examples:\n  revcal elo record report.json --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key\n  revcal elo record calibration.json --report report.json --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key\n  revcal elo record calibration.json --ledger postgres://revcal@db/reviews --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key --json"
     )]
     Record {
-        /// The calibration record (JSON, `revcal-calibration-record` version 1).
-        #[arg(value_name = "CALIBRATION.json")]
+        /// A calibration report (`revcal calibrate --json` or --save-baseline output), or a
+        /// calibration record (JSON, `revcal-calibration-record` version 1).
+        #[arg(value_name = "REPORT.json|CALIBRATION.json")]
         record: PathBuf,
-        /// The calibration report the record names: its hash and its plants are checked
-        /// against the record.
+        /// For a calibration record: the calibration report it names, whose hash and plants
+        /// are checked against the record.
         #[arg(long, value_name = "REPORT.json")]
         report: Option<PathBuf>,
         /// The calibrating authority's key file (signs requests and outcomes).

@@ -323,6 +323,17 @@ fn scenario(d: &Path, ledger: &str, backend: &str) {
         let said = stderr(&refused);
         assert!(said.contains("nothing was recorded"), "{backend} {what}: {said}");
     }
+    // The same run again with --record-to: the same report, refused by the ledger as the
+    // same calibration; the run exits 1 with its report written.
+    std::fs::remove_file(d.join("careful-report.json")).unwrap();
+    let (code, again, output) = calibrate(d, &careful_cmd, "careful", &record_to);
+    assert_eq!(code, Some(1), "{backend}: {output}");
+    assert_eq!(again, report, "the same report, byte for byte as JSON");
+    assert!(output.contains("is already recorded"), "{backend}: {output}");
+    assert!(
+        output.contains("the calibration was not recorded in the ledger (--record-to)"),
+        "{backend}: {output}"
+    );
     assert_eq!(board(&leaderboard(&[])), expect(None), "{backend}: nothing changed");
 }
 
