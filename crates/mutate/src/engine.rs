@@ -63,25 +63,9 @@ pub fn generate_mutants(path: &Path, source: &str, options: &Options) -> Result<
 /// Like [`generate_mutants`], and also returns the warnings (syntax errors) and how many
 /// candidates failed the re-parse check.
 pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis, MutateError> {
-    let language = Language::from_path(path)
-        .ok_or_else(|| MutateError::UnsupportedLanguage { path: path.to_path_buf() })?;
-    if source.len() > options.max_file_bytes {
-        return Err(MutateError::FileTooLarge {
-            path: path.to_path_buf(),
-            size: source.len(),
-            limit: options.max_file_bytes,
-        });
-    }
-    if options.skip_test_files && is_test_path(path) {
+    let Some(Parsed { language, grammar, parser, tree }) = parse(path, source, options)? else {
         return Ok(Analysis::default());
-    }
-    let grammar = languages::grammar(language);
-    let mut parser = Parser::new();
-    parser
-        .set_language(&(grammar.grammar)())
-        .map_err(|error| MutateError::Grammar { language: language.as_str(), message: error.to_string() })?;
-    let tree =
-        parser.parse(source, None).ok_or_else(|| MutateError::ParseFailed { path: path.to_path_buf() })?;
+    };
     let text = Source::new(source);
     let file = path.to_string_lossy().into_owned();
 
@@ -141,6 +125,39 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
     mutants.sort_by_key(|mutant| (mutant.start_byte, mutant.end_byte, mutant.operator.clone()));
     let mutants = options.profile.keep(mutants);
     Ok(Analysis { mutants, warnings, rejected })
+}
+
+/// A file parsed with its language's grammar, and the parser (kept for re-parsing).
+pub(crate) struct Parsed {
+    pub(crate) language: Language,
+    pub(crate) grammar: &'static languages::Grammar,
+    pub(crate) parser: Parser,
+    pub(crate) tree: tree_sitter::Tree,
+}
+
+/// Parses `source` for what `path` names: its language from the extension, the size limit
+/// of `options` checked; `None` for a test file when `options` skips them.
+pub(crate) fn parse(path: &Path, source: &str, options: &Options) -> Result<Option<Parsed>, MutateError> {
+    let language = Language::from_path(path)
+        .ok_or_else(|| MutateError::UnsupportedLanguage { path: path.to_path_buf() })?;
+    if source.len() > options.max_file_bytes {
+        return Err(MutateError::FileTooLarge {
+            path: path.to_path_buf(),
+            size: source.len(),
+            limit: options.max_file_bytes,
+        });
+    }
+    if options.skip_test_files && is_test_path(path) {
+        return Ok(None);
+    }
+    let grammar = languages::grammar(language);
+    let mut parser = Parser::new();
+    parser
+        .set_language(&(grammar.grammar)())
+        .map_err(|error| MutateError::Grammar { language: language.as_str(), message: error.to_string() })?;
+    let tree =
+        parser.parse(source, None).ok_or_else(|| MutateError::ParseFailed { path: path.to_path_buf() })?;
+    Ok(Some(Parsed { language, grammar, parser, tree }))
 }
 
 /// The regions of `tree` (parsed from `source` with `grammar`) where nothing may be

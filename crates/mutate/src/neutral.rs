@@ -21,11 +21,10 @@
 //! skip-marked lines or syntax errors, and the edited file must parse as cleanly as before.
 //! They are never planted as bugs and have no [`Category`](crate::Category).
 
-use crate::engine::skip_regions;
-use crate::languages;
+use crate::engine::{Parsed, parse, skip_regions};
 use crate::select::SplitMix64;
 use crate::source::Source;
-use crate::{Language, MutateError, Options, is_test_path};
+use crate::{Language, MutateError, Options};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
@@ -63,25 +62,9 @@ pub struct NeutralEdit {
 /// with a syntax error anywhere yields none: its edits could not be checked to parse as
 /// the original does.
 pub fn neutral_edits(path: &Path, source: &str, options: &Options) -> Result<Vec<NeutralEdit>, MutateError> {
-    let language = Language::from_path(path)
-        .ok_or_else(|| MutateError::UnsupportedLanguage { path: path.to_path_buf() })?;
-    if source.len() > options.max_file_bytes {
-        return Err(MutateError::FileTooLarge {
-            path: path.to_path_buf(),
-            size: source.len(),
-            limit: options.max_file_bytes,
-        });
-    }
-    if options.skip_test_files && is_test_path(path) {
+    let Some(Parsed { language, grammar, mut parser, tree }) = parse(path, source, options)? else {
         return Ok(Vec::new());
-    }
-    let grammar = languages::grammar(language);
-    let mut parser = Parser::new();
-    parser
-        .set_language(&(grammar.grammar)())
-        .map_err(|error| MutateError::Grammar { language: language.as_str(), message: error.to_string() })?;
-    let tree =
-        parser.parse(source, None).ok_or_else(|| MutateError::ParseFailed { path: path.to_path_buf() })?;
+    };
     if tree.root_node().has_error() {
         tracing::debug!(file = %path.display(), "no neutral edits: the file has a syntax error");
         return Ok(Vec::new());

@@ -410,11 +410,7 @@ impl ReportBuilder {
         let mut rounds = self.rounds;
         for (number, round) in (1..).zip(rounds.iter_mut()) {
             round.round = number;
-            let flags: Vec<bool> =
-                round.trials.iter().map(|trial| super::rounds::flagged(round, trial)).collect();
-            for (trial, flagged) in round.trials.iter_mut().zip(flags) {
-                trial.flagged = flagged;
-            }
+            round.decide_flags();
         }
         let clean_changes = rounds.iter().filter(|round| round.is_clean()).count();
         let clean_reviews: usize =

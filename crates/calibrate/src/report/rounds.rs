@@ -119,60 +119,70 @@ pub struct LocatedFinding {
     pub body: String,
 }
 
-/// The record form of a round and one of its trials, for `revcal_elo::flagged`.
-fn as_record(round: &ReviewRound, trial: &RoundTrial) -> (revcal_elo::Round, revcal_elo::Trial) {
-    let plants = round
-        .plants
-        .iter()
-        .map(|plant| revcal_elo::Plant {
-            file: plant.file.clone(),
-            line: u64::from(plant.line),
-            category: plant.category.clone(),
-        })
-        .collect();
-    let touched = round
-        .touched
-        .iter()
-        .map(|lines| revcal_elo::TouchedLines {
-            file: lines.file.clone(),
-            first: u64::from(lines.first),
-            last: u64::from(lines.last),
-        })
-        .collect();
-    let statuses = trial
-        .statuses
-        .iter()
-        .map(|status| match status {
-            RoundStatus::Caught => revcal_elo::PlantStatus::Caught,
-            RoundStatus::Missed => revcal_elo::PlantStatus::Missed,
-        })
-        .collect();
-    let findings = trial
-        .findings
-        .iter()
-        .map(|finding| revcal_elo::Finding {
-            file: finding.file.clone(),
-            line: u64::from(finding.line),
-            body: finding.body.clone(),
-        })
-        .collect();
-    (
+impl ReviewRound {
+    /// The round in the calibration record's form (`revcal_elo::Round`), trials included:
+    /// what `revcal elo record` records of it.
+    pub fn to_record(&self) -> revcal_elo::Round {
         revcal_elo::Round {
-            round: round.round as u64,
-            entry: round.entry.clone(),
-            commit: round.commit.clone(),
-            plants,
-            touched,
-            trials: Vec::new(),
-        },
-        revcal_elo::Trial { trial: trial.trial as u64, statuses, flagged: false, findings },
-    )
+            round: self.round as u64,
+            entry: self.entry.clone(),
+            commit: self.commit.clone(),
+            plants: self
+                .plants
+                .iter()
+                .map(|plant| revcal_elo::Plant {
+                    file: plant.file.clone(),
+                    line: u64::from(plant.line),
+                    category: plant.category.clone(),
+                })
+                .collect(),
+            touched: self
+                .touched
+                .iter()
+                .map(|lines| revcal_elo::TouchedLines {
+                    file: lines.file.clone(),
+                    first: u64::from(lines.first),
+                    last: u64::from(lines.last),
+                })
+                .collect(),
+            trials: self.trials.iter().map(RoundTrial::to_record).collect(),
+        }
+    }
+
+    /// Sets each trial's `flagged` by the calibration record's rule (`revcal_elo::flagged`).
+    pub(crate) fn decide_flags(&mut self) {
+        let record = self.to_record();
+        for (trial, recorded) in self.trials.iter_mut().zip(&record.trials) {
+            trial.flagged = revcal_elo::flagged(&record, recorded);
+        }
+    }
 }
 
-/// Whether the reviewer flagged `round`'s change in `trial`: the calibration record's rule.
-pub(crate) fn flagged(round: &ReviewRound, trial: &RoundTrial) -> bool {
-    let (round, trial) = as_record(round, trial);
-    revcal_elo::flagged(&round, &trial)
+impl RoundTrial {
+    /// The trial in the calibration record's form.
+    pub fn to_record(&self) -> revcal_elo::Trial {
+        revcal_elo::Trial {
+            trial: self.trial as u64,
+            statuses: self
+                .statuses
+                .iter()
+                .map(|status| match status {
+                    RoundStatus::Caught => revcal_elo::PlantStatus::Caught,
+                    RoundStatus::Missed => revcal_elo::PlantStatus::Missed,
+                })
+                .collect(),
+            flagged: self.flagged,
+            findings: self
+                .findings
+                .iter()
+                .map(|finding| revcal_elo::Finding {
+                    file: finding.file.clone(),
+                    line: u64::from(finding.line),
+                    body: finding.body.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The located findings of one review as a round keeps them: the findings that locate the
@@ -229,18 +239,23 @@ mod tests {
             mutated: None,
             trials: Vec::new(),
         };
-        let trial = |findings| RoundTrial {
-            trial: 1,
-            statuses: Vec::new(),
-            flagged: false,
-            findings,
-            findings_left_out: 0,
+        let flagged = |findings| {
+            let mut round = round.clone();
+            round.trials = vec![RoundTrial {
+                trial: 1,
+                statuses: Vec::new(),
+                flagged: false,
+                findings,
+                findings_left_out: 0,
+            }];
+            round.decide_flags();
+            round.trials[0].flagged
         };
-        assert!(flagged(&round, &trial(vec![finding("./other/dir/a.rs", 13)])));
-        assert!(flagged(&round, &trial(vec![finding("a.rs", 7)])));
-        assert!(!flagged(&round, &trial(vec![finding("src/a.rs", 14)])));
-        assert!(!flagged(&round, &trial(vec![finding("src/b.rs", 10)])));
-        assert!(!flagged(&round, &trial(Vec::new())));
+        assert!(flagged(vec![finding("./other/dir/a.rs", 13)]));
+        assert!(flagged(vec![finding("a.rs", 7)]));
+        assert!(!flagged(vec![finding("src/a.rs", 14)]));
+        assert!(!flagged(vec![finding("src/b.rs", 10)]));
+        assert!(!flagged(Vec::new()));
     }
 
     #[test]

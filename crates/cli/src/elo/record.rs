@@ -153,58 +153,8 @@ pub(crate) fn record_of_report(text: &str, ts: u64) -> std::result::Result<Calib
         return Err("the report lists no `rounds` (a report of an earlier revcal?): run the calibration again to record it".into());
     }
     let reviewer = report.reviewer.clone().ok_or("the report names no `reviewer`")?;
-    let rounds: Vec<revcal_elo::Round> = report
-        .rounds
-        .iter()
-        .map(|round| revcal_elo::Round {
-            round: round.round as u64,
-            entry: round.entry.clone(),
-            commit: round.commit.clone(),
-            plants: round
-                .plants
-                .iter()
-                .map(|plant| revcal_elo::Plant {
-                    file: plant.file.clone(),
-                    line: u64::from(plant.line),
-                    category: plant.category.clone(),
-                })
-                .collect(),
-            touched: round
-                .touched
-                .iter()
-                .map(|lines| revcal_elo::TouchedLines {
-                    file: lines.file.clone(),
-                    first: u64::from(lines.first),
-                    last: u64::from(lines.last),
-                })
-                .collect(),
-            trials: round
-                .trials
-                .iter()
-                .map(|trial| revcal_elo::Trial {
-                    trial: trial.trial as u64,
-                    statuses: trial
-                        .statuses
-                        .iter()
-                        .map(|status| match status {
-                            revcal_calibrate::RoundStatus::Caught => revcal_elo::PlantStatus::Caught,
-                            revcal_calibrate::RoundStatus::Missed => revcal_elo::PlantStatus::Missed,
-                        })
-                        .collect(),
-                    flagged: trial.flagged,
-                    findings: trial
-                        .findings
-                        .iter()
-                        .map(|finding| revcal_elo::Finding {
-                            file: finding.file.clone(),
-                            line: u64::from(finding.line),
-                            body: finding.body.clone(),
-                        })
-                        .collect(),
-                })
-                .collect(),
-        })
-        .collect();
+    let rounds: Vec<revcal_elo::Round> =
+        report.rounds.iter().map(revcal_calibrate::ReviewRound::to_record).collect();
     let record = CalibrationRecord {
         format: revcal_elo::RECORD_FORMAT.into(),
         version: revcal_elo::RECORD_VERSION,
