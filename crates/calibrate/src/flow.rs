@@ -735,6 +735,7 @@ impl Calibration {
                 if !exit.success() {
                     tracing::info!(edit = %edit.location(), "clean change excluded: `{build}` fails with it applied ({exit})");
                     excluded.push(CleanExcluded {
+                        entry: None,
                         file: edit.file.clone(),
                         line: edit.line,
                         reason: format!("build: `{build}` fails with the neutral edit applied"),

@@ -44,7 +44,7 @@ pub use rounds::{
     LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS, ReviewRound, RoundPlant, RoundStatus, RoundTrial,
     TouchedLines,
 };
-pub(crate) use rounds::{keep_findings, locates_lines};
+pub(crate) use rounds::{keep_findings, locates_lines, settle};
 pub use wilson::Interval;
 pub(crate) use wilson::wilson_interval_of_mean;
 
@@ -209,6 +209,9 @@ pub struct CleanRounds {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CleanExcluded {
+    /// In a suite's report: the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
     /// Its file.
     pub file: String,
     /// Its line.

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    CategoryScore, CleanExcluded, CleanRounds, Controls, PlantOutcome, PlantStatus, Report, ReviewRound,
-    TrialOutcome, ratio, wilson_interval_of_mean,
+    CategoryScore, CleanExcluded, Controls, PlantOutcome, PlantStatus, Report, ReviewRound, TrialOutcome,
+    ratio, wilson_interval_of_mean,
 };
 use crate::plants::Plant;
 use crate::scoring::FindingOutcome;
@@ -408,20 +408,7 @@ impl ReportBuilder {
         };
 
         let mut rounds = self.rounds;
-        for (number, round) in (1..).zip(rounds.iter_mut()) {
-            round.round = number;
-            round.decide_flags();
-        }
-        let clean_changes = rounds.iter().filter(|round| round.is_clean()).count();
-        let clean_reviews: usize =
-            rounds.iter().filter(|round| round.is_clean()).map(|round| round.trials.len()).sum();
-        let false_alarms: usize = rounds
-            .iter()
-            .filter(|round| round.is_clean())
-            .map(|round| round.trials.iter().filter(|trial| trial.flagged).count())
-            .sum();
-        let false_alarm_rate = ratio(false_alarms, clean_reviews);
-        let asked = self.clean.is_some();
+        let clean = super::rounds::settle(&mut rounds, self.clean);
 
         Ok(Report {
             recall,
@@ -473,17 +460,11 @@ impl ReportBuilder {
             warnings: self.warnings,
             reviewer: self.reviewer,
             rounds,
-            clean_rounds: self.clean.map(|(requested, excluded)| CleanRounds {
-                requested,
-                changes: clean_changes,
-                excluded,
-            }),
-            false_alarms: asked.then_some(false_alarms),
-            clean_reviews: asked.then_some(clean_reviews),
-            false_alarm_rate: false_alarm_rate.filter(|_| asked),
-            false_alarm_interval: false_alarm_rate
-                .and_then(|rate| wilson_interval_of_mean(rate, clean_changes))
-                .filter(|_| asked),
+            clean_rounds: clean.clean_rounds,
+            false_alarms: clean.false_alarms,
+            clean_reviews: clean.clean_reviews,
+            false_alarm_rate: clean.false_alarm_rate,
+            false_alarm_interval: clean.false_alarm_interval,
         })
     }
 

@@ -8,6 +8,7 @@
 //! finding names the same file (base names compared) at a line within
 //! [`revcal_elo::LOCATE_TOLERANCE`] of a touched line.
 
+use super::{CleanExcluded, CleanRounds, Interval, ratio, wilson_interval_of_mean};
 use serde::{Deserialize, Serialize};
 
 /// Located findings kept per review (the first ones, those near the change first): the most
@@ -182,6 +183,41 @@ impl RoundTrial {
                 })
                 .collect(),
         }
+    }
+}
+
+/// The false-alarm figures of a report, all `None` when no clean round was asked for.
+#[derive(Debug, Default)]
+pub(crate) struct CleanFigures {
+    pub(crate) clean_rounds: Option<CleanRounds>,
+    pub(crate) false_alarms: Option<usize>,
+    pub(crate) clean_reviews: Option<usize>,
+    pub(crate) false_alarm_rate: Option<f64>,
+    pub(crate) false_alarm_interval: Option<Interval>,
+}
+
+/// Numbers `rounds` from 1, decides each trial's `flagged` (the record's rule), and computes
+/// the false-alarm figures when clean rounds were asked for (`clean`: how many, and the
+/// neutral edits excluded): flagged clean reviews over clean reviews, with the Wilson
+/// interval of that mean over the clean changes (the trials of a change are not independent).
+pub(crate) fn settle(rounds: &mut [ReviewRound], clean: Option<(usize, Vec<CleanExcluded>)>) -> CleanFigures {
+    for (number, round) in (1..).zip(rounds.iter_mut()) {
+        round.round = number;
+        round.decide_flags();
+    }
+    let Some((requested, excluded)) = clean else { return CleanFigures::default() };
+    let clean_rounds = || rounds.iter().filter(|round| round.is_clean());
+    let changes = clean_rounds().count();
+    let reviews: usize = clean_rounds().map(|round| round.trials.len()).sum();
+    let flagged: usize =
+        clean_rounds().map(|round| round.trials.iter().filter(|trial| trial.flagged).count()).sum();
+    let rate = ratio(flagged, reviews);
+    CleanFigures {
+        clean_rounds: Some(CleanRounds { requested, changes, excluded }),
+        false_alarms: Some(flagged),
+        clean_reviews: Some(reviews),
+        false_alarm_rate: rate,
+        false_alarm_interval: rate.and_then(|rate| wilson_interval_of_mean(rate, changes)),
     }
 }
 

@@ -60,6 +60,8 @@ pub struct SuiteEntry {
     pub seed: u64,
     /// Plant each bug alone (as `calibrate --one-at-a-time`).
     pub one_at_a_time: bool,
+    /// Clean rounds (changes without a plant) reviewed besides the plants, per unit.
+    pub clean_rounds: usize,
 }
 
 /// A suite: its entries and the hash that identifies it in shard results.
@@ -89,6 +91,7 @@ struct Defaults {
     trials: Option<usize>,
     seed: Option<u64>,
     one_at_a_time: Option<bool>,
+    clean_rounds: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,6 +107,7 @@ struct EntryFile {
     trials: Option<usize>,
     seed: Option<u64>,
     one_at_a_time: Option<bool>,
+    clean_rounds: Option<usize>,
 }
 
 /// Whether `repo` names a remote repository rather than a path.
@@ -220,6 +224,7 @@ impl Suite {
                 trials,
                 seed: entry.seed.or(file.defaults.seed).unwrap_or(0),
                 one_at_a_time: entry.one_at_a_time.or(file.defaults.one_at_a_time).unwrap_or(false),
+                clean_rounds: entry.clean_rounds.or(file.defaults.clean_rounds).unwrap_or(0),
             });
         }
         let hash = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect::<String>();

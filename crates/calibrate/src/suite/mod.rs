@@ -281,6 +281,7 @@ fn run_unit(
         .files(entry.files.clone())
         .seed(entry.seed)
         .one_at_a_time(entry.one_at_a_time)
+        .clean_rounds(entry.clean_rounds)
         .trials(1);
     if let Some(plants) = entry.plants {
         calibration = calibration.plants(plants);

@@ -12,8 +12,9 @@ use std::collections::HashMap;
 use super::{EntryPlan, UnitResult};
 use crate::judge::JudgeUsage;
 use crate::report::{
-    CategoryScore, ControlOutcome, Controls, EntryScore, GATE_EPSILON, Gates, JudgeChecks, PlantOutcome,
-    PlantStatus, Report, SuiteSummary, TrialOutcome, UnitError, ratio, wilson_interval_of_mean,
+    CategoryScore, CleanExcluded, ControlOutcome, Controls, EntryScore, GATE_EPSILON, Gates, JudgeChecks,
+    PlantOutcome, PlantStatus, Report, ReviewRound, SuiteSummary, TrialOutcome, UnitError, ratio, settle,
+    wilson_interval_of_mean,
 };
 use std::collections::BTreeMap;
 
@@ -29,6 +30,64 @@ type PlantKey = (String, u32, String, String, String);
 
 fn key(plant: &PlantOutcome) -> PlantKey {
     (plant.file.clone(), plant.line, plant.original.clone(), plant.mutated.clone(), plant.operator.clone())
+}
+
+/// The suite's rounds from its units' (`units` in the suite's order, each a single trial of
+/// its entry): each change of an entry once (found by its plants, or a clean round's touched
+/// lines: every trial of an entry plants the same, from its seed), named by its entry and
+/// commit, with the trials of the units that reviewed it in order, numbered 1, 2, ... (a unit
+/// that failed gave no trial). Clean rounds asked for, and the neutral edits excluded, are
+/// those of each entry's first unit.
+fn pool_rounds(units: &[(&str, &Report)]) -> (Vec<ReviewRound>, Option<(usize, Vec<CleanExcluded>)>) {
+    let mut rounds: Vec<ReviewRound> = Vec::new();
+    let mut clean: BTreeMap<&str, (usize, Vec<CleanExcluded>)> = BTreeMap::new();
+    for (entry, report) in units {
+        if let Some(asked) = &report.clean_rounds {
+            clean.entry(entry).or_insert_with(|| {
+                let excluded = asked
+                    .excluded
+                    .iter()
+                    .map(|edit| CleanExcluded { entry: Some((*entry).to_owned()), ..edit.clone() })
+                    .collect();
+                (asked.requested, excluded)
+            });
+        }
+        for round in &report.rounds {
+            let same = |pooled: &ReviewRound| {
+                pooled.entry.as_deref() == Some(*entry)
+                    && pooled.plants == round.plants
+                    && pooled.touched == round.touched
+            };
+            let index = match rounds.iter().position(same) {
+                Some(index) => index,
+                None => {
+                    rounds.push(ReviewRound {
+                        entry: Some((*entry).to_owned()),
+                        commit: Some(report.commit.clone()),
+                        trials: Vec::new(),
+                        ..round.clone()
+                    });
+                    rounds.len() - 1
+                }
+            };
+            for trial in &round.trials {
+                let number = rounds[index].trials.len() + 1;
+                rounds[index].trials.push(crate::report::RoundTrial { trial: number, ..trial.clone() });
+            }
+        }
+    }
+    let asked = (!clean.is_empty()).then(|| {
+        let requested = clean.values().map(|(requested, _)| requested).sum();
+        // In the suite's order of entries, not by name.
+        let mut excluded = Vec::new();
+        for (entry, _) in units {
+            if let Some((_, edits)) = clean.remove(entry) {
+                excluded.extend(edits);
+            }
+        }
+        (requested, excluded)
+    });
+    (rounds, asked)
 }
 
 /// The suite's report: `units` in any order (they are put in the suite's order first), each a
@@ -64,6 +123,8 @@ pub(crate) fn pool(
     let mut warnings: Vec<String> = Vec::new();
     // Per trial number: caught, total, TP, FP, exit code.
     let mut per_trial: BTreeMap<usize, (usize, usize, usize, usize, Option<i32>)> = BTreeMap::new();
+    // The units that gave a report, in order, with their entry's name: their rounds.
+    let mut reported: Vec<(&str, &Report)> = Vec::new();
 
     for unit in ordered {
         let entry = position[unit.entry.as_str()];
@@ -80,6 +141,7 @@ pub(crate) fn pool(
             }
         };
         entry_commit[entry].get_or_insert_with(|| report.commit.clone());
+        reported.push((unit.entry.as_str(), report));
         for warning in &report.warnings {
             let warning = format!("{}: {warning}", unit.entry);
             if !warnings.contains(&warning) {
@@ -259,6 +321,10 @@ pub(crate) fn pool(
         Vec::new()
     };
 
+    let (mut rounds, clean) = pool_rounds(&reported);
+    let clean = settle(&mut rounds, clean);
+    let reviewer = reported.iter().find_map(|(_, report)| report.reviewer.clone());
+
     Report {
         recall,
         caught,
@@ -298,15 +364,13 @@ pub(crate) fn pool(
         }),
         entries: entry_scores,
         warnings,
-        // A suite's report does not pool its units' rounds (nor clean rounds) yet: it cannot
-        // be recorded as review traffic (docs/reputation.md, section 9).
-        reviewer: None,
-        rounds: Vec::new(),
-        clean_rounds: None,
-        false_alarms: None,
-        clean_reviews: None,
-        false_alarm_rate: None,
-        false_alarm_interval: None,
+        reviewer,
+        rounds,
+        clean_rounds: clean.clean_rounds,
+        false_alarms: clean.false_alarms,
+        clean_reviews: clean.clean_reviews,
+        false_alarm_rate: clean.false_alarm_rate,
+        false_alarm_interval: clean.false_alarm_interval,
         plants: plants.into_iter().map(|p| p.outcome).collect(),
     }
 }

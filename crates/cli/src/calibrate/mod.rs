@@ -146,6 +146,59 @@ pub(crate) struct RecordFlags {
     pub(crate) agent_key: Option<PathBuf>,
 }
 
+/// Where and with which keys a run is recorded (`--record-to`); read before the run, so that
+/// a bad key costs no calibration.
+pub(crate) struct Recorder {
+    ledger: crate::elo::LedgerArg,
+    signers: crate::elo::record::Signers,
+}
+
+impl Recorder {
+    /// The recorder of the flags, when --record-to is given (clap requires the keys with it).
+    pub(crate) fn load(flags: &RecordFlags) -> anyhow::Result<Option<Recorder>> {
+        Ok(match (&flags.record_to, &flags.authority_key, &flags.agent, &flags.agent_key) {
+            (Some(ledger), Some(authority), Some(agent), Some(agent_key)) => Some(Recorder {
+                ledger: crate::elo::LedgerArg::resolve(Some(ledger.clone())),
+                signers: crate::elo::record::Signers::load(authority, agent, agent_key)?,
+            }),
+            _ => None,
+        })
+    }
+
+    /// Records `report` (written just before, as `flags` say) the way `revcal elo record
+    /// REPORT.json` does; what the ledger said goes to stdout, or to stderr with --json
+    /// (stdout then holds the JSON report alone). Returns whether it was recorded; a refusal,
+    /// or a ledger that cannot be opened, is said on stderr (the caller exits 1: the report
+    /// is printed already, so the error is not a JSON document of its own).
+    pub(crate) fn record(
+        &self,
+        flags: &ReportFlags,
+        report: &Report,
+        err_style: &Style,
+    ) -> anyhow::Result<bool> {
+        // The report as written (--json, --save-baseline): its hash is the one recorded.
+        let mut text = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
+        text.push('\n');
+        let (out, recorded) =
+            match crate::elo::record::record_report(&self.ledger, &text, &self.signers, err_style) {
+                Ok(outcome) => outcome,
+                Err(error) => (format!("{}: {error:#}\n", err_style.error("error")), false),
+            };
+        if flags.json || !recorded {
+            eprint!("{out}");
+        } else {
+            emit(&out)?;
+        }
+        if !recorded {
+            eprintln!(
+                "{}: the calibration was not recorded in the ledger (--record-to); the report above stands",
+                err_style.error("error")
+            );
+        }
+        Ok(recorded)
+    }
+}
+
 /// How each review is run, scored and gated: the flags `calibrate` and `calibrate suite`
 /// share.
 /// The recall gate of a run (and of `calibrate merge`) when none is given.
@@ -416,18 +469,7 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
     // The baseline is read before anything is planted: a bad file stops the run early.
     let baseline = read_baseline(&args.report)?;
     // The keys are read before anything runs too: a bad key must not cost a calibration.
-    let signers = match (
-        &args.record.record_to,
-        &args.record.authority_key,
-        &args.record.agent,
-        &args.record.agent_key,
-    ) {
-        (Some(ledger), Some(authority), Some(agent), Some(agent_key)) => Some((
-            crate::elo::LedgerArg::resolve(Some(ledger.clone())),
-            crate::elo::record::Signers::load(authority, agent, agent_key)?,
-        )),
-        _ => None,
-    };
+    let recorder = Recorder::load(&args.record)?;
     let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
     let mut calibration = reviewer
         .calibration()
@@ -455,22 +497,10 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
         }
     };
     let report = finish_report(&args.report, report, baseline.as_ref(), style, err_style)?;
-    if let Some((ledger, signers)) = &signers {
-        // The report as written (--json, --save-baseline): its hash is the one recorded.
-        let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
-        text.push('\n');
-        let (out, recorded) = crate::elo::record::record_report(ledger, &text, signers, err_style)?;
-        // stdout holds the JSON report alone with --json.
-        if args.report.json {
-            eprint!("{out}");
-        } else {
-            emit(&out)?;
-        }
-        if !recorded {
-            anyhow::bail!(
-                "the calibration was not recorded in the ledger (--record-to); the report above stands"
-            );
-        }
+    if let Some(recorder) = &recorder
+        && !recorder.record(&args.report, &report, err_style)?
+    {
+        return Ok(ExitCode::from(EXIT_ERROR));
     }
     Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
 }

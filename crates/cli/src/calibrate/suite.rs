@@ -8,7 +8,9 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use revcal_calibrate::{Report, Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
 
-use super::{ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, report_failure};
+use super::{
+    RecordFlags, Recorder, ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, report_failure,
+};
 use crate::exit::{CALIBRATE_ERROR, CALIBRATE_GATE_FAIL, CALIBRATE_PASS};
 use crate::style::Style;
 
@@ -85,6 +87,8 @@ pub(crate) struct SuiteArgs {
     run: RunFlags,
     #[command(flatten)]
     report: ReportFlags,
+    #[command(flatten)]
+    record: RecordFlags,
 }
 
 /// Arguments of `revcal calibrate merge`.
@@ -106,6 +110,8 @@ pub(crate) struct MergeArgs {
     suite: Option<PathBuf>,
     #[command(flatten)]
     report: ReportFlags,
+    #[command(flatten)]
+    record: RecordFlags,
 }
 
 /// Runs `calibrate suite` or `calibrate merge`; errors exit 1 (or 128+N after a signal).
@@ -147,8 +153,12 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
                 "a shard's report would be partial: give --json, --junit, --html, --baseline and --save-baseline to `revcal calibrate merge`"
             );
         }
+        if args.record.record_to.is_some() {
+            anyhow::bail!("a shard is part of a calibration: give --record-to to `revcal calibrate merge`");
+        }
     }
     let baseline = read_baseline(&args.report)?;
+    let recorder = Recorder::load(&args.record)?;
     let suite = Suite::read(&args.suite)?;
     let reviewer = Reviewer::new(&args.review_cmd, &args.run)?;
     let shard = args.shard.unwrap_or(Shard::WHOLE);
@@ -203,15 +213,17 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
         }
     }
     let report = suite_report(&suite, &results, reviewer.gates(), &scorer_name);
-    conclude(&args.report, report, baseline.as_ref(), style, err_style)
+    conclude(&args.report, report, baseline.as_ref(), recorder.as_ref(), style, err_style)
 }
 
 /// Prints the pooled report and chooses the exit code: 1 when a unit failed (its plants are
-/// not counted, so the numbers are not the suite's), else the gate's.
+/// not counted, so the numbers are not the suite's; nothing is recorded), else the gate's,
+/// once `recorder` (--record-to) has recorded the report (a refusal exits 1).
 fn conclude(
     flags: &ReportFlags,
     report: Report,
     baseline: Option<&Report>,
+    recorder: Option<&Recorder>,
     style: &Style,
     err_style: &Style,
 ) -> anyhow::Result<ExitCode> {
@@ -222,6 +234,17 @@ fn conclude(
             "{}: {failed} unit(s) failed (listed in the report under suite.unitErrors); their plants are not counted, so the numbers above are not the whole suite's",
             err_style.error("error")
         );
+        if recorder.is_some() {
+            eprintln!(
+                "{}: the calibration was not recorded (--record-to): units failed",
+                err_style.error("error")
+            );
+        }
+        return Ok(ExitCode::from(CALIBRATE_ERROR));
+    }
+    if let Some(recorder) = recorder
+        && !recorder.record(flags, &report, err_style)?
+    {
         return Ok(ExitCode::from(CALIBRATE_ERROR));
     }
     Ok(ExitCode::from(if report.gate_pass { CALIBRATE_PASS } else { CALIBRATE_GATE_FAIL }))
@@ -249,6 +272,7 @@ fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::R
         }
     }
     let baseline = read_baseline(&args.report)?;
+    let recorder = Recorder::load(&args.record)?;
     let suite = args.suite.as_deref().map(Suite::read).transpose()?;
     let mut shards = Vec::with_capacity(args.files.len());
     for path in &args.files {
@@ -268,5 +292,5 @@ fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::R
             env!("CARGO_PKG_VERSION")
         );
     }
-    conclude(&args.report, merged.report(), baseline.as_ref(), style, err_style)
+    conclude(&args.report, merged.report(), baseline.as_ref(), recorder.as_ref(), style, err_style)
 }

@@ -146,9 +146,6 @@ pub(crate) fn record_of_report(text: &str, ts: u64) -> std::result::Result<Calib
     let hash = revcal_elo::report_sha256(text).map_err(|error| error.to_string())?;
     let report: revcal_calibrate::Report =
         serde_json::from_str(text).map_err(|error| format!("not a calibration report: {error}"))?;
-    if report.suite.is_some() {
-        return Err("a suite's report does not list its rounds yet, so it cannot be recorded; record each entry's own calibration".into());
-    }
     if report.rounds.is_empty() {
         return Err("the report lists no `rounds` (a report of an earlier revcal?): run the calibration again to record it".into());
     }

@@ -650,3 +650,106 @@ fn a_suite_reports_the_same_for_every_number_of_jobs() {
     assert_eq!(String::from_utf8_lossy(&three.stdout), String::from_utf8_lossy(&one.stdout));
     assert_eq!(json(&one)["suite"]["units"], 4);
 }
+
+/// A key made by `revcal elo keygen` in the corpus: its file and agent id.
+fn keygen(corpus: &Corpus, name: &str) -> (String, String) {
+    let key = corpus.path(&format!("{name}.key"));
+    let output = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["elo", "keygen", "--out", key.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    (key.to_str().unwrap().to_owned(), String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[test]
+fn a_suite_with_clean_rounds_is_recorded_from_its_pooled_rounds_and_merged_shards_agree() {
+    if !python_available() {
+        eprintln!("skipped: python3 is not installed (the reviewer runs Python's unittest)");
+        return;
+    }
+    let corpus = Corpus::new();
+    std::fs::write(
+        corpus.path("suite.yaml"),
+        "defaults: {plants: 2, seed: 3, clean_rounds: 2}\nentries:\n  - {repo: repos/alpha, trials: 2}\n  - repo: repos/beta\n  - repo: repos/gamma\n",
+    )
+    .unwrap();
+    let ((authority, _), (reviewer_key, reviewer)) =
+        (keygen(&corpus, "authority"), keygen(&corpus, "reviewer"));
+    let record_to = [
+        "--record-to",
+        "ledger.sqlite",
+        "--authority-key",
+        &authority,
+        "--agent",
+        &reviewer,
+        "--agent-key",
+        &reviewer_key,
+    ];
+    let mut args = vec!["suite", "suite.yaml", "--json"];
+    args.extend(record_to);
+    let whole = corpus.revcal(&args);
+    let code = whole.status.code();
+    assert!(code == Some(0) || code == Some(2), "{}", stderr(&whole));
+    let report = json(&whole);
+    // Two clean rounds asked for per entry; beta holds no comparison of names to mirror.
+    assert_eq!(report["cleanRounds"]["requested"], 6, "{report}");
+    let rounds = report["rounds"].as_array().unwrap();
+    let clean: Vec<&Value> = rounds.iter().filter(|round| round.get("touched").is_some()).collect();
+    assert_eq!(report["cleanRounds"]["changes"], clean.len());
+    assert!(!clean.is_empty() && clean.iter().all(|round| round["entry"] != "beta"), "{report}");
+    for (number, round) in (1..).zip(rounds) {
+        assert_eq!(round["round"], number);
+        let trials = if round["entry"] == "alpha" { 2 } else { 1 };
+        assert_eq!(round["trials"].as_array().unwrap().len(), trials, "{round}");
+        assert!(round["commit"].as_str().is_some_and(|commit| commit.len() == 40), "{round}");
+    }
+    // The tests pass on a behaviour-preserving change: no false alarm.
+    let clean_reviews: usize = clean.iter().map(|round| round["trials"].as_array().unwrap().len()).sum();
+    assert_eq!(
+        (report["falseAlarms"].clone(), report["cleanReviews"].clone()),
+        (0.into(), clean_reviews.into())
+    );
+    let said = stderr(&whole);
+    assert!(said.contains("recorded calibration"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "{} reviews by {reviewer}",
+            rounds.iter().map(|r| r["trials"].as_array().unwrap().len()).sum::<usize>()
+        )),
+        "{said}"
+    );
+
+    // Shards merged give the same report, and recording it again is refused (exit 1).
+    let mut files = Vec::new();
+    for index in 1..=2 {
+        let out = corpus.path(&format!("shard-{index}.json"));
+        let shard = corpus.revcal(&[
+            "suite",
+            "suite.yaml",
+            "--shard",
+            &format!("{index}/2"),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(shard.status.code(), Some(0), "{}", stderr(&shard));
+        files.push(out);
+    }
+    let mut extra = vec!["--json"];
+    extra.extend(record_to);
+    let merged = corpus.merge(&files, &extra);
+    // stdout holds the report alone, as with --json it always does.
+    assert_eq!(String::from_utf8_lossy(&merged.stdout), String::from_utf8_lossy(&whole.stdout));
+    assert_eq!(merged.status.code(), Some(1), "{}", stderr(&merged));
+    assert!(stderr(&merged).contains("is already recorded"), "{}", stderr(&merged));
+    // A shard is no calibration of its own: --record-to goes to merge.
+    let mut args = vec!["suite", "suite.yaml", "--shard", "1/2", "--out", "x.json"];
+    args.extend(record_to);
+    let refused = corpus.revcal(&args);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("give --record-to to `revcal calibrate merge`"),
+        "{}",
+        stderr(&refused)
+    );
+}
