@@ -17,7 +17,7 @@ use crate::style::Style;
 const SUITE_HELP: &str = "\
 A suite file lists the entries (docs/calibration.md#suites):
 
-  defaults: {plants: 8, trials: 3}
+  defaults: {plants: 8, trials: 3, clean_rounds: 5}
   entries:
     - repo: ../calc            # a repository (relative to the suite file) or a URL
       commit: HEAD~1           # default HEAD
@@ -25,7 +25,8 @@ A suite file lists the entries (docs/calibration.md#suites):
 
 Each entry x trial is a work unit, run in a fresh checkout of the entry's commit (a shared
 clone in a temporary directory: your work tree and repository are never touched). The report
-pools every unit: recall per category and per entry, an interval over plants, precision.
+pools every unit: recall per category and per entry, an interval over plants, precision, and
+with clean_rounds the false-alarm rate; --record-to records it in a reputation ledger.
 
 Shards (1-based: --shard 1/3 is the first of three) run a deterministic slice of the units
 and write it with --out; `revcal calibrate merge` checks that the shards make up the suite
@@ -59,7 +60,7 @@ pub(crate) enum SuiteAction {
     Suite(Box<SuiteArgs>),
     /// Merge the shard results of a suite into the report the unsharded run prints.
     #[command(after_help = crate::exit::with_table(MERGE_HELP, crate::exit::CALIBRATE_TABLE))]
-    Merge(MergeArgs),
+    Merge(Box<MergeArgs>),
 }
 
 /// Arguments of `revcal calibrate suite`.
