@@ -16,7 +16,7 @@ use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
 use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
 use crate::scratch::Scratch;
-use crate::signals::SignalWatch;
+use revcal_process::SignalWatch;
 use crate::targets::{Repository, choose_targets};
 use crate::tree::CommitTree;
 use std::collections::BTreeMap;
@@ -591,9 +591,9 @@ impl Calibration {
             judge_errors: (self.scorer == ScorerKind::Judge).then_some(failures.count),
             repro_sandbox: Some(
                 if self.sandbox_repro {
-                    crate::sandbox::Sandbox::new(vec![std::env::temp_dir()]).probe()
+                    revcal_process::Sandbox::new(vec![std::env::temp_dir()]).probe()
                 } else {
-                    crate::sandbox::Enforcement::Off
+                    revcal_process::Enforcement::Off
                 }
                 .describe()
                 .to_owned(),
@@ -628,10 +628,10 @@ impl Calibration {
                     tracing::info!(plant = %plant.location(), "plant excluded: `{build}` fails with it applied ({exit})");
                     excluded[index] = true;
                     excluded_reasons[index] = Some(match exit {
-                        crate::process::Exit::TimedOut => Exclusion::Runaway(format!(
+                        revcal_process::Exit::TimedOut => Exclusion::Runaway(format!(
                             "`{build}` ran past its time limit with the plant applied, twice"
                         )),
-                        crate::process::Exit::OutOfMemory(cap) => Exclusion::Runaway(format!(
+                        revcal_process::Exit::OutOfMemory(cap) => Exclusion::Runaway(format!(
                             "`{build}` used more than {} MiB of memory with the plant applied",
                             cap >> 20
                         )),
@@ -662,7 +662,7 @@ impl Calibration {
                     // The reason names no measured time: it goes into the report, which must
                     // not depend on how busy the machine was (the log has the times).
                     let reason = match result.mutant {
-                        crate::process::Exit::OutOfMemory(cap) => {
+                        revcal_process::Exit::OutOfMemory(cap) => {
                             format!(
                                 "its witness used more than {} MiB of memory with the plant applied",
                                 cap >> 20

@@ -19,7 +19,7 @@ use crate::plants::Plant;
 use crate::scorers::{JudgeFailures, JudgeScorer};
 use crate::scoring::{Scored, score_with_progress};
 use crate::scratch::Scratch;
-use crate::signals::SignalWatch;
+use revcal_process::SignalWatch;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -148,7 +148,7 @@ impl Answers {
             });
         }
         if let Some(signal) = signals.received() {
-            return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+            return Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) });
         }
         for ((key, _), result) in questions.into_iter().zip(results) {
             if let Some(answer) = result.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {

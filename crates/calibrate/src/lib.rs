@@ -92,18 +92,14 @@ mod judge;
 mod judging;
 mod objects;
 mod plants;
-mod process;
 mod report;
 mod reviewer;
 mod reviews;
 mod rundir;
-mod sandbox;
 mod scorers;
 mod scoring;
 mod scratch;
-mod secrets;
 mod selection;
-mod signals;
 mod slots;
 mod suite;
 mod targets;
@@ -131,7 +127,6 @@ pub use report::{
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};
-pub use secrets::{REDACTED, redact, register_secret, register_secrets_from_env};
 pub use suite::{
     EntryPlan, MAX_SHARD_FILE_BYTES, MAX_SUITE_FILE_BYTES, Merged, RepoSource, SHARD_FORMAT, Shard,
     ShardResult, Suite, SuiteEntry, SuiteError, SuiteEvent, Unit, UnitResult, merge, run_units, suite_report,

@@ -28,7 +28,7 @@ pub use file::{Bug, read_bugs_file, write_bugs_yaml};
 pub use runner::Ecosystem;
 pub use verify::Phase;
 
-use crate::signals::SignalWatch;
+use revcal_process::SignalWatch;
 use history::{CandidateRule, candidate};
 use serde::Serialize;
 use std::path::{Path, PathBuf};

@@ -7,8 +7,8 @@
 use super::history::Candidate;
 use super::runner::{self, Ecosystem};
 use super::{Bug, BugsError, RejectReason, git, patch, shape};
-use crate::process::{self, Exit, Finished, ShellCommand};
-use crate::signals::SignalWatch;
+use revcal_process::{self as process, Exit, Finished, ShellCommand};
+use revcal_process::SignalWatch;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -174,17 +174,7 @@ impl Workspace {
         if control.cancel.load(Ordering::SeqCst) {
             return Err(Abort::Cancelled);
         }
-        let command = ShellCommand {
-            script,
-            dir: &self.tree,
-            timeout,
-            output_cap: OUTPUT_CAP,
-            env: &self.env,
-            stdin: None,
-            kill_past_cap: false,
-            memory_cap: None,
-            sandbox: None,
-        };
+        let command = ShellCommand::new(script, &self.tree, timeout).output_cap(OUTPUT_CAP).env(&self.env);
         let finished = process::run(&command, control.signals);
         process::end_descendants(&self.token);
         // Ended from outside because mining stopped: its exit says nothing about the bug, and
@@ -195,7 +185,7 @@ impl Workspace {
         let finished =
             finished.map_err(|source| BugsError::Io { what: format!("run `{script}`"), source })?;
         if let Exit::Interrupted(signal) = finished.exit {
-            return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) }.into());
+            return Err(BugsError::Interrupted { signal, name: revcal_process::signal_name(signal) }.into());
         }
         tracing::debug!(script, exit = %finished.exit, seconds = finished.elapsed.as_secs_f64(), "bug check run");
         Ok(finished)

@@ -66,9 +66,10 @@ impl VerdictCache {
         }
     }
 
-    /// Stores an answer (written to a temporary file and renamed, so a reader never sees half
-    /// an entry). A failure is logged, not returned: the verdict itself is sound.
-    pub(crate) fn put(&self, key: &str, entry: &Value) {
+    /// Stores an answer as `redact` leaves its text (written to a temporary file and renamed,
+    /// so a reader never sees half an entry). A failure is logged, not returned: the verdict
+    /// itself is sound.
+    pub(crate) fn put(&self, key: &str, entry: &Value, redact: impl Fn(&str) -> std::borrow::Cow<'_, str>) {
         let path = self.path(key);
         let stored = (|| -> std::io::Result<()> {
             let dir = path.parent().unwrap_or(&self.dir);
@@ -76,7 +77,7 @@ impl VerdictCache {
             let mut file = tempfile::NamedTempFile::new_in(dir)?;
             // A verdict's reason comes from the server: no secret is stored with it.
             let text = serde_json::to_string(entry).map_err(std::io::Error::other)?;
-            std::io::Write::write_all(&mut file, crate::secrets::redact(&text).as_bytes())?;
+            std::io::Write::write_all(&mut file, redact(&text).as_bytes())?;
             file.persist(&path).map_err(|e| e.error)?;
             Ok(())
         })();

@@ -170,7 +170,7 @@ impl Client {
         let text = match response.body_mut().with_config().limit(BODY_LIMIT).read_to_string() {
             // Whatever the server says is shown (errors) or stored (verdicts) from here on: a
             // server that echoes the key gets it replaced.
-            Ok(text) => crate::secrets::redact_also(&text, self.config.api_key()).into_owned(),
+            Ok(text) => self.config.redact(&text).into_owned(),
             Err(error) => {
                 // A body cut by a dropped connection or a timeout mid-answer.
                 let error = transport(&name, &request.url, error);
@@ -212,7 +212,7 @@ fn is_retryable_status(status: u16) -> bool {
 }
 
 fn transport(judge: &str, url: &str, error: ureq::Error) -> JudgeError {
-    let url = crate::secrets::redact(url).into_owned();
+    let url = revcal_process::redact_url_credentials(url).into_owned();
     JudgeError::Transport { judge: judge.to_owned(), url, source: Box::new(error) }
 }
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Judge, JudgeError, JudgeRequest};
-use crate::process::{self, Exit, ShellCommand};
-use crate::signals::SignalWatch;
+use revcal_process::{self as process, Exit, ShellCommand};
+use revcal_process::SignalWatch;
 
 /// How much of stderr is kept for error messages.
 const STDERR_KEPT: usize = 2048;
@@ -90,17 +90,14 @@ impl CommandJudge {
 
     /// Run the command once with `input` on stdin; its stdout, or why there is none.
     fn run(&self, input: &[u8]) -> Result<Vec<u8>, JudgeError> {
-        let command = ShellCommand {
-            script: &self.command,
-            dir: self.working_dir.as_deref().unwrap_or(Path::new(".")),
-            timeout: self.timeout,
-            output_cap: self.output_limit,
-            env: &[],
-            stdin: Some(input),
-            kill_past_cap: true,
-            memory_cap: None,
-            sandbox: None,
-        };
+        let command = ShellCommand::new(
+            &self.command,
+            self.working_dir.as_deref().unwrap_or(Path::new(".")),
+            self.timeout,
+        )
+        .output_cap(self.output_limit)
+        .stdin(input)
+        .kill_past_cap(true);
         // The judge is not interrupted by signals itself: the calibration run that asks it
         // notices them between requests.
         let finished = process::run(&command, &SignalWatch::inert())
@@ -119,7 +116,7 @@ impl CommandJudge {
                 Err(JudgeError::Exit {
                     command: self.command.clone(),
                     status: status.to_string(),
-                    stderr: crate::secrets::redact(&String::from_utf8_lossy(kept)).into_owned(),
+                    stderr: revcal_process::redact_url_credentials(&String::from_utf8_lossy(kept)).into_owned(),
                 })
             }
         }
@@ -133,7 +130,7 @@ impl CommandJudge {
     fn verdict(&self, answer: &[u8]) -> Result<bool, JudgeError> {
         let quoted = || {
             let text = String::from_utf8_lossy(answer);
-            let text = crate::secrets::redact(text.trim());
+            let text = revcal_process::redact_url_credentials(text.trim());
             let text = text.as_ref();
             match text.char_indices().nth(ANSWER_QUOTED) {
                 Some((cut, _)) => format!("{}...", &text[..cut]),

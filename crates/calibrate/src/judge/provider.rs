@@ -99,6 +99,8 @@ pub struct JudgeConfig {
     base_url: String,
     api_key: Option<String>,
     key_variable: &'static str,
+    /// Values kept out of what the judge shows or stores besides its key.
+    secrets: Vec<String>,
     /// Time to establish the connection.
     pub connect_timeout: Duration,
     /// Time for the whole answer once connected (reasoning models take a while).
@@ -146,6 +148,7 @@ impl JudgeConfig {
             base_url: provider.default_base_url().to_owned(),
             api_key: api_key.filter(|k| !k.trim().is_empty()),
             key_variable: provider.key_variables()[0],
+            secrets: Vec::new(),
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             timeout: Self::DEFAULT_TIMEOUT,
             retries: Self::DEFAULT_RETRIES,
@@ -165,6 +168,22 @@ impl JudgeConfig {
     pub fn with_base_url(mut self, url: impl Into<String>) -> JudgeConfig {
         self.base_url = url.into().trim_end_matches('/').to_owned();
         self
+    }
+
+    /// Also keep `secrets` out of what the judge shows (its errors) and stores (its cache):
+    /// a server may echo any text it was sent, and a finding can quote a key the reviewer
+    /// could read. The judge's own key is always kept out.
+    pub fn redacting(mut self, secrets: impl IntoIterator<Item = String>) -> JudgeConfig {
+        self.secrets.extend(secrets);
+        self
+    }
+
+    /// `text` without the key, the other secrets named with [`redacting`](Self::redacting),
+    /// or the user information of any URL.
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let mut secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        secrets.extend(self.api_key.as_deref());
+        revcal_process::redact(text, &secrets)
     }
 
     /// The provider.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::{RepoSource, SuiteError};
-use crate::secrets::redact;
+use revcal_process::redact_url_credentials as redact;
 
 /// Runs git in `dir`; `Err` holds what it said, with every URL's credentials redacted (git
 /// names the URL it failed to reach, and its arguments may hold one).

@@ -34,7 +34,7 @@ impl std::fmt::Display for RepoSource {
         match self {
             RepoSource::Path(path) => write!(f, "{}", path.display()),
             // Shown in messages and logs: never with the URL's credentials.
-            RepoSource::Url(url) => f.write_str(&crate::secrets::redact(url)),
+            RepoSource::Url(url) => f.write_str(&revcal_process::redact_url_credentials(url)),
         }
     }
 }

@@ -142,7 +142,7 @@ fn chain(error: &dyn std::error::Error) -> String {
         text.push_str(&next.to_string());
         source = next.source();
     }
-    crate::secrets::redact(&text).into_owned()
+    revcal_process::redact_url_credentials(&text).into_owned()
 }
 
 /// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,

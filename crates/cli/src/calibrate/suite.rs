@@ -239,7 +239,7 @@ fn write_atomically(path: &Path, value: &impl serde::Serialize) -> anyhow::Resul
     let mut file =
         tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
     // A shard file is stored (a CI artifact): unit errors hold what reviewers said.
-    std::io::Write::write_all(&mut file, revcal_calibrate::redact(&text).as_bytes())
+    std::io::Write::write_all(&mut file, crate::secrets::redact(&text).as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
     file.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())

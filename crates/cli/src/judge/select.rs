@@ -68,7 +68,7 @@ impl JudgeFlags {
             config.timeout = Duration::from_secs(self.judge_timeout);
             config.retries = self.judge_retries;
             config.max_calls = self.max_judge_calls;
-            config
+            config.redacting(crate::secrets::known())
         }))
     }
 

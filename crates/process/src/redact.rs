@@ -1,63 +1,34 @@
-//! Secrets kept out of everything revcal shows or stores: the API keys of the judge (the
-//! values of the variables revcal reads them from, registered once at start) and the user
-//! information of URLs (`https://user:TOKEN@host/repo.git`). [`redact`] is the one function
-//! every boundary calls: error messages, a suite's unit errors, shard files, reports, logs
-//! and the judge's cache. A reviewer or a judge server that echoes a key, or a suite whose
-//! repository URL carries a token, gets `[redacted]` printed in its place.
+//! Secrets kept out of everything revcal shows or stores. A library redacts what it knows:
+//! the user information of URLs (`https://user:TOKEN@host/repo.git`) always, and the secrets
+//! it holds itself (a judge its API key) by naming them to [`redact`]. Which values are secret
+//! in a whole program (every key in the environment, say) is the program's to know: the
+//! `revcal` binary keeps that list and redacts at its output boundary.
 
 use std::borrow::Cow;
-use std::sync::RwLock;
-
-use crate::judge::Provider;
 
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// Values shorter than this are not registered: a key of a few characters would blank out
-/// ordinary words, and no provider issues one.
-const MIN_SECRET_CHARS: usize = 8;
+/// Secrets shorter than this are not replaced: a value of a few characters would blank out
+/// ordinary words, and no provider issues a key that short.
+pub const MIN_SECRET_CHARS: usize = 8;
 
-/// The registered secrets, longest first (so a key that contains another is replaced whole).
-static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());
-
-/// Registers `value` as a secret: from now on [`redact`] replaces it wherever it appears.
-/// Values shorter than 8 characters (after trimming) are ignored.
-pub fn register_secret(value: &str) {
-    let value = value.trim();
-    if value.chars().count() < MIN_SECRET_CHARS {
-        return;
-    }
-    let mut known = KNOWN.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !known.iter().any(|k| k == value) {
-        known.push(value.to_owned());
-        known.sort_by_key(|k| std::cmp::Reverse(k.len()));
-    }
-}
-
-/// Registers the value of every variable the judge reads an API key from
-/// (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, `GOOGLE_API_KEY`) that is set.
-pub fn register_secrets_from_env() {
-    for provider in Provider::ALL {
-        for variable in provider.key_variables() {
-            if let Ok(value) = std::env::var(variable) {
-                register_secret(&value);
-            }
-        }
-    }
-}
-
-/// `text` with every registered secret and the user information of every URL (everything
-/// between `://` and the host) replaced by `[redacted]`.
-pub fn redact(text: &str) -> Cow<'_, str> {
-    redact_also(text, None)
-}
-
-/// [`redact`], and `extra` too (a key that was never registered: a library user's).
-pub(crate) fn redact_also<'a>(text: &'a str, extra: Option<&str>) -> Cow<'a, str> {
+/// `text` with the user information of every URL (everything between `://` and the host)
+/// and every one of `secrets` (those of at least [`MIN_SECRET_CHARS`] characters, trimmed)
+/// replaced by `[redacted]`; the longest secret first, so that a key that contains another is
+/// replaced whole.
+///
+/// ```
+/// use revcal_process::redact;
+/// let shown = redact("clone https://u:tok@host/r.git with key sk-0123456789", &["sk-0123456789"]);
+/// assert_eq!(shown, "clone https://[redacted]@host/r.git with key [redacted]");
+/// ```
+pub fn redact<'a>(text: &'a str, secrets: &[&str]) -> Cow<'a, str> {
     let mut text = redact_url_credentials(text);
-    let known = KNOWN.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let extra = extra.map(str::trim).filter(|k| k.chars().count() >= MIN_SECRET_CHARS);
-    for secret in extra.into_iter().chain(known.iter().map(String::as_str)) {
+    let mut secrets: Vec<&str> =
+        secrets.iter().map(|s| s.trim()).filter(|s| s.chars().count() >= MIN_SECRET_CHARS).collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for secret in secrets {
         if text.contains(secret) {
             text = Cow::Owned(text.replace(secret, REDACTED));
         }
@@ -77,7 +48,7 @@ fn ends_url(c: char) -> bool {
 /// everything up to the last `@` before the URL ends, when that part holds a `:` (a password)
 /// or no `/` (a token alone, as in `https://TOKEN@github.com/...`). A path with an `@` and no
 /// password (`https://registry.npmjs.org/@types/node`) is left alone.
-fn redact_url_credentials(text: &str) -> Cow<'_, str> {
+pub fn redact_url_credentials(text: &str) -> Cow<'_, str> {
     if !text.contains("://") {
         return Cow::Borrowed(text);
     }
@@ -129,12 +100,12 @@ mod tests {
     }
 
     #[test]
-    fn registered_and_extra_secrets_are_replaced_and_short_values_ignored() {
-        register_secret("sk-unit-test-registered-0123");
-        register_secret("short");
-        assert_eq!(redact("key sk-unit-test-registered-0123!"), "key [redacted]!");
-        assert_eq!(redact("a short word"), "a short word");
-        assert_eq!(redact_also("echo extra-key-4567", Some("extra-key-4567")), "echo [redacted]");
+    fn named_secrets_are_replaced_longest_first_and_short_values_ignored() {
+        let secrets = ["sk-unit-test-0123", "sk-unit-test-0123-long", "short"];
+        assert_eq!(redact("key sk-unit-test-0123-long!", &secrets), "key [redacted]!");
+        assert_eq!(redact("key sk-unit-test-0123.", &secrets), "key [redacted].");
+        assert_eq!(redact("a short word", &secrets), "a short word");
+        assert!(matches!(redact("nothing here", &secrets), Cow::Borrowed(_)));
     }
 
     proptest::proptest! {

@@ -18,7 +18,8 @@ const ABI_WANTED: ABI = ABI::V6;
 
 /// How much of the sandbox the running kernel enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Enforcement {
+#[non_exhaustive]
+pub enum Enforcement {
     /// Every rule.
     Full,
     /// Some rules (an older Landlock: typically no network or signal rules).
@@ -31,7 +32,7 @@ pub(crate) enum Enforcement {
 
 impl Enforcement {
     /// The report's word for it.
-    pub(crate) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             Enforcement::Full => "landlock",
             Enforcement::Partial => {
@@ -45,14 +46,14 @@ impl Enforcement {
 
 /// The rules for commands whose writes go beneath `writable` only.
 #[derive(Debug, Clone)]
-pub(crate) struct Sandbox {
+pub struct Sandbox {
     writable: Vec<PathBuf>,
 }
 
 impl Sandbox {
     /// A sandbox that lets commands write beneath `writable` (the scratch copy, the temporary
     /// directory) and `/dev` (for `/dev/null` and terminals).
-    pub(crate) fn new(writable: Vec<PathBuf>) -> Sandbox {
+    pub fn new(writable: Vec<PathBuf>) -> Sandbox {
         Sandbox { writable }
     }
 
@@ -74,7 +75,7 @@ impl Sandbox {
 
     /// How much of this sandbox the kernel enforces, found by applying it to a thread of its
     /// own (Landlock restricts the calling thread only) that then ends.
-    pub(crate) fn probe(&self) -> Enforcement {
+    pub fn probe(&self) -> Enforcement {
         let Ok(ruleset) = self.prepare() else { return Enforcement::None };
         let status = std::thread::spawn(move || ruleset.restrict_self()).join();
         match status {
@@ -99,7 +100,7 @@ pub(crate) fn restrict(ruleset: RulesetCreated) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::{Exit, ShellCommand, run};
+    use crate::command::{Exit, ShellCommand, run};
     use crate::signals::SignalWatch;
     use std::time::Duration;
 
@@ -117,17 +118,9 @@ mod tests {
             allowed.path().display(),
             denied.path().display()
         );
-        let command = ShellCommand {
-            script: &script,
-            dir: allowed.path(),
-            timeout: Duration::from_secs(20),
-            output_cap: 4096,
-            env: &[],
-            stdin: None,
-            kill_past_cap: false,
-            memory_cap: None,
-            sandbox: Some(&sandbox),
-        };
+        let command = ShellCommand::new(&script, allowed.path(), Duration::from_secs(20))
+            .output_cap(4096)
+            .sandbox(Some(&sandbox));
         let done = run(&command, &SignalWatch::inert()).unwrap();
         assert_ne!(done.exit, Exit::Code(0), "the second write failed");
         assert!(allowed.path().join("in.txt").exists());

@@ -1,17 +1,18 @@
-//! Termination signals observed, never acted on asynchronously: while files are planted,
-//! every signal whose default action ends the process (signal(7): SIGINT, SIGTERM, SIGHUP,
-//! SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, the real-time signals, ...) only sets a flag, and the
-//! run notices it at its next poll, kills the reviewer's process group and restores the tree
-//! on the ordinary return path. SIGPIPE and SIGXFSZ are only caught, not a reason to stop:
-//! the write that raised them fails with EPIPE or EFBIG and takes the ordinary error path.
-//! SIGKILL and SIGSTOP cannot be caught; SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGTRAP and
-//! SIGABRT report a fault in revcal itself and keep their default action.
+//! Termination signals observed, never acted on asynchronously: while a run has commands
+//! going, every signal whose default action ends the process (signal(7): SIGINT, SIGTERM,
+//! SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, the real-time signals, ...) only sets a flag;
+//! [`run`](crate::run) notices it at its next poll and kills the command's process group, and
+//! the run cleans up on its ordinary return path. SIGPIPE and SIGXFSZ are only caught, not a
+//! reason to stop: the write that raised them fails with EPIPE or EFBIG and takes the ordinary
+//! error path. SIGKILL and SIGSTOP cannot be caught; SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS,
+//! SIGTRAP and SIGABRT report a fault in revcal itself and keep their default action.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// The signals that end a calibration early (and are handled so that files are restored).
-pub(crate) fn handled() -> Vec<i32> {
+/// The signals that end a run early: each is handled, so that the run stops its commands and
+/// cleans up on its ordinary return path.
+pub fn handled_signals() -> Vec<i32> {
     let mut signals = vec![
         libc::SIGINT,
         libc::SIGTERM,
@@ -71,19 +72,19 @@ const REAL_TIME: [&str; 33] = [
     "SIGRTMIN+32",
 ];
 
-/// A registration of the [`handled`] signals (and the caught-only ones) for as long as it lives.
+/// A registration of the [`handled_signals`] (and the caught-only ones) for as long as it lives.
 #[derive(Debug)]
-pub(crate) struct SignalWatch {
+pub struct SignalWatch {
     received: Arc<AtomicUsize>,
     ids: Vec<signal_hook::SigId>,
 }
 
 impl SignalWatch {
     /// Starts observing the signals. A failure to register is an error: without the
-    /// handlers a Ctrl-C would leave planted bugs in the tree.
-    pub(crate) fn install() -> std::io::Result<SignalWatch> {
+    /// handlers a Ctrl-C would leave the run's commands running and its files behind.
+    pub fn install() -> std::io::Result<SignalWatch> {
         let received = Arc::new(AtomicUsize::new(0));
-        let handled = handled();
+        let handled = handled_signals();
         let mut ids = Vec::with_capacity(handled.len() + CAUGHT_ONLY.len());
         for signal in handled {
             let value = usize::try_from(signal).unwrap_or(usize::MAX);
@@ -100,20 +101,20 @@ impl SignalWatch {
     }
 
     /// A watch that never fires (for runs that must not install handlers).
-    pub(crate) fn inert() -> SignalWatch {
+    pub fn inert() -> SignalWatch {
         SignalWatch { received: Arc::new(AtomicUsize::new(0)), ids: Vec::new() }
     }
 
     /// Acts as if `signal` had been received (when none was yet): every command running under
     /// this watch is stopped at its next poll. For a run that must stop its reviews because
     /// it is itself unwinding from a panic.
-    pub(crate) fn raise(&self, signal: i32) {
+    pub fn raise(&self, signal: i32) {
         let value = usize::try_from(signal).unwrap_or(usize::MAX);
         let _ = self.received.compare_exchange(0, value, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// The first signal received since installation, if any.
-    pub(crate) fn received(&self) -> Option<i32> {
+    pub fn received(&self) -> Option<i32> {
         match self.received.load(Ordering::SeqCst) {
             0 => None,
             value => i32::try_from(value).ok(),
@@ -130,7 +131,7 @@ impl Drop for SignalWatch {
 }
 
 /// The conventional name of a handled signal.
-pub(crate) fn name(signal: i32) -> &'static str {
+pub fn signal_name(signal: i32) -> &'static str {
     match signal {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",

@@ -1,9 +1,11 @@
-//! Running a shell command the way calibration needs it: in its own process group (so the
-//! whole group can be killed, grandchildren included), with a timeout, with its output
-//! captured up to a cap (a command that prints gigabytes is drained, not stored, or stopped),
-//! optionally fed bytes on stdin, and interruptible by a [`SignalWatch`]. The reviewer run, the
-//! witness and repro scripts and the `--judge-cmd` judge all run through [`run`].
+//! Running a shell command the way revcal needs it: in its own process group (so the whole
+//! group can be killed, grandchildren included), with a timeout, with its output captured up
+//! to a cap (a command that prints gigabytes is drained, not stored, or stopped), optionally
+//! fed bytes on stdin, under a memory cap and a sandbox, and interruptible by a
+//! [`SignalWatch`]. The reviewer, the witness and repro scripts, the tests the bug miner runs
+//! and the `--judge-cmd` judge all run through [`run`].
 
+use crate::sandbox::Sandbox;
 use crate::signals::SignalWatch;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -15,7 +17,8 @@ use std::time::{Duration, Instant};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Exit {
+#[non_exhaustive]
+pub enum Exit {
     /// It exited with this code.
     Code(i32),
     /// A signal it did not handle ended it.
@@ -30,7 +33,7 @@ pub(crate) enum Exit {
 
 impl Exit {
     /// True for exit code 0.
-    pub(crate) fn success(self) -> bool {
+    pub fn success(self) -> bool {
         self == Exit::Code(0)
     }
 }
@@ -41,7 +44,7 @@ impl std::fmt::Display for Exit {
             Exit::Code(code) => write!(f, "exit code {code}"),
             Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
             Exit::TimedOut => write!(f, "timed out"),
-            Exit::Interrupted(signal) => write!(f, "stopped by {}", crate::signals::name(*signal)),
+            Exit::Interrupted(signal) => write!(f, "stopped by {}", crate::signals::signal_name(*signal)),
             Exit::OutOfMemory(cap) => write!(f, "killed past {} MiB of memory", cap >> 20),
         }
     }
@@ -49,44 +52,114 @@ impl std::fmt::Display for Exit {
 
 /// What a finished command left behind.
 #[derive(Debug, Clone)]
-pub(crate) struct Finished {
+pub struct Finished {
     /// How it ended.
-    pub(crate) exit: Exit,
+    pub exit: Exit,
     /// Standard output, at most the cap.
-    pub(crate) stdout: Vec<u8>,
+    pub stdout: Vec<u8>,
     /// True when standard output went past the cap (the rest was read and dropped).
-    pub(crate) stdout_truncated: bool,
+    pub stdout_truncated: bool,
     /// Standard error, at most the cap.
-    pub(crate) stderr: Vec<u8>,
+    pub stderr: Vec<u8>,
     /// Wall time.
-    pub(crate) elapsed: Duration,
+    pub elapsed: Duration,
 }
 
-/// A shell command to run.
+/// A shell command to run: `sh -c SCRIPT` in a directory, with a timeout; the rest has
+/// defaults (1 MiB of output kept, no extra environment, `/dev/null` on stdin, output past the
+/// cap drained, no memory cap, no sandbox) that the builder methods change.
+///
+/// ```
+/// use revcal_process::{Exit, ShellCommand, SignalWatch, run};
+/// use std::time::Duration;
+///
+/// let dir = std::env::temp_dir();
+/// let command = ShellCommand::new("read word; echo \"got $word\"", &dir, Duration::from_secs(10))
+///     .stdin(b"hello\n");
+/// let done = run(&command, &SignalWatch::inert()).unwrap();
+/// assert_eq!((done.exit, done.stdout.as_slice()), (Exit::Code(0), &b"got hello\n"[..]));
+/// ```
 #[derive(Debug, Clone)]
-pub(crate) struct ShellCommand<'a> {
-    /// The script given to `sh -c`.
-    pub(crate) script: &'a str,
-    /// Working directory.
-    pub(crate) dir: &'a Path,
-    /// Killed (whole process group) after this.
-    pub(crate) timeout: Duration,
-    /// Bytes of stdout and of stderr kept.
-    pub(crate) output_cap: usize,
+pub struct ShellCommand<'a> {
+    script: &'a str,
+    dir: &'a Path,
+    timeout: Duration,
+    output_cap: usize,
+    env: &'a [(&'a str, String)],
+    stdin: Option<&'a [u8]>,
+    kill_past_cap: bool,
+    memory_cap: Option<u64>,
+    sandbox: Option<&'a Sandbox>,
+}
+
+impl<'a> ShellCommand<'a> {
+    /// The output kept by default: 1 MiB of stdout and of stderr.
+    pub const DEFAULT_OUTPUT_CAP: usize = 1 << 20;
+
+    /// `sh -c script` in `dir`, its whole process group killed after `timeout`.
+    pub fn new(script: &'a str, dir: &'a Path, timeout: Duration) -> Self {
+        ShellCommand {
+            script,
+            dir,
+            timeout,
+            output_cap: Self::DEFAULT_OUTPUT_CAP,
+            env: &[],
+            stdin: None,
+            kill_past_cap: false,
+            memory_cap: None,
+            sandbox: None,
+        }
+    }
+
+    /// Keep at most `bytes` of stdout and of stderr.
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes;
+        self
+    }
+
     /// Extra environment variables.
-    pub(crate) env: &'a [(&'a str, String)],
+    pub fn env(mut self, env: &'a [(&'a str, String)]) -> Self {
+        self.env = env;
+        self
+    }
+
     /// Bytes written to the command's stdin (from a thread of their own, so that a command
-    /// that never reads its input cannot block the run); `None` gives it `/dev/null`.
-    pub(crate) stdin: Option<&'a [u8]>,
-    /// Kill the process group as soon as stdout goes past `output_cap`, instead of draining
+    /// that never reads its input cannot block the run); without them it reads `/dev/null`.
+    pub fn stdin(mut self, input: &'a [u8]) -> Self {
+        self.stdin = Some(input);
+        self
+    }
+
+    /// Kill the process group as soon as stdout goes past the output cap, instead of draining
     /// the rest: for commands whose oversized output is an error, not a warning. The run then
     /// ends with [`Finished::stdout_truncated`] set and, usually, [`Exit::Signal`].
-    pub(crate) kill_past_cap: bool,
+    pub fn kill_past_cap(mut self, kill: bool) -> Self {
+        self.kill_past_cap = kill;
+        self
+    }
+
     /// Kill the process group once its resident memory (the sum over its processes) goes
     /// past this many bytes. Checked by polling, so a fast allocator may overshoot briefly.
-    pub(crate) memory_cap: Option<u64>,
-    /// Run the command under this sandbox (witness and repro commands).
-    pub(crate) sandbox: Option<&'a crate::sandbox::Sandbox>,
+    pub fn memory_cap(mut self, bytes: Option<u64>) -> Self {
+        self.memory_cap = bytes;
+        self
+    }
+
+    /// Run the command under `sandbox` (witness and repro commands).
+    pub fn sandbox(mut self, sandbox: Option<&'a Sandbox>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The script given to `sh -c`.
+    pub fn script(&self) -> &str {
+        self.script
+    }
+
+    /// The time limit.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
 }
 
 /// Kills a process group when dropped: nothing a command started outlives its run, on any
@@ -195,7 +268,7 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
 /// The variables that point git at a repository (git(1), "ENVIRONMENT"): set in revcal's own
 /// environment (revcal run from a git hook, say), they would send a reviewer's `git` commands
 /// to the user's repository instead of its checkout's.
-pub(crate) const GIT_LOCATION_VARIABLES: [&str; 8] = [
+pub const GIT_LOCATION_VARIABLES: [&str; 8] = [
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
@@ -208,13 +281,13 @@ pub(crate) const GIT_LOCATION_VARIABLES: [&str; 8] = [
 
 /// Runs `command` to completion, timeout, interruption or (with
 /// [`ShellCommand::kill_past_cap`]) too much output.
-pub(crate) fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
+pub fn run(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
     run_clearing(command, &[], signals)
 }
 
 /// [`run`] in a checkout of its own: without [`GIT_LOCATION_VARIABLES`], so that `git` in the
 /// command finds the repository of its working directory.
-pub(crate) fn run_isolated(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
+pub fn run_isolated(command: &ShellCommand<'_>, signals: &SignalWatch) -> std::io::Result<Finished> {
     run_clearing(command, &GIT_LOCATION_VARIABLES, signals)
 }
 
@@ -312,129 +385,6 @@ fn run_clearing(
     let (stdout, stdout_truncated) = stdout.map(Drain::finish).unwrap_or_default();
     let (stderr, _) = stderr.map(Drain::finish).unwrap_or_default();
     Ok(Finished { exit, stdout, stdout_truncated, stderr, elapsed: started.elapsed() })
-}
-
-/// The environment variable that marks every process a run started (its value is a fresh
-/// random token per run): descendants inherit it, also those that leave the process group.
-pub(crate) const RUN_TOKEN_VARIABLE: &str = "REVCAL_RUN_TOKEN";
-
-/// A fresh token for [`RUN_TOKEN_VARIABLE`].
-pub(crate) fn run_token() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No randomness: still unique enough among this user's processes to find ours.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos());
-        return format!("{}-{nanos}", std::process::id());
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Makes this process the child subreaper (prctl(2), PR_SET_CHILD_SUBREAPER) while it lives:
-/// a descendant whose parent exits is re-parented to revcal instead of to init, so that it
-/// stays a descendant that [`end_descendants`] finds through its parent. The previous setting
-/// comes back on drop.
-pub(crate) struct Subreaper {
-    previous: libc::c_int,
-}
-
-impl Subreaper {
-    /// Turns the subreaper attribute on.
-    pub(crate) fn start() -> Subreaper {
-        let mut previous: libc::c_int = 0;
-        // SAFETY: PR_GET_CHILD_SUBREAPER writes one int through the pointer we own; SET only
-        // sets a flag of this process.
-        unsafe {
-            libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut previous as *mut libc::c_int);
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong);
-        }
-        Subreaper { previous }
-    }
-}
-
-impl Drop for Subreaper {
-    fn drop(&mut self) {
-        // SAFETY: as in start.
-        unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, self.previous as libc::c_ulong);
-        }
-    }
-}
-
-/// (state, parent pid) of process `pid` from /proc/PID/stat (proc_pid_stat(5): fields 3 and
-/// 4, after the parenthesised command name).
-fn state_and_parent(pid: i32) -> Option<(char, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    Some((state, fields.next()?.parse().ok()?))
-}
-
-/// True when `pid`'s environment holds `needle` (`NAME=value`); only the user's own
-/// processes are readable, which are the only ones a reviewer can start.
-fn carries(pid: i32, needle: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|environ| environ.split(|byte| *byte == 0).any(|entry| entry == needle))
-}
-
-/// Ends every process that carries this run's token, and every descendant of one, whatever
-/// process group or session it moved to (`setsid`, a double fork), and waits until none is
-/// left (at most a few seconds). Zombies re-parented to revcal are reaped.
-pub(crate) fn end_descendants(token: &str) {
-    let needle = format!("{RUN_TOKEN_VARIABLE}={token}").into_bytes();
-    let me = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut ended: std::collections::HashSet<i32> = std::collections::HashSet::new();
-    loop {
-        let Ok(entries) = std::fs::read_dir("/proc") else { return };
-        let processes: Vec<(i32, char, i32)> = entries
-            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|pid| *pid != me)
-            .filter_map(|pid| state_and_parent(pid).map(|(state, parent)| (pid, state, parent)))
-            .collect();
-        let mut marked: std::collections::HashSet<i32> = processes
-            .iter()
-            .filter(|(pid, state, _)| *state != 'Z' && carries(*pid, &needle))
-            .map(|(pid, _, _)| *pid)
-            .collect();
-        loop {
-            let before = marked.len();
-            for (pid, _, parent) in &processes {
-                if marked.contains(parent) {
-                    marked.insert(*pid);
-                }
-            }
-            if marked.len() == before {
-                break;
-            }
-        }
-        let mut alive = 0;
-        for (pid, state, parent) in &processes {
-            if !(marked.contains(pid) || ended.contains(pid)) {
-                continue;
-            }
-            if *state == 'Z' {
-                if *parent == me {
-                    // SAFETY: reaps a zombie child of ours that this run ended; WNOHANG never blocks.
-                    unsafe { libc::waitpid(*pid, std::ptr::null_mut(), libc::WNOHANG) };
-                }
-                continue;
-            }
-            alive += 1;
-            ended.insert(*pid);
-            // SAFETY: kill only sends a signal, to a process this run started (it carries the
-            // run's token or descends from one that does).
-            unsafe { libc::kill(*pid, libc::SIGKILL) };
-        }
-        if alive == 0 || Instant::now() >= deadline {
-            if alive > 0 {
-                tracing::warn!(alive, "processes started by the reviewer outlived every attempt to end them");
-            }
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[cfg(test)]
