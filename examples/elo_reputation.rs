@@ -67,6 +67,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 merged: true,
                 incident: breaks,
                 incident_details: breaks.then(|| "double charge in production".to_owned()),
+                calibration: None,
             }),
         )?);
         // One transaction per batch; each message gets its own verdict.

@@ -56,7 +56,9 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
 
 /// Fuzzes `target` for `seconds`, new inputs kept in its working corpus.
 fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<ExitCode> {
-    eprintln!("== fuzzing `{target}` for {seconds} s (corpus fuzz/corpus/{target}, seeds fuzz/seeds/{target})");
+    eprintln!(
+        "== fuzzing `{target}` for {seconds} s (corpus fuzz/corpus/{target}, seeds fuzz/seeds/{target})"
+    );
     std::fs::create_dir_all(root.join("fuzz/corpus").join(target)).context("cannot create the corpus")?;
     // The first directory is the one the fuzzer writes to; the seeds are only read.
     let status = Command::new("cargo")

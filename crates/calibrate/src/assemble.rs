@@ -58,5 +58,59 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
         .judge_usage(measurement.judge_usage.clone())
         .judge_errors(measurement.judge_errors)
         .repro_sandbox(measurement.repro_sandbox.clone())
+        .warnings(warnings(measurement))
         .build()
+}
+
+/// Lines of a reviewer's output quoted in a warning, and the most characters of each.
+const QUOTED_LINES: usize = 5;
+const QUOTED_CHARS: usize = 160;
+
+/// What the figures cannot show by themselves (docs/calibration.md#warnings).
+fn warnings(measurement: &Measurement) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let findings: usize = measurement.trials.iter().map(|trial| trial.parsed.findings.len()).sum();
+    if let Some(first) = measurement.trials.first().filter(|_| findings == 0) {
+        let printed = match quote(&first.run.output) {
+            Some(lines) => format!("its output began:\n  {lines}"),
+            None => match quote(&first.run.stderr_tail) {
+                Some(lines) => format!("it printed nothing on stdout; its stderr ended:\n  {lines}"),
+                None => "it printed nothing".to_owned(),
+            },
+        };
+        warnings.push(format!(
+            "the reviewer reported no finding in any review: if it did find something, its output is in a form revcal does not read (check its output format: see docs/findings.md); {printed}"
+        ));
+    }
+    let with_repro = measurement
+        .trials
+        .iter()
+        .flat_map(|trial| &trial.parsed.findings)
+        .filter(|finding| finding.repro.as_deref().is_some_and(|repro| !repro.trim().is_empty()))
+        .count();
+    if measurement.scorer == crate::scoring::ScorerKind::Repro && findings > 0 && with_repro == 0 {
+        warnings.push(format!(
+            "none of the reviewer's {findings} findings carries a repro command, so under --scorer repro none can count as a catch and the recall is 0 by construction: use --scorer judge, or have the reviewer print a `repro` command with each finding (docs/findings.md)"
+        ));
+    }
+    warnings
+}
+
+/// The first lines of `text` that hold something, each cut short and with control characters
+/// shown as `?` (a reviewer's output is untrusted: no escape sequence reaches a terminal).
+fn quote(text: &str) -> Option<String> {
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .take(QUOTED_LINES)
+        .map(|line| {
+            let mut shown: String =
+                line.chars().take(QUOTED_CHARS).map(|c| if c.is_control() { '?' } else { c }).collect();
+            if line.chars().count() > QUOTED_CHARS {
+                shown.push('…');
+            }
+            shown
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n  "))
 }

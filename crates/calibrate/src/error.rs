@@ -159,6 +159,20 @@ pub enum CalibrateError {
         /// The last lines of its stderr.
         stderr: String,
     },
+    /// The shell could not run the reviewer's command: 127, not found; 126, not executable.
+    #[error(
+        "the reviewer's command could not run: {} (exit code {code} from the shell running `{command}`){}",
+        if *code == 127 { "a program in it was not found" } else { "a program in it is not executable" },
+        stderr_suffix(stderr)
+    )]
+    ReviewerCouldNotRun {
+        /// The command as run.
+        command: String,
+        /// 126 or 127.
+        code: i32,
+        /// The last lines of its stderr (the shell says which program).
+        stderr: String,
+    },
     /// The reviewer exited with a code it is not allowed, or was killed by a signal.
     #[error(
         "the reviewer crashed ({status}; the exit codes accepted from it are {}){}",

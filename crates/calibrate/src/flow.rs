@@ -857,6 +857,9 @@ impl Trial {
         self.run.elapsed += other.run.elapsed;
         self.run.output.push('\n');
         self.run.output.push_str(&other.run.output);
+        if self.run.stderr_tail.is_empty() {
+            self.run.stderr_tail = other.run.stderr_tail;
+        }
         self.parsed.format = self.parsed.format.or(other.parsed.format);
         self.parsed.findings.extend(other.parsed.findings);
         self.parsed.warnings.extend(other.parsed.warnings);

@@ -153,6 +153,10 @@ pub struct Report {
     /// A suite's report: recall per entry, in the suite's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<EntryScore>,
+    /// What the figures cannot show by themselves: a reviewer whose output held no finding at
+    /// all, findings that cannot count under the repro scorer. Each a sentence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What a suite's report says about the suite itself.

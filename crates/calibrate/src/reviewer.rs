@@ -25,6 +25,8 @@ pub(crate) struct ReviewRun {
     pub(crate) output: String,
     /// True when its output went past the cap.
     pub(crate) truncated: bool,
+    /// The last lines of its standard error, for a warning when its output held no finding.
+    pub(crate) stderr_tail: String,
     /// Wall time.
     pub(crate) elapsed: Duration,
     /// The checkout it ran in (its working directory): paths into it in its findings are
@@ -102,6 +104,11 @@ fn stderr_tail(finished: &Finished) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n  ")
 }
 
+/// The shell's exit code for a command it found but could not execute (POSIX).
+pub(crate) const COMMAND_NOT_EXECUTABLE: i32 = 126;
+/// The shell's exit code for a command it did not find (POSIX).
+pub(crate) const COMMAND_NOT_FOUND: i32 = 127;
+
 /// The exit codes accepted from a reviewer by default: 0 (nothing found) and 2 (findings).
 pub const DEFAULT_OK_EXIT_CODES: [i32; 2] = [0, 2];
 
@@ -120,10 +127,20 @@ pub(crate) fn run_reviewer(
     let finished = process::run_isolated(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;
     match finished.exit {
+        // The shell's own codes for "not found" and "not executable": the reviewer never ran,
+        // whatever --ok-exit-codes says.
+        Exit::Code(code @ (COMMAND_NOT_EXECUTABLE | COMMAND_NOT_FOUND)) => {
+            Err(CalibrateError::ReviewerCouldNotRun {
+                command: command.to_owned(),
+                code,
+                stderr: stderr_tail(&finished),
+            })
+        }
         Exit::Code(code) if ok_codes.contains(&code) => Ok(ReviewRun {
             exit_code: code,
             output: String::from_utf8_lossy(&finished.stdout).into_owned(),
             truncated: finished.stdout_truncated,
+            stderr_tail: stderr_tail(&finished),
             elapsed: finished.elapsed,
             checkout: work_tree.to_path_buf(),
         }),

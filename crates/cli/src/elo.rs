@@ -4,6 +4,8 @@ mod handle;
 mod ingest;
 mod keys;
 mod query;
+mod record;
+mod trust;
 
 use crate::style::Style;
 use clap::{Args, Subcommand};
@@ -13,7 +15,7 @@ use std::process::ExitCode;
 /// Arguments of `revcal elo`.
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::with_table(
-    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER,\nelse ./revcal-ledger.sqlite. A postgres:// URL (or a key=value connection string such as\n'host=db.internal dbname=reviews') names a PostgreSQL database, shown without its\npassword (docs/reputation.md, \"PostgreSQL\"); other URL schemes are refused.\nMessage formats, rating rules and guarantees: docs/reputation.md.",
+    "Examples:\n  revcal elo keygen --out alice.key\n  revcal elo sign request.json --key alice.key >> messages.jsonl\n  revcal elo ingest messages.jsonl\n  revcal elo leaderboard --limit 10\n  revcal elo record calibration.json --report report.json --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key\n  revcal elo leaderboard --domain off-by-one\n  revcal elo receipts @3f9a0c1d2e4b5a69 --json > receipts.json\n  revcal elo issuer-key --out ledger.pub\n  revcal elo verify-receipt receipts.json --issuer-key ledger.pub\n\nThe ledger is --ledger PATH|URL, else $REVCAL_LEDGER_URL, else $REVCAL_LEDGER,\nelse ./revcal-ledger.sqlite. A postgres:// URL (or a key=value connection string such as\n'host=db.internal dbname=reviews') names a PostgreSQL database, shown without its\npassword (docs/reputation.md, \"PostgreSQL\"); other URL schemes are refused.\nMessage formats, rating rules and guarantees: docs/reputation.md.",
     crate::exit::ELO_TABLE,
 ))]
 pub(crate) struct EloArgs {
@@ -97,8 +99,12 @@ enum EloCommand {
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
         batch_size: u32,
     },
-    /// Print the reviewers by rating.
-    #[command(after_help = "Examples:\n  revcal elo leaderboard\n  revcal elo leaderboard --limit 5 --json")]
+    /// Print the reviewers by rating: over every outcome (RFC-001's leaderboard), the
+    /// verified ones (calibrations signed by a trusted authority), the self-reported ones,
+    /// or one bug category's verified ones (--domain).
+    #[command(
+        after_help = "Examples:\n  revcal elo leaderboard\n  revcal elo leaderboard --limit 5 --json\n  revcal elo leaderboard --outcomes verified\n  revcal elo leaderboard --domain off-by-one"
+    )]
     Leaderboard {
         /// Print JSON.
         #[arg(long)]
@@ -106,6 +112,75 @@ enum EloCommand {
         /// At most N reviewers.
         #[arg(long, default_value_t = 20, value_name = "N")]
         limit: u32,
+        /// Which outcomes the ratings count [default: all; verified with --domain].
+        #[arg(long, value_enum, value_name = "OUTCOMES")]
+        outcomes: Option<OutcomesArg>,
+        /// One bug category's ratings, from verified outcomes (e.g. off-by-one).
+        #[arg(long, value_name = "CATEGORY")]
+        domain: Option<String>,
+    },
+    /// Record a calibration as review traffic: sign its rounds as RFC-001 messages and
+    /// store them, all or none, with the reviewer's rating changes overall and per domain.
+    ///
+    /// Per trial of each round: a REVIEW_REQUEST and a REVIEW_OUTCOME signed with
+    /// --authority-key (the outcome an incident exactly when the round carried a plant,
+    /// naming the calibration), and the reviewer's REVIEW signed with --agent-key
+    /// (REQUEST_CHANGES with its located findings when it flagged the change, else APPROVE).
+    /// The outcomes are verified when the ledger trusts the authority (`revcal elo trust`).
+    /// The record is refused when its figures are not what its rounds give, or, with
+    /// --report, when the report does not hash to its report_sha256 or tells its plants
+    /// otherwise. Recording a calibration twice is refused. The record's format:
+    /// docs/reputation.md, "Verified outcomes".
+    ///
+    /// Exit status: 0 recorded, 1 refused (an altered or invalid record, a calibration
+    /// recorded before), 2 usage or I/O error.
+    #[command(
+        after_help = "Examples:\n  revcal elo record calibration.json --report report.json --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key\n  revcal elo record calibration.json --ledger postgres://revcal@db/reviews --authority-key authority.key --agent @19cb9eb76121ee32 --agent-key reviewer.key --json"
+    )]
+    Record {
+        /// The calibration record (JSON, `revcal-calibration-record` version 1).
+        #[arg(value_name = "CALIBRATION.json")]
+        record: PathBuf,
+        /// The calibration report the record names: its hash and its plants are checked
+        /// against the record.
+        #[arg(long, value_name = "REPORT.json")]
+        report: Option<PathBuf>,
+        /// The calibrating authority's key file (signs requests and outcomes).
+        #[arg(long, value_name = "FILE")]
+        authority_key: PathBuf,
+        /// The reviewer's agent id (the key of --agent-key must be its).
+        #[arg(long, value_name = "@AGENT")]
+        agent: String,
+        /// The reviewer's key file (signs its reviews).
+        #[arg(long, value_name = "FILE")]
+        agent_key: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Trust a calibrating authority: its calibration outcomes count as verified in this
+    /// ledger, the stored ones included (--revoke undoes it, --list shows them).
+    ///
+    /// The whole public key is compared, not only the agent id.
+    #[command(
+        after_help = "Examples:\n  revcal elo trust @da3d70b3a95b3686 --key-file authority.pub\n  revcal elo trust --list\n  revcal elo trust @da3d70b3a95b3686 --revoke"
+    )]
+    Trust {
+        /// The authority's agent id.
+        #[arg(value_name = "@AGENT", required_unless_present = "list")]
+        agent: Option<String>,
+        /// The authority's public key file (a key file without its secret half does).
+        #[arg(long, value_name = "FILE", required_unless_present_any = ["revoke", "list"], conflicts_with_all = ["revoke", "list"])]
+        key_file: Option<PathBuf>,
+        /// No longer trust the authority.
+        #[arg(long, conflicts_with = "list")]
+        revoke: bool,
+        /// List the trusted authorities.
+        #[arg(long)]
+        list: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Print signed receipts for every scored review of an agent.
     ///
@@ -174,7 +249,26 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
         EloCommand::Ingest { files, json, batch_size } => {
             ingest::run(&ledger, &files, json, batch_size as usize, style)
         }
-        EloCommand::Leaderboard { json, limit } => query::leaderboard(&ledger, limit, json, style),
+        EloCommand::Leaderboard { json, limit, outcomes, domain } => {
+            let scope = revcal_elo::Scope::of(outcomes.map(OutcomesArg::outcomes), domain.as_deref())
+                .map_err(|error| anyhow::anyhow!("--domain with --outcomes: {error}"))?;
+            query::leaderboard(&ledger, limit, &scope, json, style)
+        }
+        EloCommand::Record { record, report, authority_key, agent, agent_key, json } => {
+            let args = record::RecordArgs { record, report, authority_key, agent, agent_key, json };
+            record::run(&ledger, &args, style)
+        }
+        EloCommand::Trust { agent, key_file, revoke, list, json } => {
+            let action = match (agent.as_deref(), key_file.as_deref()) {
+                _ if list => trust::TrustAction::List,
+                (Some(agent), _) if revoke => trust::TrustAction::Revoke(agent),
+                (Some(agent), Some(key_file)) => trust::TrustAction::Add(agent, key_file),
+                _ => {
+                    anyhow::bail!("revcal elo trust: give @AGENT --key-file FILE, @AGENT --revoke, or --list")
+                }
+            };
+            trust::run(&ledger, action, json, style)
+        }
         EloCommand::Receipts { agent, json } => query::receipts(&ledger, &agent, json, style),
         EloCommand::VerifyReceipt { file, issuer_key, json } => {
             query::verify_receipts(&file, &issuer_key, json, style)
@@ -182,6 +276,27 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
         EloCommand::IssuerKey { out } => query::issuer_key(&ledger, out.as_deref()),
         EloCommand::Handle => handle::run(&ledger),
         EloCommand::Check { json } => query::check(&ledger, json, style),
+    }
+}
+
+/// `--outcomes` of `revcal elo leaderboard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OutcomesArg {
+    /// Every outcome (RFC-001's leaderboard).
+    All,
+    /// Calibration outcomes signed by an authority the ledger trusts.
+    Verified,
+    /// Every other outcome.
+    Reported,
+}
+
+impl OutcomesArg {
+    fn outcomes(self) -> revcal_elo::Outcomes {
+        match self {
+            OutcomesArg::All => revcal_elo::Outcomes::All,
+            OutcomesArg::Verified => revcal_elo::Outcomes::Verified,
+            OutcomesArg::Reported => revcal_elo::Outcomes::Reported,
+        }
     }
 }
 

@@ -80,6 +80,7 @@ fn signed_stream(messages: usize) -> Vec<String> {
             merged: true,
             incident,
             incident_details: incident.then(|| "rollback".to_owned()),
+            calibration: None,
         });
         lines.push(sign(author, ts, content).expect("sign"));
     }

@@ -1,10 +1,15 @@
 //! JSON <-> typed messages, with validation that names the offending field.
 
 use crate::identity::AgentId;
+use crate::link::{
+    CalibrationLink, LinkedPlant, MAX_LINK_DOMAINS, MAX_PLANT_PATH_BYTES, MAX_ROUND_PLANTS, category_problem,
+    is_sha256_hex,
+};
 use crate::message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, Message, MessageId, MessageType,
     OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
 };
+use crate::scope::{Outcomes, Scope};
 use serde_json::{Map, Value, json};
 
 /// Largest integer JSON carries exactly (RFC 8785 numbers are IEEE 754 doubles).
@@ -363,7 +368,11 @@ fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, F
                 }
                 _ => {}
             }
-            Content::Outcome(OutcomeContent { request_id, merged, incident, incident_details })
+            let calibration = match fields.optional("calibration") {
+                None => None,
+                Some(value) => Some(decode_calibration(value, incident)?),
+            };
+            Content::Outcome(OutcomeContent { request_id, merged, incident, incident_details, calibration })
         }
         MessageType::ReviewLeaderboard => {
             let limit = match fields.optional("limit") {
@@ -376,7 +385,12 @@ fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, F
                     )
                 }
             };
-            Content::Leaderboard(LeaderboardQuery { limit })
+            let outcomes = decode_outcomes(&mut fields)?;
+            let domain = decode_domain(&mut fields)?;
+            if let Err(error) = Scope::of(outcomes, domain.as_deref()) {
+                return fail("content.outcomes", error.to_string());
+            }
+            Content::Leaderboard(LeaderboardQuery { limit, outcomes, domain })
         }
         MessageType::ReviewLeaderboardResult => {
             let leaderboard = match fields.required("leaderboard")? {
@@ -393,7 +407,9 @@ fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, F
                 None => None,
                 Some(_) => Some(fields.message_id("in_reply_to")?),
             };
-            Content::LeaderboardResult(LeaderboardResult { leaderboard, in_reply_to })
+            let outcomes = decode_outcomes(&mut fields)?;
+            let domain = decode_domain(&mut fields)?;
+            Content::LeaderboardResult(LeaderboardResult { leaderboard, in_reply_to, outcomes, domain })
         }
     };
     fields.deny_unknown()?;
@@ -531,16 +547,28 @@ pub(crate) fn encode(message: &Message) -> Value {
             if let Some(details) = &outcome.incident_details {
                 object.insert("incident_details".into(), json!(details));
             }
+            if let Some(link) = &outcome.calibration {
+                object.insert("calibration".into(), encode_calibration(link));
+            }
             Value::Object(object)
         }
-        Content::Leaderboard(query) => match query.limit {
-            Some(limit) => json!({ "limit": limit }),
-            None => json!({}),
-        },
-        Content::LeaderboardResult(result) => match &result.in_reply_to {
-            Some(query) => json!({ "leaderboard": result.leaderboard, "in_reply_to": query }),
-            None => json!({ "leaderboard": result.leaderboard }),
-        },
+        Content::Leaderboard(query) => {
+            let mut object = Map::new();
+            if let Some(limit) = query.limit {
+                object.insert("limit".into(), json!(limit));
+            }
+            encode_scope(&mut object, query.outcomes, query.domain.as_deref());
+            Value::Object(object)
+        }
+        Content::LeaderboardResult(result) => {
+            let mut object = Map::new();
+            object.insert("leaderboard".into(), json!(result.leaderboard));
+            if let Some(query) = &result.in_reply_to {
+                object.insert("in_reply_to".into(), json!(query));
+            }
+            encode_scope(&mut object, result.outcomes, result.domain.as_deref());
+            Value::Object(object)
+        }
     };
     let mut value = json!({
         "type": message.message_type().as_str(),
@@ -556,4 +584,140 @@ pub(crate) fn encode(message: &Message) -> Value {
         object.remove("to");
     }
     value
+}
+
+/// `outcomes` of a leaderboard query or result: `all`, `verified` or `reported`.
+fn decode_outcomes(fields: &mut Fields<'_>) -> Result<Option<Outcomes>, FieldError> {
+    let Some(value) = fields.optional("outcomes") else { return Ok(None) };
+    let text = fields.as_text("outcomes", value)?;
+    Outcomes::from_wire(text).map(Some).map_or_else(
+        || fail("content.outcomes", format!("must be \"all\", \"verified\" or \"reported\", found {text:?}")),
+        Ok,
+    )
+}
+
+/// `domain` of a leaderboard query or result: a bug category.
+fn decode_domain(fields: &mut Fields<'_>) -> Result<Option<String>, FieldError> {
+    let Some(value) = fields.optional("domain") else { return Ok(None) };
+    let text = fields.as_text("domain", value)?;
+    match category_problem(text) {
+        Some(problem) => fail("content.domain", problem),
+        None => Ok(Some(text.to_owned())),
+    }
+}
+
+/// Writes `outcomes` and `domain` into a query's or result's content, each when present.
+fn encode_scope(object: &mut Map<String, Value>, outcomes: Option<Outcomes>, domain: Option<&str>) {
+    if let Some(outcomes) = outcomes {
+        object.insert("outcomes".into(), json!(outcomes.as_str()));
+    }
+    if let Some(domain) = domain {
+        object.insert("domain".into(), json!(domain));
+    }
+}
+
+/// `content.calibration` of an outcome (docs/reputation.md, "Verified outcomes"): the
+/// report's hash, the round and trial, the plants and the domains; `incident` must be true
+/// exactly when the round carried a plant.
+fn decode_calibration(value: &Value, incident: bool) -> Result<CalibrationLink, FieldError> {
+    const PATH: &str = "content.calibration";
+    let mut fields = Fields::new(PATH, value)?;
+    let report_sha256 = fields.string("report_sha256")?;
+    if !is_sha256_hex(report_sha256) {
+        return fail(
+            format!("{PATH}.report_sha256"),
+            format!("must be a SHA-256 as 64 lowercase hex digits, found {report_sha256:?}"),
+        );
+    }
+    let round_value = fields.required("round")?;
+    let round = fields.positive("round", round_value)?;
+    let trial_value = fields.required("trial")?;
+    let trial = fields.positive("trial", trial_value)?;
+    let entry = fields.optional_nonblank("entry")?;
+    let plants = match fields.required("plants")? {
+        Value::Array(items) if items.len() > MAX_ROUND_PLANTS => {
+            return fail(
+                format!("{PATH}.plants"),
+                format!("at most {MAX_ROUND_PLANTS} plants in one round, found {}", items.len()),
+            );
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| decode_linked_plant(index, item))
+            .collect::<Result<Vec<_>, _>>()?,
+        other => return fail(format!("{PATH}.plants"), format!("must be an array, found {}", kind(other))),
+    };
+    let domains = match fields.required("domains")? {
+        Value::Array(items) if items.len() > MAX_LINK_DOMAINS => {
+            return fail(
+                format!("{PATH}.domains"),
+                format!("at most {MAX_LINK_DOMAINS} domains, found {}", items.len()),
+            );
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| {
+                let place = format!("{PATH}.domains[{index}]");
+                let Some(text) = item.as_str() else {
+                    return fail(place, format!("must be a string, found {}", kind(item)));
+                };
+                match category_problem(text) {
+                    Some(problem) => fail(place, problem),
+                    None => Ok(text.to_owned()),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        other => return fail(format!("{PATH}.domains"), format!("must be an array, found {}", kind(other))),
+    };
+    fields.deny_unknown()?;
+    if domains.windows(2).any(|pair| pair[0] >= pair[1]) {
+        return fail(format!("{PATH}.domains"), "must be sorted and distinct");
+    }
+    if incident == plants.is_empty() {
+        let reason = if incident {
+            "a calibration outcome reports an incident only for a round that carried a plant, and this one lists none"
+        } else {
+            "a calibration round that carried a plant is an incident: `incident` must be true"
+        };
+        return fail(format!("{PATH}.plants"), reason);
+    }
+    if !plants.is_empty() && domains != CalibrationLink::categories_of(&plants) {
+        return fail(
+            format!("{PATH}.domains"),
+            "a planted round counts in the categories of its plants: must be their sorted, distinct categories",
+        );
+    }
+    Ok(CalibrationLink { report_sha256: report_sha256.to_owned(), round, trial, entry, plants, domains })
+}
+
+fn decode_linked_plant(index: usize, value: &Value) -> Result<LinkedPlant, FieldError> {
+    let path = format!("content.calibration.plants[{index}]");
+    let mut fields = Fields::new(&path, value)?;
+    let file = fields.text("file")?;
+    if file.len() > MAX_PLANT_PATH_BYTES {
+        return fail(format!("{path}.file"), format!("must be at most {MAX_PLANT_PATH_BYTES} bytes"));
+    }
+    let line_value = fields.required("line")?;
+    let line = fields.positive("line", line_value)?;
+    let category = fields.string("category")?.to_owned();
+    if let Some(problem) = category_problem(&category) {
+        return fail(format!("{path}.category"), problem);
+    }
+    fields.deny_unknown()?;
+    Ok(LinkedPlant { file, line, category })
+}
+
+fn encode_calibration(link: &CalibrationLink) -> Value {
+    let mut object = Map::new();
+    object.insert("report_sha256".into(), json!(link.report_sha256));
+    object.insert("round".into(), json!(link.round));
+    object.insert("trial".into(), json!(link.trial));
+    if let Some(entry) = &link.entry {
+        object.insert("entry".into(), json!(entry));
+    }
+    object.insert("plants".into(), json!(link.plants));
+    object.insert("domains".into(), json!(link.domains));
+    Value::Object(object)
 }

@@ -4,9 +4,11 @@
 //! [`Standing::score`]) against its SQLite state; `Ledger::replay` runs this engine over
 //! the stored messages and compares.
 
-use crate::identity::AgentId;
-use crate::message::{Content, MessageId, MessageType, Verdict};
+use crate::identity::{AgentId, PublicKey};
+use crate::link::RoundKey;
+use crate::message::{Content, MessageId, MessageType, OutcomeContent, Verdict};
 use crate::policy::{OutcomeClass, Policy, Standing};
+use crate::scope::{Scope, ScopedStandings, TrustSet, outcome_scopes};
 use crate::signed::SignedMessage;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -69,6 +71,22 @@ pub enum Rejection {
         /// The type.
         message_type: MessageType,
     },
+    /// A calibration round whose outcome, from the same authority, is already stored: a
+    /// calibration counts once, whatever else differs in its messages.
+    #[error(
+        "`content.calibration`: round {round}, trial {trial} of calibration report {report_sha256} is already \
+         recorded by the same authority (outcome {outcome_id}); a calibration counts once"
+    )]
+    CalibrationReplayed {
+        /// The report's hash.
+        report_sha256: String,
+        /// The round.
+        round: u64,
+        /// The trial.
+        trial: u64,
+        /// The outcome stored for it.
+        outcome_id: MessageId,
+    },
 }
 
 impl Rejection {
@@ -82,6 +100,7 @@ impl Rejection {
             Rejection::OutcomeNotFromRequester { .. } => "outcome_not_from_requester",
             Rejection::SecondOutcome { .. } => "second_outcome",
             Rejection::NotStored { .. } => "not_stored",
+            Rejection::CalibrationReplayed { .. } => "calibration_replayed",
         }
     }
 }
@@ -179,6 +198,12 @@ pub struct Engine {
     requests: HashMap<MessageId, RequestState>,
     standings: BTreeMap<AgentId, Standing>,
     scored: Vec<ScoredReview>,
+    /// The authorities whose calibration outcomes are verified.
+    trusted: TrustSet,
+    /// The standings of each scope but `All` (verified, reported, domains).
+    scoped: ScopedStandings,
+    /// The calibration rounds recorded, with their outcome.
+    rounds: HashMap<RoundKey, MessageId>,
 }
 
 impl Engine {
@@ -190,7 +215,16 @@ impl Engine {
             requests: HashMap::new(),
             standings: BTreeMap::new(),
             scored: Vec::new(),
+            trusted: TrustSet::default(),
+            scoped: ScopedStandings::default(),
+            rounds: HashMap::new(),
         }
+    }
+
+    /// Trusts `authority`: its calibration outcomes (`content.calibration`) are verified.
+    /// Trust holds for the whole stream, earlier messages included, as in a ledger.
+    pub fn trust(&mut self, authority: &PublicKey) {
+        self.trusted.insert(authority);
     }
 
     /// Applies the next message; on success returns the reviews it scored (outcomes only).
@@ -219,6 +253,15 @@ impl Engine {
                 let request = self.requests.get_mut(&outcome.request_id);
                 check_outcome(&outcome.request_id, request.as_ref().map(|r| &r.view), sender)?;
                 let Some(request) = request else { return Ok(Vec::new()) };
+                let authority = signed.pubkey.to_base64();
+                let round = outcome.calibration.as_ref().map(|link| RoundKey::of(authority.clone(), link));
+                if let Some(outcome_id) = round.as_ref().and_then(|round| self.rounds.get(round)) {
+                    return Err(calibration_replayed(outcome, outcome_id));
+                }
+                let verified = round.is_some() && self.trusted.contains(&authority);
+                let domains =
+                    outcome.calibration.as_ref().filter(|_| verified).map(|link| link.domains.as_slice());
+                let scopes = outcome_scopes(domains);
                 request.view.closed_by = Some(signed.id.clone());
                 let mut scored = Vec::with_capacity(request.latest.len());
                 for (reviewer, review_id, verdict) in &request.latest {
@@ -226,6 +269,7 @@ impl Engine {
                         self.standings.entry(reviewer.clone()).or_insert_with(|| Standing::new(&self.policy));
                     let class = OutcomeClass::of(*verdict, outcome.incident);
                     let elo_delta = standing.score(&self.policy, class);
+                    self.scoped.score(&self.policy, &scopes, reviewer.as_str(), class);
                     scored.push(ScoredReview {
                         review_id: review_id.clone(),
                         request_id: outcome.request_id.clone(),
@@ -241,6 +285,9 @@ impl Engine {
                     });
                 }
                 self.scored.extend(scored.iter().cloned());
+                if let Some(round) = round {
+                    self.rounds.insert(round, signed.id.clone());
+                }
                 scored
             }
             Content::Leaderboard(_) | Content::LeaderboardResult(_) => {
@@ -256,6 +303,20 @@ impl Engine {
         &self.standings
     }
 
+    /// Every reviewer's standing in `scope` (in a scope other than `All`, reviewers appear
+    /// with their first review scored in it).
+    pub fn standings_in(&self, scope: &Scope) -> BTreeMap<AgentId, Standing> {
+        match scope.key() {
+            None => self.standings.clone(),
+            Some(key) => self.scoped.of_scope(&key),
+        }
+    }
+
+    /// The standings of every scope but `All`.
+    pub(crate) fn scoped(&self) -> &ScopedStandings {
+        &self.scoped
+    }
+
     /// Every scored review so far, in scoring order.
     pub fn scored(&self) -> &[ScoredReview] {
         &self.scored
@@ -264,6 +325,17 @@ impl Engine {
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+}
+
+/// The refusal of a calibration round already recorded as `outcome_id`.
+pub(crate) fn calibration_replayed(outcome: &OutcomeContent, outcome_id: &MessageId) -> Rejection {
+    let link = outcome.calibration.as_ref();
+    Rejection::CalibrationReplayed {
+        report_sha256: link.map(|link| link.report_sha256.clone()).unwrap_or_default(),
+        round: link.map_or(0, |link| link.round),
+        trial: link.map_or(0, |link| link.trial),
+        outcome_id: outcome_id.clone(),
     }
 }
 

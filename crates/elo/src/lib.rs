@@ -26,7 +26,7 @@
 //!     request_id: request.id.clone(), verdict: Verdict::RequestChanges, comments: vec![], summary: None }));
 //! let outcome = send(&author, "#review", Content::Outcome(OutcomeContent {
 //!     request_id: request.id.clone(), merged: true, incident: true,
-//!     incident_details: Some("nil deref in prod".into()) }));
+//!     incident_details: Some("nil deref in prod".into()), calibration: None }));
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let mut ledger = Ledger::open(dir.path().join("ledger.sqlite")).unwrap();
@@ -48,23 +48,35 @@
 //! assert!(verify_receipt(&receipt.to_canonical().replace("50", "51"), &issuer).is_err());
 //! ```
 
+mod calibration;
 mod canonical;
 mod codec;
 mod engine;
 mod identity;
 mod ledger;
+mod link;
 mod message;
 mod policy;
 mod receipt;
+mod scope;
 mod signed;
 
+pub use calibration::{
+    CalibrationRecord, CategoryFigures, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS, MAX_RECORD_BYTES,
+    MAX_REVIEW_COMMENTS, MAX_TRIALS, Plant, PlantStatus, RECORD_FORMAT, RECORD_VERSION, RecordError, Round,
+    RoundMessages, Summary, TouchedLines, Trial, flagged, locates, report_sha256,
+};
 pub use canonical::{JsonError, parse_strict};
 pub use codec::FieldError;
 pub use engine::{Engine, Rejection, ScoredReview, rate};
 pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
 pub use ledger::{
     DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, PostgresLocation,
-    ReplayReport, Response, Stored,
+    RatingChange, Recorded, Recording, Refusal, ReplayReport, Response, Stored,
+};
+pub use link::{
+    CalibrationLink, LinkedPlant, MAX_CATEGORY_BYTES, MAX_LINK_DOMAINS, MAX_PLANT_PATH_BYTES,
+    MAX_ROUND_PLANTS,
 };
 pub use message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,
@@ -72,5 +84,8 @@ pub use message::{
     ts_millis,
 };
 pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
-pub use receipt::{Receipt, ReceiptError, ReceiptReview, verify_receipt, verify_receipt_value};
+pub use receipt::{
+    Receipt, ReceiptCalibration, ReceiptError, ReceiptReview, verify_receipt, verify_receipt_value,
+};
+pub use scope::{Outcomes, Scope, ScopeError};
 pub use signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage, sign_value};

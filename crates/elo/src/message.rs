@@ -2,6 +2,8 @@
 //! docs/reputation.md, section 2.
 
 use crate::identity::AgentId;
+use crate::link::CalibrationLink;
+use crate::scope::Outcomes;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -202,6 +204,9 @@ pub struct OutcomeContent {
     pub incident: bool,
     /// What happened, required when `incident` is true.
     pub incident_details: Option<String>,
+    /// The calibration round this outcome reports (revcal's addition: docs/reputation.md,
+    /// "Verified outcomes"); `None` for an outcome reported by the requester.
+    pub calibration: Option<CalibrationLink>,
 }
 
 /// `REVIEW_LEADERBOARD` content.
@@ -209,6 +214,11 @@ pub struct OutcomeContent {
 pub struct LeaderboardQuery {
     /// At most this many entries (the ledger's default when absent).
     pub limit: Option<u32>,
+    /// Which outcomes the standings count (a revcal addition; all when absent).
+    pub outcomes: Option<Outcomes>,
+    /// One bug category's standings, from verified outcomes (a revcal addition: RFC-001's
+    /// "domain badges").
+    pub domain: Option<String>,
 }
 
 /// One leaderboard row: `{agent, elo, reviews, accuracy}` and revcal's `rank`.
@@ -234,6 +244,10 @@ pub struct LeaderboardResult {
     /// The id of the `REVIEW_LEADERBOARD` answered (a revcal addition: the SHA-256 of the
     /// query's canonical form, signed or not).
     pub in_reply_to: Option<MessageId>,
+    /// The outcomes counted, when the query asked for other than all (a revcal addition).
+    pub outcomes: Option<Outcomes>,
+    /// The domain, when the query named one (a revcal addition).
+    pub domain: Option<String>,
 }
 
 /// The typed content of a message.

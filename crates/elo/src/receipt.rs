@@ -29,8 +29,30 @@ pub struct ReceiptReview {
     pub incident: bool,
 }
 
+/// The calibration round a receipt's outcome reported (a revcal addition, present only
+/// for an outcome that carries `content.calibration`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptCalibration {
+    /// True when the ledger trusted the outcome's signer when it issued the receipt: the
+    /// outcome is verified. False for a calibration claimed by a key the ledger does not
+    /// trust, which counts as self-reported.
+    pub verified: bool,
+    /// The outcome's signer: the calibrating authority.
+    pub authority: AgentId,
+    /// Lowercase hex SHA-256 of the calibration report's canonical JSON.
+    pub report_sha256: String,
+    /// The review round.
+    pub round: u64,
+    /// The trial of the round.
+    pub trial: u64,
+    /// The domains (bug categories) the round counts in.
+    pub domains: Vec<String>,
+}
+
 /// A signed receipt: `{type: "review", from, to, content, outcome, elo_delta, ts, sig}` as
-/// the protocol has it, with revcal's `issuer` and `review` added.
+/// the protocol has it, with revcal's `issuer` and `review` added (and `calibration` for
+/// the outcome of a calibration round).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
@@ -55,6 +77,10 @@ pub struct Receipt {
     pub ts: u64,
     /// The ledger's agent id.
     pub issuer: AgentId,
+    /// The calibration round the outcome reported, and whether the ledger counts it as
+    /// verified; absent for an outcome reported by the requester.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<ReceiptCalibration>,
     /// Standard base64 Ed25519 signature over the canonical receipt without `sig`.
     pub sig: String,
 }
@@ -98,6 +124,16 @@ impl Receipt {
     /// Builds and signs the receipt for a scored review of the change named `subject` (see
     /// [`crate::RequestContent::subject`]; the request's id when `None`).
     pub fn issue(scored: &ScoredReview, subject: Option<&str>, key: &Keypair) -> Receipt {
+        Receipt::issue_with(scored, subject, None, key)
+    }
+
+    /// As [`Receipt::issue`], for the outcome of a calibration round.
+    pub fn issue_with(
+        scored: &ScoredReview,
+        subject: Option<&str>,
+        calibration: Option<ReceiptCalibration>,
+        key: &Keypair,
+    ) -> Receipt {
         let content = match subject {
             Some(subject) => format!("REVIEW:{} on {subject}", scored.verdict.as_str()),
             None => format!("REVIEW:{} on request {}", scored.verdict.as_str(), scored.request_id),
@@ -118,6 +154,7 @@ impl Receipt {
             elo_delta: scored.elo_delta,
             ts: ts_millis(scored.ts),
             issuer: key.agent_id(),
+            calibration,
             sig: String::new(),
         };
         receipt.sig = key.sign(&receipt.signed_bytes()).to_base64();

@@ -62,7 +62,7 @@ pub fn redact_url_credentials(text: &str) -> Cow<'_, str> {
         let end = after.find(ends_url).unwrap_or(after.len());
         let url = &after[..end];
         match url.rfind('@') {
-            Some(sign) if sign > 0 && (url[..sign].contains(':') || !url[..sign].contains('/')) => {
+            Some(sign) if sign > 0 && holds_secret(scheme_before(&out), &url[..sign]) => {
                 out.push_str(REDACTED);
                 out.push_str(&url[sign..]);
                 changed = true;
@@ -73,6 +73,28 @@ pub fn redact_url_credentials(text: &str) -> Cow<'_, str> {
     }
     out.push_str(rest);
     if changed { Cow::Owned(out) } else { Cow::Borrowed(text) }
+}
+
+/// The scheme of the URL whose `://` ends `text` (`https` in `clone https://`).
+fn scheme_before(text: &str) -> &str {
+    let text = text.strip_suffix("://").unwrap_or(text);
+    let start = text
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |i| i + 1);
+    &text[start..]
+}
+
+/// Whether the user information `info` of a URL with `scheme` may hold a secret.
+///
+/// A password does, unless it is already masked as `***` (how the ledger names a PostgreSQL
+/// URL). A user name alone may be a token (`https://TOKEN@github.com/...`), except in a
+/// PostgreSQL URL, where it names a role and a password can only follow a `:`. Text with a `/`
+/// and no `:` before the last `@` is a path (`https://registry.npmjs.org/@types/node`).
+fn holds_secret(scheme: &str, info: &str) -> bool {
+    match info.split_once(':') {
+        Some((_, password)) => password != "***",
+        None => !info.contains('/') && !matches!(scheme, "postgres" | "postgresql"),
+    }
 }
 
 #[cfg(test)]
@@ -90,11 +112,22 @@ mod tests {
             ("postgres://revcal:se/cret?x@127.0.0.1:5432/db", "postgres://[redacted]@127.0.0.1:5432/db"),
             ("\"ssh://git:p@ss@host:22/r\"", "\"ssh://[redacted]@host:22/r\""),
             ("a https://h/x b https://u:p@h/y", "a https://h/x b https://[redacted]@h/y"),
+            ("postgresql://revcal:***x@h/db", "postgresql://[redacted]@h/db"),
+            ("(postgres://u:p@h/db)", "(postgres://[redacted]@h/db)"),
+            ("git+https://TOKEN@h/r", "git+https://[redacted]@h/r"),
         ];
         for (text, expected) in cases {
             assert_eq!(redact_url_credentials(text), expected, "{text}");
         }
-        for untouched in ["https://registry.npmjs.org/@types/node", "git@github.com:o/r.git", "no url"] {
+        let untouched = [
+            "https://registry.npmjs.org/@types/node",
+            "git@github.com:o/r.git",
+            "no url",
+            // Already masked by the ledger, and a PostgreSQL role without a password.
+            "ledger postgresql://revcal:***@db:5432/reviews",
+            "postgresql://revcal@/db?host=/tmp/s&port=5",
+        ];
+        for untouched in untouched {
             assert!(matches!(redact_url_credentials(untouched), Cow::Borrowed(_)), "{untouched}");
         }
     }

@@ -163,6 +163,7 @@ pub struct ReportBuilder {
     judge_errors: Option<usize>,
     repro_sandbox: Option<String>,
     trustworthy: bool,
+    warnings: Vec<String>,
 }
 
 impl Report {
@@ -181,6 +182,7 @@ impl Report {
             judge_errors: None,
             repro_sandbox: None,
             trustworthy: true,
+            warnings: Vec::new(),
         }
     }
 }
@@ -251,6 +253,12 @@ impl ReportBuilder {
     /// Record the controls' results.
     pub fn controls(mut self, controls: Controls) -> Self {
         self.controls = Some(controls);
+        self
+    }
+
+    /// Warnings for the report's readers (each a sentence), in the order given.
+    pub fn warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings = warnings;
         self
     }
 
@@ -407,6 +415,7 @@ impl ReportBuilder {
                 .then_some(JudgeChecks { repro_verified: verified, judge_agreed: agreed }),
             suite: None,
             entries: Vec::new(),
+            warnings: self.warnings,
         })
     }
 

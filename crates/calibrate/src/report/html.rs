@@ -38,6 +38,9 @@ pub fn render_html(report: &Report) -> String {
          <title>{title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
     );
     summary(&mut html, report);
+    for warning in &report.warnings {
+        let _ = writeln!(html, "<p class=\"warn\">{}</p>", markup(warning));
+    }
     if !report.trustworthy {
         let _ = writeln!(
             html,

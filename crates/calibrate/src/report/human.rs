@@ -322,6 +322,12 @@ pub fn render_human(report: &Report, color: bool) -> String {
         }
     }
 
+    for warning in &report.warnings {
+        let _ = writeln!(out);
+        for line in wrap(&format!("warning: {warning}"), WARNING_WIDTH) {
+            let _ = writeln!(out, "{}", paint.yellow(&line));
+        }
+    }
     if !report.trustworthy {
         let _ = writeln!(out);
         let _ = writeln!(
@@ -347,4 +353,44 @@ fn bar(share: f64, paint: &Paint) -> String {
 fn short_commit(commit: &str) -> &str {
     let is_hash = commit.len() >= 40 && commit.chars().all(|c| c.is_ascii_hexdigit());
     if is_hash { &commit[..12] } else { commit }
+}
+
+/// The widest line of a warning in the human view: the report's own width, so that two
+/// reports side by side (`revcal demo`) stay in their columns.
+const WARNING_WIDTH: usize = 78;
+
+/// `text` broken into lines of at most `width` characters at spaces (a longer word stands
+/// alone), its own line breaks kept, continuation lines indented by two spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (index, paragraph) in text.lines().enumerate() {
+        let mut line = if index == 0 { String::new() } else { "  ".to_owned() };
+        let mut words_on_line = 0;
+        for word in paragraph.split_whitespace() {
+            if words_on_line > 0 && line.chars().count() + 1 + word.chars().count() > width {
+                lines.push(std::mem::replace(&mut line, "  ".to_owned()));
+                words_on_line = 0;
+            }
+            if words_on_line > 0 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            words_on_line += 1;
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap;
+
+    #[test]
+    fn warnings_wrap_at_spaces_and_keep_their_line_breaks() {
+        let lines = wrap("warning: one two three four five six\n  LGTM: ship it", 16);
+        assert_eq!(lines, ["warning: one two", "  three four", "  five six", "  LGTM: ship it"]);
+        assert!(lines.iter().all(|line| line.chars().count() <= 16));
+        assert_eq!(wrap("a-very-long-word-alone x", 8), ["a-very-long-word-alone", "  x"]);
+    }
 }

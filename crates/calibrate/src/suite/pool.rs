@@ -61,6 +61,7 @@ pub(crate) fn pool(
     let mut judge: Option<JudgeUsage> = None;
     let mut judge_errors: Option<usize> = None;
     let mut sandboxes: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     // Per trial number: caught, total, TP, FP, exit code.
     let mut per_trial: BTreeMap<usize, (usize, usize, usize, usize, Option<i32>)> = BTreeMap::new();
 
@@ -79,6 +80,12 @@ pub(crate) fn pool(
             }
         };
         entry_commit[entry].get_or_insert_with(|| report.commit.clone());
+        for warning in &report.warnings {
+            let warning = format!("{}: {warning}", unit.entry);
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
         true_positives += report.true_positives;
         false_positives += report.false_positives;
         findings += report.findings;
@@ -290,6 +297,7 @@ pub(crate) fn pool(
             unit_errors,
         }),
         entries: entry_scores,
+        warnings,
         plants: plants.into_iter().map(|p| p.outcome).collect(),
     }
 }

@@ -334,6 +334,12 @@ fn hint(error: &CalibrateError) -> Option<String> {
             ..
         } => "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
             .to_owned(),
+        CalibrateError::ReviewerCouldNotRun { code: 127, .. } => {
+            "check the command: is the program installed, on PATH (or a path relative to where revcal starts), and spelt right?".to_owned()
+        }
+        CalibrateError::ReviewerCouldNotRun { .. } => {
+            "check the command: make the program executable (chmod +x), or run it through its interpreter (python3 review.py)".to_owned()
+        }
         CalibrateError::ReviewerCrashed { code: Some(code), .. } => format!(
             "if exit code {code} means the reviewer finished (linters exit 1 when they find something), accept it with --ok-exit-codes, e.g. --ok-exit-codes 0,{code}"
         ),
@@ -382,7 +388,7 @@ fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
 fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
     // The baseline is read before anything is planted: a bad file stops the run early.
     let baseline = read_baseline(&args.report)?;
-    let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run, err_style)?;
+    let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
     let mut calibration = reviewer
         .calibration()
         .commit(&args.commit)
@@ -402,12 +408,12 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
             // The judge failed on some of the review's questions: the report is still written
             // (it counts them apart from misses), and the run exits 1.
             if let CalibrateError::JudgeErrors { report, .. } = &error {
-                print_report(&args.report, report, reviewer.scorer, style, err_style)?;
+                print_report(&args.report, report, style, err_style)?;
             }
             return Err(error.into());
         }
     };
-    let report = finish_report(&args.report, report, baseline.as_ref(), reviewer.scorer, style, err_style)?;
+    let report = finish_report(&args.report, report, baseline.as_ref(), style, err_style)?;
     Ok(ExitCode::from(if report.gate_pass { EXIT_PASS } else { EXIT_GATE_FAIL }))
 }
 
@@ -433,14 +439,13 @@ pub(crate) fn finish_report(
     flags: &ReportFlags,
     mut report: Report,
     baseline: Option<&Report>,
-    scorer: ScorerKind,
     style: &Style,
     err_style: &Style,
 ) -> anyhow::Result<Report> {
     if let Some(baseline) = baseline {
         report.compare_with(baseline, flags.regression_alpha);
     }
-    print_report(flags, &report, scorer, style, err_style)?;
+    print_report(flags, &report, style, err_style)?;
     if let Some(path) = &flags.save_baseline {
         let mut text = serde_json::to_string_pretty(&report).context("cannot serialise the report")?;
         text.push('\n');
@@ -472,11 +477,7 @@ pub(crate) struct Reviewer<'a> {
 impl<'a> Reviewer<'a> {
     /// Checks the gates and the judge choice (a judge of the reviewer's own provider is
     /// refused unless allowed) and says which judge runs.
-    pub(crate) fn new(
-        review_cmd: &str,
-        flags: &'a RunFlags,
-        err_style: &Style,
-    ) -> anyhow::Result<Reviewer<'a>> {
+    pub(crate) fn new(review_cmd: &str, flags: &'a RunFlags) -> anyhow::Result<Reviewer<'a>> {
         for (name, value) in
             [("--min-recall", Some(flags.min_recall)), ("--min-precision", flags.min_precision)]
         {
@@ -485,12 +486,6 @@ impl<'a> Reviewer<'a> {
             }
         }
         let scorer = ScorerKind::from(flags.scorer);
-        if scorer == ScorerKind::String {
-            eprintln!(
-                "{}: --scorer string counts a finding as a catch when it merely points at the planted line; an echo of the diff scores 1.0. The recall below is NOT trustworthy: use --scorer repro or judge.",
-                err_style.warning("warning")
-            );
-        }
         let judge = if let Some(command) = &flags.judge_cmd {
             JudgeChoice::Command(command.clone())
         } else if scorer == ScorerKind::Judge || flags.judge.judge_provider.is_some() {
@@ -590,7 +585,6 @@ impl<'a> Reviewer<'a> {
 pub(crate) fn print_report(
     flags: &ReportFlags,
     report: &Report,
-    scorer: ScorerKind,
     style: &Style,
     err_style: &Style,
 ) -> anyhow::Result<()> {
@@ -605,12 +599,6 @@ pub(crate) fn print_report(
         let mut text = String::new();
         outln!(text, "{}", summary.trim_end());
         emit(&text)?;
-    }
-    if scorer == ScorerKind::String {
-        eprintln!(
-            "{}: recall measured with --scorer string is NOT trustworthy",
-            err_style.warning("warning")
-        );
     }
     Ok(())
 }

@@ -6,9 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use revcal_calibrate::{
-    Report, ScorerKind, Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report,
-};
+use revcal_calibrate::{Report, Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
 
 use super::{ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, report_failure};
 use crate::exit::{CALIBRATE_ERROR, CALIBRATE_GATE_FAIL, CALIBRATE_PASS};
@@ -152,7 +150,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
     }
     let baseline = read_baseline(&args.report)?;
     let suite = Suite::read(&args.suite)?;
-    let reviewer = Reviewer::new(&args.review_cmd, &args.run, err_style)?;
+    let reviewer = Reviewer::new(&args.review_cmd, &args.run)?;
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let units = shard.select(&suite.units());
     let all = suite.units().len();
@@ -205,7 +203,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
         }
     }
     let report = suite_report(&suite, &results, reviewer.gates(), &scorer_name);
-    conclude(&args.report, report, baseline.as_ref(), reviewer.scorer, style, err_style)
+    conclude(&args.report, report, baseline.as_ref(), style, err_style)
 }
 
 /// Prints the pooled report and chooses the exit code: 1 when a unit failed (its plants are
@@ -214,11 +212,10 @@ fn conclude(
     flags: &ReportFlags,
     report: Report,
     baseline: Option<&Report>,
-    scorer: ScorerKind,
     style: &Style,
     err_style: &Style,
 ) -> anyhow::Result<ExitCode> {
-    let report = finish_report(flags, report, baseline, scorer, style, err_style)?;
+    let report = finish_report(flags, report, baseline, style, err_style)?;
     let failed = report.suite.as_ref().map_or(0, |suite| suite.unit_errors.len());
     if failed > 0 {
         eprintln!(
@@ -271,10 +268,5 @@ fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::R
             env!("CARGO_PKG_VERSION")
         );
     }
-    let scorer = match merged.scorer.as_str() {
-        "string" => ScorerKind::String,
-        "repro" => ScorerKind::Repro,
-        _ => ScorerKind::Judge,
-    };
-    conclude(&args.report, merged.report(), baseline.as_ref(), scorer, style, err_style)
+    conclude(&args.report, merged.report(), baseline.as_ref(), style, err_style)
 }

@@ -5,20 +5,45 @@ use super::{LedgerArg, count, display, load_key_file, rating_text, read_text};
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::{Context, Result};
-use revcal_elo::{AgentId, verify_receipt_value};
+use revcal_elo::{AgentId, Scope, verify_receipt_value};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub(crate) fn leaderboard(ledger: &LedgerArg, limit: u32, json: bool, style: &Style) -> Result<ExitCode> {
+pub(crate) fn leaderboard(
+    ledger: &LedgerArg,
+    limit: u32,
+    scope: &Scope,
+    json: bool,
+    style: &Style,
+) -> Result<ExitCode> {
     let ledger = ledger.open_existing()?;
-    let entries = ledger.leaderboard(Some(limit))?;
+    let entries = ledger.leaderboard_in(scope, Some(limit))?;
     let mut out = String::new();
     if json {
         outln!(out, "{}", serde_json::to_string_pretty(&entries)?);
     } else if entries.is_empty() {
-        outln!(out, "no reviewers yet in {}", ledger.location());
+        match scope {
+            Scope::All => outln!(out, "no reviewers yet in {}", ledger.location()),
+            Scope::Domain(domain) => {
+                let domains = ledger.domains()?;
+                let known = if domains.is_empty() { "none yet".to_owned() } else { domains.join(", ") };
+                outln!(
+                    out,
+                    "no verified ratings in domain {domain:?} in {} (domains with verified ratings: {known})",
+                    ledger.location()
+                );
+            }
+            other => {
+                outln!(out, "no ratings from {} outcomes yet in {}", other.outcomes(), ledger.location())
+            }
+        }
     } else {
+        match scope {
+            Scope::All => {}
+            Scope::Domain(domain) => outln!(out, "domain {domain}: ratings from verified outcomes"),
+            other => outln!(out, "ratings from {} outcomes", other.outcomes()),
+        }
         outln!(
             out,
             "{}",
@@ -62,19 +87,20 @@ pub(crate) fn receipts(ledger: &LedgerArg, agent: &str, json: bool, style: &Styl
             out,
             "{}",
             style.bold(&format!(
-                "{:<17}  {:<16}  {:>7}  {:<16}  review",
-                "outcome", "verdict", "delta", "requester"
+                "{:<17}  {:<16}  {:>7}  {:<16}  {:<16}  source",
+                "outcome", "verdict", "delta", "requester", "review"
             ))
         );
         for receipt in &receipts {
             outln!(
                 out,
-                "{:<17}  {:<16}  {:>7}  {:<16}  {}",
+                "{:<17}  {:<16}  {:>7}  {:<16}  {:<16}  {}",
                 receipt.outcome.as_str(),
                 receipt.review.verdict.as_str(),
                 format!("{:+}", receipt.elo_delta),
                 receipt.to,
-                &receipt.review.review_id.as_str()[..16]
+                &receipt.review.review_id.as_str()[..16],
+                source(receipt)
             );
         }
         outln!(
@@ -111,7 +137,7 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
         let items: Vec<_> = results
             .iter()
             .map(|(place, result)| match result {
-                Ok(receipt) => json!({"receipt": place, "valid": true, "from": receipt.from, "outcome": receipt.outcome, "elo_delta": receipt.elo_delta}),
+                Ok(receipt) => json!({"receipt": place, "valid": true, "from": receipt.from, "outcome": receipt.outcome, "elo_delta": receipt.elo_delta, "verified": receipt.calibration.as_ref().is_some_and(|c| c.verified), "calibration": receipt.calibration}),
                 Err(reason) => json!({"receipt": place, "valid": false, "reason": reason}),
             })
             .collect();
@@ -127,12 +153,17 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
             match result {
                 Ok(receipt) => outln!(
                     out,
-                    "{place}: {} ({} {} {:+} for {})",
+                    "{place}: {} ({} {} {:+} for {}{})",
                     style.success("valid"),
                     receipt.outcome.as_str(),
                     receipt.review.verdict.as_str(),
                     receipt.elo_delta,
-                    receipt.from
+                    receipt.from,
+                    // A calibration's receipt says which; a self-reported one reads as before.
+                    receipt
+                        .calibration
+                        .as_ref()
+                        .map_or_else(String::new, |_| format!("; {}", source(receipt)))
                 ),
                 Err(reason) => outln!(out, "{place}: {}: {reason}", style.error("INVALID")),
             }
@@ -141,6 +172,22 @@ pub(crate) fn verify_receipts(file: &Path, issuer_key: &Path, json: bool, style:
     }
     emit(&out)?;
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Where a receipt's outcome came from: a calibration round, verified or claimed by an
+/// untrusted key, or the requester's own report.
+fn source(receipt: &revcal_elo::Receipt) -> String {
+    match &receipt.calibration {
+        None => "self-reported".to_owned(),
+        Some(calibration) => format!(
+            "{} calibration {} round {} trial {} by {}",
+            if calibration.verified { "verified" } else { "unverified" },
+            calibration.report_sha256.get(..16).unwrap_or(&calibration.report_sha256),
+            calibration.round,
+            calibration.trial,
+            calibration.authority
+        ),
+    }
 }
 
 pub(crate) fn issuer_key(ledger: &LedgerArg, out: Option<&Path>) -> Result<ExitCode> {

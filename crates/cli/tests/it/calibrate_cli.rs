@@ -229,6 +229,72 @@ fn a_reviewer_that_says_lgtm_scores_zero_and_fails_the_gate() {
 }
 
 #[test]
+fn a_reviewer_whose_output_holds_no_finding_is_warned_about_with_what_it_printed() {
+    let sandbox = Sandbox::new();
+    // What `go vet` prints when it cannot look its module up, with an escape sequence that
+    // must not reach the terminal.
+    let reviewer = sandbox.script(
+        "vet.sh",
+        "echo 'go: cannot find main module, but found .git/config in /src'\nprintf 'go: \\033[31mto create a module there, run:\\n'\necho '        go mod init'",
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &reviewer,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let warnings = json(&output)["warnings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.contains("reported no finding in any review") && warning.contains("docs/findings.md"),
+        "{warning}"
+    );
+    assert!(warning.contains("go: cannot find main module"), "the first lines it printed: {warning}");
+    assert!(!warning.contains('\u{1b}'), "no escape sequence is quoted: {warning:?}");
+    let err = stderr(&output);
+    assert_eq!(err.matches("reported no finding").count(), 1, "said once: {err}");
+
+    // Findings, but none with a repro, under the repro scorer: 0 by construction, and said.
+    let linter = sandbox.script(
+        "lint.sh",
+        "echo '[{\"file\": \"src/calc.py\", \"line\": 2, \"message\": \"suspicious arithmetic\"}]'",
+    );
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &linter,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "repro",
+        "--json",
+    ]);
+    let report = json(&output);
+    assert_eq!(report["recall"], 0.0, "{}", stderr(&output));
+    let warnings = report["warnings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].as_str().unwrap().contains("none of the reviewer's 1 findings carries a repro command"),
+        "{warnings:?}"
+    );
+    // Under the string scorer the same findings warn of nothing of the kind.
+    let output = sandbox.run(&[
+        "--review-cmd",
+        &linter,
+        "--plants-file",
+        &sandbox.plants(),
+        "--scorer",
+        "string",
+        "--json",
+    ]);
+    assert_eq!(json(&output)["warnings"], Value::Null, "{}", stderr(&output));
+}
+
+#[test]
 fn the_json_report_has_every_key_of_the_spec() {
     let sandbox = Sandbox::new();
     let reviewer = sandbox.test_suite_reviewer(&[(2, "grep -q 'return a + b' src/calc.py")]);
@@ -381,7 +447,8 @@ fn controls_echo_and_oracle_under_repro_judge_and_string() {
     let report = json(&output);
     assert_eq!(report["controls"]["echo"]["recall"], 1.0);
     assert_eq!(report["trustworthy"], false);
-    assert!(stderr(&output).contains("NOT trustworthy"), "{}", stderr(&output));
+    // Said once, beside the figure it is about.
+    assert_eq!(stderr(&output).matches("NOT trustworthy").count(), 1, "{}", stderr(&output));
 }
 
 #[test]
@@ -1735,6 +1802,32 @@ fn a_linter_exit_code_is_a_crash_naming_the_flag_until_ok_exit_codes_accepts_it(
 }
 
 #[test]
+fn a_reviewer_command_that_cannot_run_is_named_as_such_and_never_advised_into_ok_exit_codes() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let plants = sandbox.plants();
+    let not_executable = sandbox.repo().parent().unwrap().join("review-not-executable.sh");
+    std::fs::write(&not_executable, "#!/bin/sh\necho '[]'\n").unwrap();
+    let not_executable = not_executable.display().to_string();
+    for (command, code, says) in
+        [("ruff-typo check .", 127, "was not found"), (not_executable.as_str(), 126, "is not executable")]
+    {
+        // Even listed in --ok-exit-codes, the shell's "could not run" is no review.
+        for extra in [&[][..], &["--ok-exit-codes", "0,126,127"]] {
+            let base = ["--review-cmd", command, "--scorer", "repro", "--plants-file", plants.as_str()];
+            let output = sandbox.run(&[&base[..], extra].concat());
+            let message = stderr(&output);
+            assert_eq!(output.status.code(), Some(1), "{command}: {message}");
+            assert!(message.contains("could not run") && message.contains(says), "{command}: {message}");
+            assert!(message.contains(&format!("exit code {code}")), "{command}: {message}");
+            assert!(!message.contains("accept it with --ok-exit-codes"), "{command}: {message}");
+            assert!(message.contains("check the command"), "{command}: {message}");
+        }
+    }
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
 fn ruff_output_as_it_comes_locates_its_finding_and_unlocated_findings_are_named() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
@@ -1837,7 +1930,7 @@ fn off_a_terminal_each_stage_and_check_is_a_plain_line_unless_quiet() {
         "s checking witnesses (3)",
         "s checking witnesses 3/3",
         "s running the reviews (1)",
-        "s reviews: 1 running, 0/1 finished",
+        // A count within a second of the stage's line waits for the next; the last is always shown.
         "s reviews: 0 running, 1/1 finished",
         "s scoring the findings 1/1",
     ] {

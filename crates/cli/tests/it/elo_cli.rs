@@ -15,6 +15,7 @@ mod faults;
 mod limits;
 mod rfc;
 mod secrets;
+mod verified;
 
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
@@ -245,6 +246,7 @@ fn story(author: &Keypair, reviewers: &[Keypair], n: usize) -> Vec<SignedMessage
             merged: true,
             incident,
             incident_details: incident.then(|| "rollback".to_owned()),
+            calibration: None,
         }),
     ));
     messages

@@ -4,7 +4,8 @@ use super::{Ledger, LedgerError, Stored};
 use crate::canonical::{canonical_text, parse_strict, sha256_hex};
 use crate::codec;
 use crate::engine::Rejection;
-use crate::message::{Content, LeaderboardResult, Message, MessageId, REVIEW_CHANNEL};
+use crate::message::{Content, LeaderboardQuery, LeaderboardResult, Message, MessageId, REVIEW_CHANNEL};
+use crate::scope::Scope;
 use crate::signed::{MessageError, SignedMessage};
 use serde_json::{Value, json};
 
@@ -56,6 +57,7 @@ impl Response {
                 Some("from".to_owned())
             }
             Rejection::NotStored { .. } => Some("type".to_owned()),
+            Rejection::CalibrationReplayed { .. } => Some("content.calibration".to_owned()),
             Rejection::Replayed { .. } => None,
         };
         Response::Rejected { code: rejection.code().into(), field, reason: rejection.to_string() }
@@ -81,14 +83,12 @@ impl Ledger {
             return match query {
                 Err(error) => Ok(Response::invalid(&MessageError::Field(error))),
                 Ok(query) => {
-                    let entries =
-                        self.leaderboard(Some(query.query.limit.unwrap_or(DEFAULT_LEADERBOARD_LIMIT)))?;
                     // The asker's own name for itself: unverified, but the leaderboard is public.
                     let to = query.from.map_or_else(|| REVIEW_CHANNEL.to_owned(), |from| from.to_string());
                     let id = canonical_text(&value)
                         .ok()
                         .map(|canonical| MessageId(sha256_hex(canonical.as_bytes())));
-                    self.reply(to, id, entries)
+                    self.reply(to, id, &query.query)
                 }
             };
         }
@@ -102,8 +102,7 @@ impl Ledger {
     pub fn handle_message(&mut self, message: &SignedMessage) -> Result<Response, LedgerError> {
         match &message.message.content {
             Content::Leaderboard(query) => {
-                let entries = self.leaderboard(Some(query.limit.unwrap_or(DEFAULT_LEADERBOARD_LIMIT)))?;
-                self.reply(message.message.from.to_string(), Some(message.id.clone()), entries)
+                self.reply(message.message.from.to_string(), Some(message.id.clone()), query)
             }
             _ => Ok(match self.ingest(message)? {
                 Ok(stored) => Response::Stored(stored),
@@ -112,18 +111,31 @@ impl Ledger {
         }
     }
 
-    /// The signed answer to a query with id `query`, addressed to `to`.
+    /// The signed answer to `query` (whose id is `query_id`), addressed to `to`: the
+    /// leaderboard of the outcomes and domain it names (all outcomes when it names none).
     fn reply(
         &self,
         to: String,
-        query: Option<MessageId>,
-        leaderboard: Vec<crate::message::LeaderboardEntry>,
+        query_id: Option<MessageId>,
+        query: &LeaderboardQuery,
     ) -> Result<Response, LedgerError> {
+        // The codec refuses a domain with other than verified outcomes; all is the fallback
+        // that cannot be reached.
+        let scope = Scope::of(query.outcomes, query.domain.as_deref()).unwrap_or(Scope::All);
+        let leaderboard =
+            self.leaderboard_in(&scope, Some(query.limit.unwrap_or(DEFAULT_LEADERBOARD_LIMIT)))?;
+        let result = LeaderboardResult {
+            leaderboard,
+            in_reply_to: query_id,
+            // Named in the answer only when the query asked for other than RFC-001's board.
+            outcomes: (scope != Scope::All).then(|| scope.outcomes()),
+            domain: scope.domain().map(str::to_owned),
+        };
         let answer = Message {
             from: self.key.agent_id(),
             to,
             ts: unix_millis(),
-            content: Content::LeaderboardResult(LeaderboardResult { leaderboard, in_reply_to: query }),
+            content: Content::LeaderboardResult(result),
         };
         SignedMessage::sign(&answer, &self.key)
             .map(|reply| Response::Reply(Box::new(reply)))

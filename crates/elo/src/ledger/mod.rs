@@ -7,15 +7,20 @@ mod handle;
 mod location;
 mod pipeline;
 mod postgres;
+mod record;
 mod replay;
+mod scoped_storage;
 mod sqlite;
 mod storage;
 mod store;
+mod verified;
 
 pub use handle::Response;
 pub use location::{LedgerLocation, LocationError, PostgresLocation};
+pub use record::{Recorded, Recording, Refusal};
 pub use replay::ReplayReport;
 pub use store::{LineOutcome, Stored};
+pub use verified::RatingChange;
 
 use crate::canonical::{JsonError, parse_strict};
 use crate::codec;
@@ -288,17 +293,7 @@ impl Ledger {
 
     /// The best `limit` reviewers (all when `None`): rating, then review count, then id.
     pub fn leaderboard(&self, limit: Option<u32>) -> Result<Vec<LeaderboardEntry>, LedgerError> {
-        let mut entries = Vec::new();
-        for (index, (agent, standing)) in self.storage.ranked(limit)?.into_iter().enumerate() {
-            entries.push(LeaderboardEntry {
-                rank: u32::try_from(index + 1).unwrap_or(u32::MAX),
-                agent: self.agent(agent)?,
-                elo: standing.rating,
-                reviews: standing.reviews,
-                accuracy: standing.accuracy(),
-            });
-        }
-        Ok(entries)
+        self.entries(self.storage.ranked(limit)?)
     }
 
     /// One reviewer's standing, `None` for an agent that never reviewed.
@@ -332,13 +327,15 @@ impl Ledger {
     pub fn receipts(&self, reviewer: &AgentId) -> Result<Vec<Receipt>, LedgerError> {
         let mut subjects: HashMap<MessageId, Option<String>> = HashMap::new();
         let mut receipts = Vec::new();
+        let trusted = self.trust_set()?;
         for scored in self.scored_reviews(Some(reviewer))? {
             if !subjects.contains_key(&scored.request_id) {
                 let subject = self.request_subject(&scored.request_id)?;
                 subjects.insert(scored.request_id.clone(), subject);
             }
             let subject = subjects.get(&scored.request_id).and_then(Option::as_deref);
-            receipts.push(Receipt::issue(&scored, subject, &self.key));
+            let calibration = self.receipt_calibration(&scored.outcome_id, &trusted)?;
+            receipts.push(Receipt::issue_with(&scored, subject, calibration, &self.key));
         }
         Ok(receipts)
     }

@@ -2,7 +2,6 @@
 //! with what the ledger materialised.
 
 use super::{Ledger, LedgerError};
-use crate::engine::Engine;
 use crate::signed::{KeyCache, SignedMessage};
 use serde::Serialize;
 
@@ -30,7 +29,7 @@ impl Ledger {
     /// Recomputes every rating from the stored messages (signatures checked again) in the
     /// order they were stored, and compares with the materialised ratings and scored reviews.
     pub fn replay(&self) -> Result<ReplayReport, LedgerError> {
-        let mut engine = Engine::new(self.policy.clone());
+        let mut engine = self.trusting_engine()?;
         let mut mismatches = Vec::new();
         let mut messages = 0u64;
         let mut keys = KeyCache::default();
@@ -69,6 +68,7 @@ impl Ledger {
         for agent in stored.keys().filter(|agent| !replayed.contains_key(*agent)) {
             mismatches.push(format!("{agent}: the ledger rates it, replay does not"));
         }
+        mismatches.extend(self.scoped_mismatches(&engine)?);
         let stored_scored = self.scored_reviews(None)?;
         if stored_scored != engine.scored() {
             mismatches.push(format!(

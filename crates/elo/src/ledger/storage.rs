@@ -81,7 +81,7 @@ pub(crate) struct LatestRow {
 
 /// What a ledger backend does. Every error names the ledger (its path or its URL without
 /// a password).
-pub(crate) trait Storage: Send {
+pub(crate) trait Storage: Send + super::scoped_storage::ScopedStorage {
     /// The version of the backend's schema (after opening: this build's).
     fn schema_version(&self) -> u32;
     /// A value of the ledger's `meta` table (its key, its policy).

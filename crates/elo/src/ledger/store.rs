@@ -2,6 +2,7 @@
 //! one transaction per batch.
 
 use super::storage::{BatchWrites, LatestRow, NewMessage, ScoredRow, Storage};
+use super::verified::{BatchScopes, RatingChange};
 use super::{Ledger, LedgerError};
 use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_review};
 use crate::identity::AgentId;
@@ -10,6 +11,7 @@ use crate::policy::{OutcomeClass, Standing};
 use crate::signed::{MessageError, SignedMessage};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::sync::Arc;
 
 /// A message the ledger stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +61,17 @@ impl Ledger {
         &mut self,
         messages: &[SignedMessage],
     ) -> Result<Vec<Result<Stored, Rejection>>, BatchFailure> {
+        self.write_transaction_as(messages, Commit::Accepted).map(|written| written.outcomes)
+    }
+
+    /// Stores `messages` in one transaction; with [`Commit::AllOrNothing`] a batch with any
+    /// refused message is rolled back whole (its outcomes are then what the rules said, and
+    /// nothing is stored).
+    pub(super) fn write_transaction_as(
+        &mut self,
+        messages: &[SignedMessage],
+        commit: Commit,
+    ) -> Result<Written, BatchFailure> {
         let failed = |error| BatchFailure { error, unconfirmed: 0 };
         self.storage.begin_write().map_err(failed)?;
         let mut writer = Writer {
@@ -70,11 +83,16 @@ impl Ledger {
             requests: HashMap::new(),
             latest: HashMap::new(),
             writes: BatchWrites::default(),
+            scopes: BatchScopes::default(),
+            changes: Vec::new(),
         };
         let written = (|| {
             let mut outcomes = Vec::with_capacity(messages.len());
             for message in messages {
                 outcomes.push(writer.store(message).map_err(failed)?);
+            }
+            if commit == Commit::AllOrNothing && outcomes.iter().any(Result::is_err) {
+                return Ok((outcomes, false));
             }
             writer.finish().map_err(failed)?;
             if let Err(error) = self.storage.commit() {
@@ -83,15 +101,19 @@ impl Ledger {
                 let unconfirmed = if error.outcome_unknown() { stored as u64 } else { 0 };
                 return Err(BatchFailure { error, unconfirmed });
             }
-            Ok(outcomes)
+            Ok((outcomes, true))
         })();
-        let new_rows = writer.new;
+        let (new_rows, changes) = (writer.new, writer.changes);
         match written {
-            Ok(outcomes) => {
+            Ok((outcomes, true)) => {
                 // Only rows that are now committed may be skipped later.
                 self.seen.agents.extend(new_rows.agents);
                 self.seen.rated.extend(new_rows.rated);
-                Ok(outcomes)
+                Ok(Written { outcomes, committed: true, changes })
+            }
+            Ok((outcomes, false)) => {
+                self.storage.rollback();
+                Ok(Written { outcomes, committed: false, changes: Vec::new() })
             }
             Err(failure) => {
                 self.storage.rollback();
@@ -145,6 +167,26 @@ impl Ledger {
     }
 }
 
+/// Whether a write transaction commits what the rules accepted, or nothing unless they
+/// accepted everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Commit {
+    /// Store what the rules accept (ingest).
+    Accepted,
+    /// Store everything or nothing (a calibration record).
+    AllOrNothing,
+}
+
+/// What a write transaction did.
+pub(super) struct Written {
+    /// Each message's outcome, in order.
+    pub(super) outcomes: Vec<Result<Stored, Rejection>>,
+    /// False when the transaction was rolled back (a refusal under [`Commit::AllOrNothing`]).
+    pub(super) committed: bool,
+    /// Every standing the committed transaction moved, in every scope.
+    pub(super) changes: Vec<RatingChange>,
+}
+
 /// Why a write transaction failed, and how many of its messages may be stored all the same
 /// (a commit that got no answer).
 pub(crate) struct BatchFailure {
@@ -179,6 +221,10 @@ struct Writer<'a> {
     latest: HashMap<i64, Vec<LatestRow>>,
     /// What `finish` writes.
     writes: BatchWrites,
+    /// The batch's calibration rounds and scoped standings.
+    scopes: BatchScopes,
+    /// Every standing the batch moved (filled by `finish`).
+    changes: Vec<RatingChange>,
 }
 
 /// A request as the current batch sees it.
@@ -231,8 +277,15 @@ impl Writer<'_> {
                     self.storage.delete_message(seq)?;
                     return Ok(Err(rejection));
                 }
+                let scopes = match self.scopes.outcome(self.storage, signed, outcome)? {
+                    Ok(scopes) => scopes,
+                    Err(rejection) => {
+                        self.storage.delete_message(seq)?;
+                        return Ok(Err(rejection));
+                    }
+                };
                 let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
-                self.score(signed, outcome, request_seq)?
+                self.score(signed, outcome, request_seq, &scopes)?
             }
             Content::Request(_) => {
                 let view = RequestView { requester: sender.clone(), closed_by: None };
@@ -306,6 +359,9 @@ impl Writer<'_> {
             Entry::Occupied(entry) => Ok(entry.into_mut()),
             Entry::Vacant(entry) => {
                 let stored = storage.rating(reviewer)?;
+                if let Some(stored) = stored {
+                    self.scopes.loaded(reviewer, stored);
+                }
                 Ok(entry.insert(stored.unwrap_or_else(|| Standing::new(policy))))
             }
         }
@@ -316,6 +372,7 @@ impl Writer<'_> {
     fn finish(&mut self) -> Result<(), LedgerError> {
         let mut writes = std::mem::take(&mut self.writes);
         writes.latest_reviews = self.latest.drain().flat_map(|(_, rows)| rows).collect();
+        self.changes = self.scopes.finish(self.storage, self.policy, &self.standings)?;
         writes.ratings = self.standings.drain().collect();
         self.storage.write_batch(&writes)
     }
@@ -325,6 +382,7 @@ impl Writer<'_> {
         signed: &SignedMessage,
         outcome: &OutcomeContent,
         request_seq: i64,
+        scopes: &Arc<[String]>,
     ) -> Result<Vec<ScoredReview>, LedgerError> {
         let request_id = outcome.request_id.as_str();
         let request_key = outcome.request_id.to_bytes();
@@ -362,6 +420,7 @@ impl Writer<'_> {
             let standing = self.standing(reviewer.as_str())?;
             let elo_delta = standing.score(policy, class);
             let rating_after = standing.rating;
+            self.scopes.score(scopes, &row.reviewer, class);
             let entry = ScoredReview {
                 review_id,
                 request_id: outcome.request_id.clone(),

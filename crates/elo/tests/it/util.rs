@@ -45,6 +45,7 @@ pub(crate) fn outcome(key: &Keypair, request: &SignedMessage, incident: bool) ->
             merged: true,
             incident,
             incident_details: incident.then(|| "outage in checkout".to_owned()),
+            calibration: None,
         }),
     )
 }

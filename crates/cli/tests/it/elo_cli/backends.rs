@@ -32,6 +32,7 @@ fn outcome(key: &Keypair, request: &SignedMessage, incident: bool, ts: u64) -> S
         merged: true,
         incident,
         incident_details: incident.then(|| "rollback".to_owned()),
+        calibration: None,
     });
     send(key, ts, content)
 }

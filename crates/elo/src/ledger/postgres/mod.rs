@@ -10,6 +10,7 @@
 //! so they increase in commit order and a replay sees the order the ratings were made in.
 
 mod schema;
+mod scoped;
 mod session;
 
 use super::LedgerError;

@@ -62,6 +62,33 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX revcal_scored_reviews_by_reviewer ON revcal_scored_reviews (reviewer, pos);
     "#,
+    // 2: verified outcomes, as SQLite's schema version 4: the trusted authorities, the
+    // calibration round of each calibration outcome (once per authority), the standings of
+    // every scope but all. Every scored review so far is a reported one.
+    r#"
+    CREATE TABLE revcal_authorities (pubkey TEXT COLLATE "C" PRIMARY KEY, agent TEXT COLLATE "C" NOT NULL);
+    CREATE TABLE revcal_calibration_outcomes (
+        outcome_id BYTEA PRIMARY KEY,
+        authority TEXT COLLATE "C" NOT NULL,
+        report BYTEA NOT NULL,
+        round BIGINT NOT NULL,
+        trial BIGINT NOT NULL,
+        domains TEXT NOT NULL,
+        UNIQUE (authority, report, round, trial)
+    );
+    CREATE TABLE revcal_scoped_ratings (
+        scope TEXT COLLATE "C" NOT NULL,
+        agent TEXT COLLATE "C" NOT NULL,
+        rating DOUBLE PRECISION NOT NULL,
+        reviews BIGINT NOT NULL,
+        decisive BIGINT NOT NULL,
+        correct BIGINT NOT NULL,
+        PRIMARY KEY (scope, agent)
+    );
+    CREATE INDEX revcal_scoped_ratings_rank ON revcal_scoped_ratings (scope, rating DESC, reviews DESC, agent);
+    INSERT INTO revcal_scoped_ratings (scope, agent, rating, reviews, decisive, correct)
+        SELECT 'reported', agent, rating, reviews, decisive, correct FROM revcal_ratings WHERE reviews > 0;
+    "#,
 ];
 
 /// What the ledger relies on across its tables, as queries counting the rows that break
@@ -91,6 +118,11 @@ pub(crate) const INTEGRITY_CHECKS: &[(&str, &str)] = &[
         "SELECT count(*) FROM revcal_ratings AS r WHERE r.reviews <> \
          (SELECT count(*) FROM revcal_scored_reviews AS s WHERE s.reviewer = r.agent)",
         "ratings whose review count differs from the reviewer's scored reviews",
+    ),
+    (
+        "SELECT count(*) FROM revcal_calibration_outcomes AS c WHERE NOT EXISTS \
+         (SELECT 1 FROM revcal_messages AS m WHERE m.id = c.outcome_id AND m.type = 'REVIEW_OUTCOME')",
+        "calibration rounds whose outcome is not stored",
     ),
 ];
 

@@ -2,6 +2,7 @@
 //! (`BEGIN IMMEDIATE` makes writers take turns; readers never wait).
 
 pub(crate) mod schema;
+mod scoped;
 
 use super::LedgerError;
 use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};

@@ -142,6 +142,34 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE latest_reviews_v2;
     DROP TABLE requests;
     "#,
+    // 4: verified outcomes. The authorities the ledger trusts; the calibration round each
+    // calibration outcome reports (a round is recorded once per authority); the standings of
+    // every scope but all (verified, reported, one per domain). No outcome carried a
+    // calibration before, so every scored review so far is a reported one.
+    r#"
+    CREATE TABLE authorities (pubkey TEXT PRIMARY KEY, agent TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE calibration_outcomes (
+        outcome_id BLOB PRIMARY KEY,
+        authority TEXT NOT NULL,
+        report BLOB NOT NULL,
+        round INTEGER NOT NULL,
+        trial INTEGER NOT NULL,
+        domains TEXT NOT NULL,
+        UNIQUE (authority, report, round, trial)
+    ) WITHOUT ROWID;
+    CREATE TABLE scoped_ratings (
+        scope TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        rating REAL NOT NULL,
+        reviews INTEGER NOT NULL,
+        decisive INTEGER NOT NULL,
+        correct INTEGER NOT NULL,
+        PRIMARY KEY (scope, agent)
+    ) WITHOUT ROWID;
+    CREATE INDEX scoped_ratings_rank ON scoped_ratings (scope, rating DESC, reviews DESC, agent);
+    INSERT INTO scoped_ratings (scope, agent, rating, reviews, decisive, correct)
+        SELECT 'reported', agent, rating, reviews, decisive, correct FROM ratings WHERE reviews > 0;
+    "#,
 ];
 
 /// The schema version of an open connection.

@@ -1,0 +1,379 @@
+//! Verified outcomes in the ledger: the authorities it trusts, the standings of every scope
+//! (verified, reported, one per domain) kept beside the ratings, and what a write batch does
+//! for them (docs/reputation.md, "Verified outcomes").
+//!
+//! An outcome is *verified* when it carries `content.calibration` and its signer's public
+//! key is one the ledger trusts. The scoped standings are a function of the stored messages
+//! in order and of the trusted keys: trusting or no longer trusting a key computes them
+//! again from the scored reviews, in the same transaction.
+
+use super::scoped_storage::{LinkRow, ScopedRow};
+use super::storage::Storage;
+use super::{Ledger, LedgerError};
+use crate::canonical::parse_strict;
+use crate::codec;
+use crate::engine::{Engine, Rejection, calibration_replayed};
+use crate::identity::{AgentId, PublicKey};
+use crate::link::RoundKey;
+use crate::message::{Content, LeaderboardEntry, MessageId, OutcomeContent};
+use crate::policy::{OutcomeClass, Policy, Standing};
+use crate::receipt::ReceiptCalibration;
+use crate::scope::{Scope, ScopedStandings, TrustSet, outcome_scopes};
+use crate::signed::SignedMessage;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+/// How one reviewer's standing in one scope moved in a write batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatingChange {
+    /// The scope.
+    pub scope: Scope,
+    /// The reviewer.
+    pub agent: AgentId,
+    /// The standing before the batch; `None` for a reviewer new to the scope.
+    pub before: Option<Standing>,
+    /// The standing after it.
+    pub after: Standing,
+}
+
+impl RatingChange {
+    /// The rating's change (from the start rating for a reviewer new to the scope).
+    pub fn delta(&self, policy: &Policy) -> f64 {
+        self.after.rating - self.before.map_or(policy.start_rating, |before| before.rating)
+    }
+}
+
+/// What one write batch does for the scopes: which calibration rounds it records and, in
+/// scoring order, which review counted in which scopes. The scoped standings are read once,
+/// folded and written once, at the end of the batch (one statement each on PostgreSQL).
+#[derive(Default)]
+pub(super) struct BatchScopes {
+    /// The trusted keys, read when the batch meets its first calibration outcome (inside
+    /// the write transaction, so a trust change by another process is seen).
+    trusted: Option<TrustSet>,
+    /// Rounds the batch recorded, with their outcome.
+    rounds: HashMap<RoundKey, MessageId>,
+    links: Vec<LinkRow>,
+    /// Each scored review: its scopes (storage keys), reviewer and class.
+    scores: Vec<(Arc<[String]>, String, OutcomeClass)>,
+    /// The scopes of a self-reported outcome, made once per batch.
+    reported: Option<Arc<[String]>>,
+    /// The `All` standing of each reviewer the batch read, as it was before the batch.
+    all_before: HashMap<String, Standing>,
+}
+
+impl BatchScopes {
+    /// The scopes of an outcome the request rules accepted, or the refusal of a calibration
+    /// round already recorded by the same authority.
+    pub(super) fn outcome(
+        &mut self,
+        storage: &dyn Storage,
+        signed: &SignedMessage,
+        outcome: &OutcomeContent,
+    ) -> Result<Result<Arc<[String]>, Rejection>, LedgerError> {
+        let Some(link) = &outcome.calibration else {
+            return Ok(Ok(self.reported.get_or_insert_with(|| outcome_scopes(None).into()).clone()));
+        };
+        let authority = signed.pubkey.to_base64();
+        let key = RoundKey::of(authority.clone(), link);
+        if let Some(outcome_id) = self.rounds.get(&key) {
+            return Ok(Err(calibration_replayed(outcome, outcome_id)));
+        }
+        let report = MessageId::parse(&link.report_sha256).map(|id| id.to_bytes()).unwrap_or_default();
+        let (round, trial) = (to_i64(link.round), to_i64(link.trial));
+        if let Some(stored) = storage.recorded_round(&authority, &report, round, trial)? {
+            let outcome_id = MessageId(crate::canonical::hex(&stored));
+            return Ok(Err(calibration_replayed(outcome, &outcome_id)));
+        }
+        if self.trusted.is_none() {
+            let keys = storage.authorities()?.into_iter().map(|(_, key)| key);
+            self.trusted = Some(TrustSet::from_keys(keys));
+        }
+        let verified = self.trusted.as_ref().is_some_and(|trusted| trusted.contains(&authority));
+        self.rounds.insert(key, signed.id.clone());
+        self.links.push(LinkRow {
+            outcome_id: signed.id.to_bytes().to_vec(),
+            authority,
+            report: report.to_vec(),
+            round,
+            trial,
+            domains: serde_json::to_string(&link.domains).unwrap_or_else(|_| "[]".to_owned()),
+        });
+        Ok(Ok(outcome_scopes(verified.then_some(link.domains.as_slice())).into()))
+    }
+
+    /// Counts one scored review in `scopes`.
+    pub(super) fn score(&mut self, scopes: &Arc<[String]>, reviewer: &str, class: OutcomeClass) {
+        self.scores.push((scopes.clone(), reviewer.to_owned(), class));
+    }
+
+    /// Remembers a reviewer's `All` standing as the batch first read it.
+    pub(super) fn loaded(&mut self, reviewer: &str, standing: Standing) {
+        self.all_before.entry(reviewer.to_owned()).or_insert(standing);
+    }
+
+    /// Reads the scoped standings the batch touched, folds its scored reviews into them in
+    /// order and writes them, with the calibration rounds it recorded. Returns every
+    /// standing that moved, `All` included (`all_after`: the batch's `All` standings).
+    pub(super) fn finish(
+        &mut self,
+        storage: &dyn Storage,
+        policy: &Policy,
+        all_after: &HashMap<String, Standing>,
+    ) -> Result<Vec<RatingChange>, LedgerError> {
+        let mut changes = Vec::new();
+        for (reviewer, after) in all_after {
+            let before = self.all_before.get(reviewer).copied();
+            if let Some(agent) = AgentId::parse(reviewer)
+                && before != Some(*after)
+            {
+                changes.push(RatingChange { scope: Scope::All, agent, before, after: *after });
+            }
+        }
+        if self.scores.is_empty() && self.links.is_empty() {
+            return Ok(changes);
+        }
+        let mut seen = HashSet::new();
+        let mut keys = Vec::new();
+        for (scopes, reviewer, _) in &self.scores {
+            for scope in scopes.iter() {
+                if seen.insert((scope.as_str(), reviewer.as_str())) {
+                    keys.push((scope.clone(), reviewer.clone()));
+                }
+            }
+        }
+        let mut standings = ScopedStandings::default();
+        for (scope, agent, standing) in storage.scoped_standings(&keys)? {
+            standings.set(scope, agent, standing);
+        }
+        let before = standings.clone();
+        for (scopes, reviewer, class) in &self.scores {
+            standings.score(policy, scopes, reviewer, *class);
+        }
+        let mut rows: Vec<ScopedRow> = Vec::with_capacity(keys.len());
+        for (key, reviewer) in keys {
+            let Some(after) = standings.get(&key, &reviewer).copied() else { continue };
+            if let (Some(scope), Some(agent)) = (Scope::from_key(&key), AgentId::parse(&reviewer)) {
+                changes.push(RatingChange {
+                    scope,
+                    agent,
+                    before: before.get(&key, &reviewer).copied(),
+                    after,
+                });
+            }
+            rows.push((key, reviewer, after));
+        }
+        storage.write_scoped(&self.links, &rows)?;
+        Ok(changes)
+    }
+}
+
+/// Converts a count for storing; rounds and trials past `i64::MAX` do not occur but saturate.
+fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl Ledger {
+    /// The best `limit` reviewers (all when `None`) in `scope`: rating, then review count,
+    /// then id. In a scope other than `All`, a reviewer appears once a review of it was
+    /// scored there.
+    pub fn leaderboard_in(
+        &self,
+        scope: &Scope,
+        limit: Option<u32>,
+    ) -> Result<Vec<LeaderboardEntry>, LedgerError> {
+        let rows = match scope.key() {
+            None => self.storage.ranked(limit)?,
+            Some(key) => self.storage.ranked_in(&key, limit)?,
+        };
+        self.entries(rows)
+    }
+
+    /// Leaderboard rows from ranked standings.
+    pub(super) fn entries(
+        &self,
+        rows: Vec<(String, Standing)>,
+    ) -> Result<Vec<LeaderboardEntry>, LedgerError> {
+        let mut entries = Vec::with_capacity(rows.len());
+        for (index, (agent, standing)) in rows.into_iter().enumerate() {
+            entries.push(LeaderboardEntry {
+                rank: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                agent: self.agent(agent)?,
+                elo: standing.rating,
+                reviews: standing.reviews,
+                accuracy: standing.accuracy(),
+            });
+        }
+        Ok(entries)
+    }
+
+    /// Every stored standing in `scope`, by agent.
+    pub fn standings_in(&self, scope: &Scope) -> Result<BTreeMap<AgentId, Standing>, LedgerError> {
+        let Some(key) = scope.key() else { return self.standings() };
+        let mut standings = BTreeMap::new();
+        for (agent, standing) in self.storage.ranked_in(&key, None)? {
+            standings.insert(self.agent(agent)?, standing);
+        }
+        Ok(standings)
+    }
+
+    /// The domains (bug categories) with verified standings, sorted.
+    pub fn domains(&self) -> Result<Vec<String>, LedgerError> {
+        Ok(self
+            .storage
+            .scope_keys()?
+            .iter()
+            .filter_map(|key| Scope::from_key(key)?.domain().map(str::to_owned))
+            .collect())
+    }
+
+    /// The authorities the ledger trusts, by agent id.
+    pub fn authorities(&self) -> Result<Vec<(AgentId, PublicKey)>, LedgerError> {
+        let mut authorities = Vec::new();
+        for (agent, key) in self.storage.authorities()? {
+            let key = PublicKey::from_base64(&key, "pubkey").map_err(|error| {
+                self.corrupt(format!("authorities: the key of {agent} does not load: {error}"))
+            })?;
+            authorities.push((self.agent(agent)?, key));
+        }
+        Ok(authorities)
+    }
+
+    /// Trusts `authority`: its calibration outcomes, stored and to come, are verified. The
+    /// scoped standings are computed again in the same transaction. False when the key was
+    /// trusted already (nothing changes).
+    pub fn trust(&mut self, authority: &PublicKey) -> Result<bool, LedgerError> {
+        let (key, agent) = (authority.to_base64(), authority.agent_id());
+        self.change_trust(|storage| storage.add_authority(&key, agent.as_str()))
+    }
+
+    /// Stops trusting the keys of `authority`: its calibration outcomes count as reported
+    /// from now on, the stored ones included. False when it was not trusted.
+    pub fn distrust(&mut self, authority: &AgentId) -> Result<bool, LedgerError> {
+        self.change_trust(|storage| storage.remove_authority(authority.as_str()))
+    }
+
+    /// Runs `change` and, when it changed the trusted keys, computes the scoped standings
+    /// again: one write transaction.
+    fn change_trust(
+        &mut self,
+        change: impl FnOnce(&dyn Storage) -> Result<bool, LedgerError>,
+    ) -> Result<bool, LedgerError> {
+        self.storage.begin_write()?;
+        let done = (|| {
+            let changed = change(&*self.storage)?;
+            if changed {
+                let rows = self.rebuilt_scopes()?;
+                self.storage.clear_scoped()?;
+                self.storage.write_scoped(&[], &rows)?;
+            }
+            self.storage.commit()?;
+            Ok(changed)
+        })();
+        if done.is_err() {
+            self.storage.rollback();
+        }
+        done
+    }
+
+    /// The scoped standings folded again from every scored review, in scoring order, under
+    /// the trusted keys as stored now.
+    fn rebuilt_scopes(&self) -> Result<Vec<ScopedRow>, LedgerError> {
+        let trusted = TrustSet::from_keys(self.storage.authorities()?.into_iter().map(|(_, key)| key));
+        let mut standings = ScopedStandings::default();
+        let mut unreadable = None;
+        self.storage.scored_scopes(&mut |row| {
+            let Some(class) = OutcomeClass::from_wire(&row.outcome) else {
+                unreadable
+                    .get_or_insert_with(|| format!("scored_reviews: unreadable outcome {:?}", row.outcome));
+                return;
+            };
+            let scopes = match (&row.authority, &row.domains) {
+                (Some(authority), Some(domains)) if trusted.contains(authority) => {
+                    match serde_json::from_str::<Vec<String>>(domains) {
+                        Ok(domains) => outcome_scopes(Some(&domains)),
+                        Err(_) => {
+                            unreadable.get_or_insert_with(|| {
+                                format!("calibration_outcomes: unreadable domains {domains:?}")
+                            });
+                            return;
+                        }
+                    }
+                }
+                _ => outcome_scopes(None),
+            };
+            standings.score(&self.policy, &scopes, &row.reviewer, class);
+        })?;
+        match unreadable {
+            Some(what) => Err(self.corrupt(what)),
+            None => Ok(standings.into_rows()),
+        }
+    }
+
+    /// Differences between the scoped standings stored and those of `engine` (a replay).
+    pub(super) fn scoped_mismatches(&self, engine: &Engine) -> Result<Vec<String>, LedgerError> {
+        let mut stored = ScopedStandings::default();
+        for (scope, agent, standing) in self.storage.all_scoped()? {
+            stored.set(scope, agent, standing);
+        }
+        let replayed = engine.scoped();
+        let mut mismatches = Vec::new();
+        for ((scope, agent), standing) in replayed.iter() {
+            match stored.get(scope, agent) {
+                None => {
+                    mismatches.push(format!("{agent} ({scope}): replay rates it, the ledger has no rating"))
+                }
+                Some(found) if found != standing => {
+                    mismatches.push(format!("{agent} ({scope}): stored {found:?}, replayed {standing:?}"));
+                }
+                Some(_) => {}
+            }
+        }
+        for ((scope, agent), _) in stored.iter() {
+            if replayed.get(scope, agent).is_none() {
+                mismatches.push(format!("{agent} ({scope}): the ledger rates it, replay does not"));
+            }
+        }
+        Ok(mismatches)
+    }
+
+    /// An engine that trusts what the ledger trusts (for a replay).
+    pub(super) fn trusting_engine(&self) -> Result<Engine, LedgerError> {
+        let mut engine = Engine::new(self.policy.clone());
+        for (_, key) in self.authorities()? {
+            engine.trust(&key);
+        }
+        Ok(engine)
+    }
+
+    /// What a receipt says of the outcome `outcome_id` when it reports a calibration round;
+    /// `None` for a self-reported outcome.
+    pub(super) fn receipt_calibration(
+        &self,
+        outcome_id: &MessageId,
+        trusted: &TrustSet,
+    ) -> Result<Option<ReceiptCalibration>, LedgerError> {
+        let Some(body) = self.storage.message_body(&outcome_id.to_bytes())? else { return Ok(None) };
+        let envelope =
+            parse_strict(&body).ok().and_then(|value| codec::decode(&value).ok()).ok_or_else(|| {
+                self.corrupt(format!("message {outcome_id}: the stored body does not read back"))
+            })?;
+        let Content::Outcome(OutcomeContent { calibration: Some(link), .. }) = &envelope.message.content
+        else {
+            return Ok(None);
+        };
+        Ok(Some(ReceiptCalibration {
+            verified: trusted.contains(&envelope.pubkey),
+            authority: envelope.message.from.clone(),
+            report_sha256: link.report_sha256.clone(),
+            round: link.round,
+            trial: link.trial,
+            domains: link.domains.clone(),
+        }))
+    }
+
+    /// The trusted keys as a set.
+    pub(super) fn trust_set(&self) -> Result<TrustSet, LedgerError> {
+        Ok(TrustSet::from_keys(self.storage.authorities()?.into_iter().map(|(_, key)| key)))
+    }
+}

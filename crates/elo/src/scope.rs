@@ -1,0 +1,220 @@
+//! Which outcomes a standing counts: all of them (RFC-001's one rating), the verified ones
+//! (calibration outcomes signed by an authority the ledger trusts), the self-reported ones,
+//! or the verified ones of one bug category (a domain).
+//!
+//! Each scope is a rating of its own: every reviewer starts at the policy's start rating in
+//! it and its K follows the reviews scored *in that scope*, exactly as if the ledger held
+//! only those outcomes (docs/reputation.md, "Verified outcomes").
+
+use crate::identity::{AgentId, PublicKey};
+use crate::policy::{OutcomeClass, Policy, Standing};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// The outcomes a leaderboard counts (`--outcomes`, and a leaderboard query's `outcomes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcomes {
+    /// Every outcome: RFC-001's rating, as the ledger has always kept it.
+    #[default]
+    All,
+    /// Outcomes of calibration rounds signed by a trusted authority.
+    Verified,
+    /// Every other outcome: reported by the requester (an untrusted authority's claim to
+    /// a calibration included).
+    Reported,
+}
+
+impl Outcomes {
+    /// `all`, `verified` or `reported`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcomes::All => "all",
+            Outcomes::Verified => "verified",
+            Outcomes::Reported => "reported",
+        }
+    }
+
+    /// The value named `name`.
+    pub fn from_wire(name: &str) -> Option<Outcomes> {
+        [Outcomes::All, Outcomes::Verified, Outcomes::Reported].into_iter().find(|o| o.as_str() == name)
+    }
+}
+
+impl fmt::Display for Outcomes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One set of standings the ledger keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    /// Every outcome (the `ratings` the leaderboard has always shown).
+    All,
+    /// Verified outcomes only.
+    Verified,
+    /// Self-reported outcomes only.
+    Reported,
+    /// Verified outcomes of rounds that count in this bug category.
+    Domain(String),
+}
+
+/// A domain leaderboard asked for over outcomes other than the verified ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a domain's ratings count verified outcomes only; `{outcomes}` outcomes have no domains")]
+#[non_exhaustive]
+pub struct ScopeError {
+    /// What was asked for.
+    pub outcomes: Outcomes,
+}
+
+impl Scope {
+    /// The scope of `outcomes`, narrowed to `domain` when one is named. A domain counts
+    /// verified outcomes only, so `domain` goes with `Verified` (or `None`, read as
+    /// verified) and nothing else.
+    pub fn of(outcomes: Option<Outcomes>, domain: Option<&str>) -> Result<Scope, ScopeError> {
+        match (outcomes, domain) {
+            (None | Some(Outcomes::Verified), Some(domain)) => Ok(Scope::Domain(domain.to_owned())),
+            (Some(outcomes), Some(_)) => Err(ScopeError { outcomes }),
+            (None | Some(Outcomes::All), None) => Ok(Scope::All),
+            (Some(Outcomes::Verified), None) => Ok(Scope::Verified),
+            (Some(Outcomes::Reported), None) => Ok(Scope::Reported),
+        }
+    }
+
+    /// How the ledger stores the scope's standings (`All` lives in `ratings` and has none).
+    pub(crate) fn key(&self) -> Option<String> {
+        match self {
+            Scope::All => None,
+            Scope::Verified => Some(VERIFIED.to_owned()),
+            Scope::Reported => Some(REPORTED.to_owned()),
+            Scope::Domain(domain) => Some(format!("{DOMAIN_PREFIX}{domain}")),
+        }
+    }
+
+    /// The scope stored as `key`; `None` for a key this build does not write.
+    pub(crate) fn from_key(key: &str) -> Option<Scope> {
+        match key {
+            VERIFIED => Some(Scope::Verified),
+            REPORTED => Some(Scope::Reported),
+            _ => key.strip_prefix(DOMAIN_PREFIX).map(|domain| Scope::Domain(domain.to_owned())),
+        }
+    }
+
+    /// The outcomes the scope counts.
+    pub fn outcomes(&self) -> Outcomes {
+        match self {
+            Scope::All => Outcomes::All,
+            Scope::Verified | Scope::Domain(_) => Outcomes::Verified,
+            Scope::Reported => Outcomes::Reported,
+        }
+    }
+
+    /// The domain, for a domain's scope.
+    pub fn domain(&self) -> Option<&str> {
+        match self {
+            Scope::Domain(domain) => Some(domain),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Domain(domain) => write!(f, "domain {domain}"),
+            other => f.write_str(other.outcomes().as_str()),
+        }
+    }
+}
+
+const VERIFIED: &str = "verified";
+const REPORTED: &str = "reported";
+const DOMAIN_PREFIX: &str = "domain:";
+
+/// The authorities a ledger trusts, by public key (base64). The whole key is compared, not
+/// the 64-bit agent id, which a determined forger could match by trying keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TrustSet {
+    keys: BTreeSet<String>,
+}
+
+impl TrustSet {
+    /// A set holding `keys` (standard base64 of raw public keys).
+    pub(crate) fn from_keys(keys: impl IntoIterator<Item = String>) -> TrustSet {
+        TrustSet { keys: keys.into_iter().collect() }
+    }
+
+    /// Adds a key.
+    pub(crate) fn insert(&mut self, key: &PublicKey) {
+        self.keys.insert(key.to_base64());
+    }
+
+    /// True when the key (base64) is trusted.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.keys.contains(key)
+    }
+}
+
+/// The scopes (by storage key) an outcome's scored reviews count in: for a verified
+/// outcome (`Some` of the domains its calibration link names) the verified scope and those
+/// domains, else the reported scope.
+pub(crate) fn outcome_scopes(verified_domains: Option<&[String]>) -> Vec<String> {
+    match verified_domains {
+        Some(domains) => std::iter::once(VERIFIED.to_owned())
+            .chain(domains.iter().map(|domain| format!("{DOMAIN_PREFIX}{domain}")))
+            .collect(),
+        None => vec![REPORTED.to_owned()],
+    }
+}
+
+/// Standings by (scope key, agent): the scoped folds of the rating rules.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ScopedStandings {
+    standings: BTreeMap<(String, String), Standing>,
+}
+
+impl ScopedStandings {
+    /// Scores one review of `reviewer` in each of `scopes`, starting a reviewer new to a
+    /// scope at the policy's start.
+    pub(crate) fn score(&mut self, policy: &Policy, scopes: &[String], reviewer: &str, class: OutcomeClass) {
+        for scope in scopes {
+            self.standings
+                .entry((scope.clone(), reviewer.to_owned()))
+                .or_insert_with(|| Standing::new(policy))
+                .score(policy, class);
+        }
+    }
+
+    /// Sets a standing (one read back from the ledger).
+    pub(crate) fn set(&mut self, scope: String, reviewer: String, standing: Standing) {
+        self.standings.insert((scope, reviewer), standing);
+    }
+
+    /// One standing.
+    pub(crate) fn get(&self, scope: &str, reviewer: &str) -> Option<&Standing> {
+        self.standings.get(&(scope.to_owned(), reviewer.to_owned()))
+    }
+
+    /// Every standing, by (scope key, agent).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(String, String), &Standing)> {
+        self.standings.iter()
+    }
+
+    /// The standings of one scope, by agent (agents that do not parse are left out: this
+    /// build writes none).
+    pub(crate) fn of_scope(&self, scope: &str) -> BTreeMap<AgentId, Standing> {
+        self.standings
+            .iter()
+            .filter(|((key, _), _)| key == scope)
+            .filter_map(|((_, agent), standing)| Some((AgentId::parse(agent)?, *standing)))
+            .collect()
+    }
+
+    /// Takes every standing out.
+    pub(crate) fn into_rows(self) -> Vec<(String, String, Standing)> {
+        self.standings.into_iter().map(|((scope, agent), standing)| (scope, agent, standing)).collect()
+    }
+}
