@@ -6,7 +6,6 @@
 
 use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
-use crate::findings::{Finding, ParsedFindings, parse_findings};
 use crate::guard::{self, Recovered};
 use crate::jobs::Jobs;
 use crate::judge::{Judge, JudgeError};
@@ -16,9 +15,10 @@ use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
 use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
 use crate::scratch::Scratch;
-use revcal_process::SignalWatch;
 use crate::targets::{Repository, choose_targets};
 use crate::tree::CommitTree;
+use revcal_findings::{Finding, ParsedFindings, parse_findings};
+use revcal_process::SignalWatch;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

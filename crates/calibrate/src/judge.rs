@@ -9,7 +9,8 @@
 //! docs/judge.md.
 //!
 //! ```
-//! use revcal_calibrate::{CommandJudge, Judge, JudgeRequest, Plant, parse_findings};
+//! use revcal_calibrate::{CommandJudge, Judge, JudgeRequest, Plant};
+//! use revcal_findings::parse_findings;
 //!
 //! let plant = Plant::new("src/lib.rs", 3, "off-by-one", "relational-boundary", "    while i < n {", "    while i <= n {")
 //!     .with_defect("`<` became `<=`: the loop reads one element past the end");
@@ -41,8 +42,8 @@ pub use wire::AnswerProblem;
 
 use serde::{Deserialize, Serialize};
 
-use crate::findings::Finding;
 use crate::plants::Plant;
+use revcal_findings::Finding;
 
 /// Decides whether a finding describes a planted defect. Implementations are shared across
 /// threads, so they must be `Send + Sync`.

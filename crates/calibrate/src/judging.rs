@@ -12,13 +12,13 @@
 //! are the same ones every time.
 
 use crate::error::CalibrateError;
-use crate::findings::Finding;
 use crate::jobs::Jobs;
 use crate::judge::{Judge, JudgeError, JudgeRequest};
 use crate::plants::Plant;
 use crate::scorers::{JudgeFailures, JudgeScorer};
 use crate::scoring::{Scored, score_with_progress};
 use crate::scratch::Scratch;
+use revcal_findings::Finding;
 use revcal_process::SignalWatch;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;

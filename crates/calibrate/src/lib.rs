@@ -26,8 +26,7 @@
 //!   [`AnswerProblem`]); judge calibration: the labelled [`JudgeCase`]s
 //!   ([`shipped_judge_cases`], [`parse_judge_cases`]) measured by [`calibrate_judge`] into a
 //!   [`JudgeCalibration`] of [`CaseOutcome`]s and [`KindScore`]s;
-//! - findings: [`parse_findings`] into [`ParsedFindings`] of [`Finding`]s in a
-//!   [`FindingFormat`], and [`locates`], the location half of the matching rule;
+//! - findings: read by [`revcal_findings::parse_findings`];
 //! - real bugs: [`BugMiner`] mines a repository's fixes into [`Bug`]s (a [`MineReport`], with
 //!   [`Rejection`]s and their [`RejectReason`]s, the [`Stop`] that ended it early,
 //!   [`MineEvent`]s and [`Phase`]s for progress, [`BugsError`]);
@@ -40,7 +39,8 @@
 //! and `selection` (plants files, mutants as plants), witness checks in a `scratch` copy (run
 //! in the Landlock `sandbox`), `controls`, the reviews (`jobs`, `rundir`, `slots` and
 //! `objects` for the scratch checkouts, `reviews` to run them at once, each `reviewer` run
-//! through `process`, which also ends escaped descendants, and `signals`), `findings` parsers,
+//! through `revcal_process`, which also ends escaped descendants), the findings read by
+//! `revcal_findings`,
 //! `scoring` with the `scorers`, the `judge` and `judging` (its questions at once), and the
 //! `report` (`assemble` turns a run into one); `guard` recovers the journals of earlier
 //! releases; `flow` drives them all.
@@ -83,7 +83,6 @@ mod assemble;
 mod bugs;
 mod controls;
 mod error;
-mod findings;
 mod flow;
 mod guard;
 mod input;
@@ -110,7 +109,6 @@ pub use bugs::{
     RejectReason, Rejection, Stop, read_bugs_file, tests_fail_at_fix, write_bugs_yaml,
 };
 pub use error::CalibrateError;
-pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
 pub use judge::{

@@ -159,9 +159,9 @@ impl Plant {
 
     /// Whether `finding` points at this plant: same basename, a line within 3 of one of its
     /// lines in the planted tree.
-    pub(crate) fn located_by(&self, finding: &crate::findings::Finding) -> bool {
+    pub(crate) fn located_by(&self, finding: &revcal_findings::Finding) -> bool {
         let near = |file: &str, first: u32, last: u32| {
-            (first..=last).step_by(7).chain([last]).any(|line| crate::findings::locates(finding, file, line))
+            (first..=last).step_by(7).chain([last]).any(|line| revcal_findings::locates(finding, file, line))
         };
         if self.spans.is_empty() {
             near(&self.file, self.line, self.end_line.unwrap_or(self.line).max(self.line))

@@ -3,8 +3,8 @@
 //! memory.
 
 use crate::error::CalibrateError;
-use revcal_process::{self as process, Exit, Finished, ShellCommand};
 use revcal_process::SignalWatch;
+use revcal_process::{self as process, Exit, Finished, ShellCommand};
 use std::path::Path;
 use std::time::Duration;
 

@@ -9,8 +9,8 @@
 use crate::error::CalibrateError;
 use crate::jobs::Jobs;
 use crate::reviewer::{self, ReviewRun};
-use revcal_process::SignalWatch;
 use crate::tree::CommitTree;
+use revcal_process::SignalWatch;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

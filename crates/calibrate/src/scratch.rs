@@ -9,10 +9,10 @@
 
 use crate::error::CalibrateError;
 use crate::plants::{Plant, apply_to};
-use revcal_process::{self as process, Exit, ShellCommand};
+use crate::tree::CommitTree;
 use revcal_process::Sandbox;
 use revcal_process::SignalWatch;
-use crate::tree::CommitTree;
+use revcal_process::{self as process, Exit, ShellCommand};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -80,7 +80,7 @@ pub fn review(data: &[u8]) {
 /// A reviewer's output: the parser never fails, and a finding's line, when read, is 1 or more.
 pub fn findings(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let parsed = revcal_calibrate::parse_findings(&text);
+    let parsed = revcal_findings::parse_findings(&text);
     assert!(parsed.format.is_some() || parsed.findings.is_empty());
     for finding in &parsed.findings {
         assert!(finding.line.is_none_or(|line| line >= 1), "line 0 in {finding:?}");

@@ -28,8 +28,8 @@ pub use file::{Bug, read_bugs_file, write_bugs_yaml};
 pub use runner::Ecosystem;
 pub use verify::Phase;
 
-use revcal_process::SignalWatch;
 use history::{CandidateRule, candidate};
+use revcal_process::SignalWatch;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

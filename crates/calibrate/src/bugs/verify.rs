@@ -7,8 +7,8 @@
 use super::history::Candidate;
 use super::runner::{self, Ecosystem};
 use super::{Bug, BugsError, RejectReason, git, patch, shape};
-use revcal_process::{self as process, Exit, Finished, ShellCommand};
 use revcal_process::SignalWatch;
+use revcal_process::{self as process, Exit, Finished, ShellCommand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Judge, JudgeError, JudgeRequest};
-use revcal_process::{self as process, Exit, ShellCommand};
 use revcal_process::SignalWatch;
+use revcal_process::{self as process, Exit, ShellCommand};
 
 /// How much of stderr is kept for error messages.
 const STDERR_KEPT: usize = 2048;
@@ -116,7 +116,8 @@ impl CommandJudge {
                 Err(JudgeError::Exit {
                     command: self.command.clone(),
                     status: status.to_string(),
-                    stderr: revcal_process::redact_url_credentials(&String::from_utf8_lossy(kept)).into_owned(),
+                    stderr: revcal_process::redact_url_credentials(&String::from_utf8_lossy(kept))
+                        .into_owned(),
                 })
             }
         }

@@ -152,7 +152,9 @@ impl LlmJudge {
         let (matched, reason) = verdict_of(&answer)
             .map_err(|problem| JudgeError::BadAnswer { judge: self.name.clone(), problem })?;
         if let Some(cache) = &self.cache {
-            cache.put(&key, &json!({"match": matched, "reason": reason}), |text| self.client.config.redact(text));
+            cache.put(&key, &json!({"match": matched, "reason": reason}), |text| {
+                self.client.config.redact(text)
+            });
         }
         tracing::debug!(judge = %self.name, plant = %request.plant.file, line = request.plant.line, matched, %reason, "judge verdict");
         Ok(Verdict { matched, reason, cached: false })

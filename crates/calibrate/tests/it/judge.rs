@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use revcal_calibrate::{CommandJudge, Finding, FindingFormat, Judge, JudgeError, JudgeRequest, Plant};
+use revcal_calibrate::{CommandJudge, Judge, JudgeError, JudgeRequest, Plant};
+use revcal_findings::{Finding, FindingFormat};
 
 /// A plant as a judge receives it: a judge never sees a plant's id or witness, so a request
 /// read back from JSON has neither.
@@ -279,4 +280,39 @@ fn references_boxes_and_arcs_of_judges_are_judges() {
     let boxed: Box<dyn Judge> = Box::new(Counting(std::sync::atomic::AtomicUsize::new(0)));
     assert_eq!(ask(boxed, "match"), ("counting".to_string(), true));
     assert_eq!(counting.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// The examples in docs/findings.md are real: every JSON block is a recognised findings document
+/// with findings, or the judge request and answer of the `--judge-cmd` protocol.
+#[test]
+fn the_examples_in_the_findings_reference_parse_as_documented() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/findings.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let mut formats = std::collections::BTreeSet::new();
+    let mut judge_requests = 0;
+    for block in doc.split("```json\n").skip(1) {
+        let block = block.split("\n```").next().unwrap();
+        if let Ok(request) = serde_json::from_str::<revcal_calibrate::JudgeRequest>(block) {
+            assert_eq!(request.plant.category, "off-by-one");
+            judge_requests += 1;
+            continue;
+        }
+        if block.trim() == r#"{"match": true}"# {
+            continue;
+        }
+        let parsed = revcal_findings::parse_findings(block);
+        let format = parsed.format.unwrap_or_else(|| panic!("not recognised:\n{block}"));
+        assert!(!parsed.findings.is_empty(), "no findings in:\n{block}");
+        assert!(parsed.findings.iter().all(|f| f.file.is_some() && f.line.is_some()), "{block}");
+        formats.insert(format);
+    }
+    assert_eq!(judge_requests, 1);
+    let expected = [
+        revcal_findings::FindingFormat::Findings,
+        revcal_findings::FindingFormat::CodeReview,
+        revcal_findings::FindingFormat::Sarif,
+        revcal_findings::FindingFormat::Rdjson,
+        revcal_findings::FindingFormat::GitlabCodeQuality,
+    ];
+    assert_eq!(formats, expected.into_iter().collect());
 }

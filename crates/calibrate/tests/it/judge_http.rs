@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use revcal_calibrate::{
     AnswerProblem, Judge, JudgeConfig, JudgeError, JudgeRequest, LlmJudge, Plant, Provider, VerdictCache,
-    parse_findings,
 };
 
 use crate::http_server::{
@@ -27,7 +26,7 @@ fn request_with(text: &str) -> JudgeRequest {
     )
     .with_defect("`<` became `<=`: the loop reads one element past the end of the buffer");
     let findings = serde_json::json!([{"file": "src/window.rs", "line": 13, "message": text, "evidence": "while i <= buf.len()"}]);
-    let parsed = parse_findings(&findings.to_string());
+    let parsed = revcal_findings::parse_findings(&findings.to_string());
     JudgeRequest::new(plant, &parsed.findings[0])
 }
 

@@ -1,4 +1,5 @@
-//! Parse a reviewer's output into findings, whatever shape it comes in.
+//! Reviewer output to findings, whatever shape it comes in: the part of revcal that reads
+//! what a code reviewer printed.
 //!
 //! Reviewers speak many dialects: a `{"findings": [...]}` document or a bare array with loose
 //! field names, the code-review output of `revcal score`, SARIF 2.1.0, reviewdog's rdjson and
@@ -7,7 +8,7 @@
 //! fails: what it cannot read becomes a warning, and prose matches are marked weak.
 //!
 //! ```
-//! use revcal_calibrate::{FindingFormat, locates, parse_findings};
+//! use revcal_findings::{FindingFormat, locates, parse_findings};
 //!
 //! let parsed = parse_findings(r#"{"findings": [{"path": "src/lib.rs", "lineno": 12,
 //!     "title": "Off by one", "body": "`<=` reads past the end", "repro": "cargo test"}]}"#);
@@ -38,8 +39,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The format a finding was read from. Serialised in kebab-case (`code-review`, `sarif`, ...).
+/// Formats are added as reviewers need them, so a `match` on it needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum FindingFormat {
     /// `{"findings": [...]}` or a bare array of finding objects, with field aliases.
     Findings,

@@ -1,7 +1,7 @@
 //! Every findings format, parsed from a fixture modelled on its documentation
 //! (see fixtures/findings/README.md), and the matching rule.
 
-use revcal_calibrate::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
+use revcal_findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
 
 use crate::util::fixtures_dir;
 
@@ -398,39 +398,4 @@ fn a_logged_file_list_is_not_mistaken_for_findings() {
     );
     assert_eq!(parsed.format, None);
     assert!(parsed.findings.is_empty());
-}
-
-/// The examples in docs/findings.md are real: every JSON block is a recognised findings document
-/// with findings, or the judge request and answer of the `--judge-cmd` protocol.
-#[test]
-fn the_examples_in_the_findings_reference_parse_as_documented() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/findings.md");
-    let doc = std::fs::read_to_string(path).unwrap();
-    let mut formats = std::collections::BTreeSet::new();
-    let mut judge_requests = 0;
-    for block in doc.split("```json\n").skip(1) {
-        let block = block.split("\n```").next().unwrap();
-        if let Ok(request) = serde_json::from_str::<revcal_calibrate::JudgeRequest>(block) {
-            assert_eq!(request.plant.category, "off-by-one");
-            judge_requests += 1;
-            continue;
-        }
-        if block.trim() == r#"{"match": true}"# {
-            continue;
-        }
-        let parsed = parse_findings(block);
-        let format = parsed.format.unwrap_or_else(|| panic!("not recognised:\n{block}"));
-        assert!(!parsed.findings.is_empty(), "no findings in:\n{block}");
-        assert!(parsed.findings.iter().all(|f| f.file.is_some() && f.line.is_some()), "{block}");
-        formats.insert(format);
-    }
-    assert_eq!(judge_requests, 1);
-    let expected = [
-        FindingFormat::Findings,
-        FindingFormat::CodeReview,
-        FindingFormat::Sarif,
-        FindingFormat::Rdjson,
-        FindingFormat::GitlabCodeQuality,
-    ];
-    assert_eq!(formats, expected.into_iter().collect());
 }

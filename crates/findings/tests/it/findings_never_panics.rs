@@ -2,7 +2,7 @@
 //! fails and never panics).
 
 use proptest::prelude::*;
-use revcal_calibrate::{FindingFormat, parse_findings};
+use revcal_findings::{FindingFormat, parse_findings};
 
 use crate::util::fixtures_dir;
 

@@ -2,7 +2,7 @@
 //! fixtures/findings/README.md): every finding is located, and the locations are the ones an
 //! independent reading of the tool's own format gives.
 
-use revcal_calibrate::{FindingFormat, ParsedFindings, parse_findings};
+use revcal_findings::{FindingFormat, ParsedFindings, parse_findings};
 use serde_json::Value;
 
 use crate::util::fixtures_dir;

@@ -1,7 +1,7 @@
 //! Reviewer output built to make the findings parser slow: the work stays linear in the
 //! output's size, and nothing the reviewer reported is dropped on the way.
 
-use revcal_calibrate::{FindingFormat, parse_findings};
+use revcal_findings::{FindingFormat, parse_findings};
 
 const DOCUMENT: &str = r#"{"findings": [{"file": "a.py", "line": 3, "message": "off by one"}]}"#;
 
