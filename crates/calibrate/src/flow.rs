@@ -8,7 +8,6 @@ use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
 use crate::guard::{self, Recovered};
 use crate::jobs::Jobs;
-use crate::judge::{Judge, JudgeError};
 use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs_with};
 use crate::report::{ControlOutcome, Controls};
 use crate::reviewer::{self, ReviewRun};
@@ -18,6 +17,7 @@ use crate::scratch::Scratch;
 use crate::targets::{Repository, choose_targets};
 use crate::tree::CommitTree;
 use revcal_findings::{Finding, ParsedFindings, parse_findings};
+use revcal_judge::{Judge, JudgeError};
 use revcal_process::SignalWatch;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -899,7 +899,7 @@ pub(crate) struct Measurement {
     /// The controls' scores.
     pub(crate) controls: Controls,
     /// What the judge spent, when it keeps count.
-    pub(crate) judge_usage: Option<crate::judge::JudgeUsage>,
+    pub(crate) judge_usage: Option<revcal_judge::JudgeUsage>,
     /// Review questions the judge gave no verdict on (judge scorer only).
     pub(crate) judge_errors: Option<usize>,
     /// How far witness and repro commands were sandboxed.

@@ -19,19 +19,14 @@
 //!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
 //!   renderers ([`render_human`], [`render_junit`], [`render_html`]) and its builder
 //!   ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s);
-//! - judging: the [`Judge`] trait, its [`JudgeRequest`] (a [`Plant`] and a [`JudgedFinding`]),
-//!   [`CommandJudge`] (the `--judge-cmd` judge) and [`LlmJudge`], the built-in LLM judge
-//!   (configured by a [`JudgeConfig`] for a [`Provider`], with a [`VerdictCache`]; it reports
-//!   its [`JudgeUsage`] and gives each [`Verdict`] with a reason; a bad answer is an
-//!   [`AnswerProblem`]); judge calibration: the labelled [`JudgeCase`]s
-//!   ([`shipped_judge_cases`], [`parse_judge_cases`]) measured by [`calibrate_judge`] into a
-//!   [`JudgeCalibration`] of [`CaseOutcome`]s and [`KindScore`]s;
+//! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
+//!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
 //! - findings: read by [`revcal_findings::parse_findings`];
 //! - real bugs: [`BugMiner`] mines a repository's fixes into [`Bug`]s (a [`MineReport`], with
 //!   [`Rejection`]s and their [`RejectReason`]s, the [`Stop`] that ended it early,
 //!   [`MineEvent`]s and [`Phase`]s for progress, [`BugsError`]);
 //!   [`read_bugs_file`] and [`write_bugs_yaml`] read and write the bugs file;
-//! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`JudgeError`] and
+//! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`revcal_judge::JudgeError`] and
 //!   [`ReportError`] as its sources.
 //!
 //! Inside, the modules follow the flow (docs/calibration.md#the-flow): `targets` (gix: the
@@ -41,7 +36,7 @@
 //! `objects` for the scratch checkouts, `reviews` to run them at once, each `reviewer` run
 //! through `revcal_process`, which also ends escaped descendants), the findings read by
 //! `revcal_findings`,
-//! `scoring` with the `scorers`, the `judge` and `judging` (its questions at once), and the
+//! `scoring` with the `scorers`, `judging` (the judge's questions at once), and the
 //! `report` (`assemble` turns a run into one); `guard` recovers the journals of earlier
 //! releases; `flow` drives them all.
 //!
@@ -87,7 +82,6 @@ mod flow;
 mod guard;
 mod input;
 mod jobs;
-mod judge;
 mod judging;
 mod objects;
 mod plants;
@@ -111,11 +105,6 @@ pub use bugs::{
 pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
-pub use judge::{
-    AnswerProblem, CaseOutcome, CommandJudge, Judge, JudgeCalibration, JudgeCase, JudgeConfig, JudgeError,
-    JudgeRequest, JudgeUsage, JudgedFinding, KindScore, LlmJudge, MODEL_VARIABLE, PROVIDER_VARIABLE,
-    Provider, Verdict, VerdictCache, calibrate_judge, parse_judge_cases, shipped_judge_cases,
-};
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,

@@ -126,7 +126,7 @@ pub struct Report {
     /// What the judge spent (provider, model, calls, cache hits, tokens), when the judge keeps
     /// count (the built-in LLM judge does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge: Option<crate::judge::JudgeUsage>,
+    pub judge: Option<revcal_judge::JudgeUsage>,
     /// Under the judge scorer: questions about the review the judge gave no verdict on. Each
     /// counts as "not identified" (so recall is a lower bound) and the run exits 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]

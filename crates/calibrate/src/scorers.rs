@@ -1,12 +1,12 @@
 //! The [`Scorer`]s, one per [`ScorerKind`](crate::ScorerKind): `string`, `repro` and `judge`.
 
 use crate::error::CalibrateError;
-use crate::judge::JudgeError;
 use crate::judging::Answers;
 use crate::plants::Plant;
 use crate::scoring::{Identified, Scorer};
 use crate::scratch::Scratch;
 use revcal_findings::Finding;
+use revcal_judge::JudgeError;
 use revcal_process::SignalWatch;
 
 /// `string`: a finding that locates a plant identifies it (not trustworthy: an echo of the

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::sync::RwLock;
 
-use revcal_calibrate::Provider;
+use revcal_judge::Provider;
 
 /// The registered secrets.
 static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());

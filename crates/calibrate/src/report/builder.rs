@@ -159,7 +159,7 @@ pub struct ReportBuilder {
     unbuildable: BTreeMap<usize, String>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
-    judge: Option<crate::judge::JudgeUsage>,
+    judge: Option<revcal_judge::JudgeUsage>,
     judge_errors: Option<usize>,
     repro_sandbox: Option<String>,
     trustworthy: bool,
@@ -231,7 +231,7 @@ impl ReportBuilder {
     }
 
     /// Record what the judge spent.
-    pub fn judge_usage(mut self, usage: Option<crate::judge::JudgeUsage>) -> Self {
+    pub fn judge_usage(mut self, usage: Option<revcal_judge::JudgeUsage>) -> Self {
         self.judge = usage;
         self
     }

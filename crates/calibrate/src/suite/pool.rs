@@ -10,11 +10,11 @@
 use std::collections::HashMap;
 
 use super::{EntryPlan, UnitResult};
-use crate::judge::JudgeUsage;
 use crate::report::{
     CategoryScore, ControlOutcome, Controls, EntryScore, GATE_EPSILON, Gates, JudgeChecks, PlantOutcome,
     PlantStatus, Report, SuiteSummary, TrialOutcome, UnitError, ratio, wilson_interval_of_mean,
 };
+use revcal_judge::JudgeUsage;
 use std::collections::BTreeMap;
 
 /// One plant of the pooled report, while its units are added.

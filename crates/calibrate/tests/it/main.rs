@@ -4,9 +4,6 @@
 mod bugs;
 mod bugs_runs;
 mod flow;
-mod http_server;
-mod judge;
-mod judge_cases;
-mod judge_http;
+mod judged;
 mod report;
 mod util;

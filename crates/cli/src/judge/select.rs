@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use revcal_calibrate::{JudgeConfig, LlmJudge, Provider, VerdictCache};
+use revcal_judge::{JudgeConfig, LlmJudge, Provider, VerdictCache};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::AnswerProblem;
 use super::JudgeError;
 use super::provider::JudgeConfig;
-use super::wire::{self, AnswerProblem, Ask, Completion};
+use super::wire::{self, Ask, Completion};
 
 /// The most bytes of an answer read.
 const BODY_LIMIT: u64 = 4 * 1024 * 1024;

@@ -4,13 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use revcal_calibrate::{CommandJudge, Judge, JudgeError, JudgeRequest, Plant};
 use revcal_findings::{Finding, FindingFormat};
+use revcal_judge::{CommandJudge, Judge, JudgeError, JudgeRequest, JudgedPlant};
 
-/// A plant as a judge receives it: a judge never sees a plant's id or witness, so a request
-/// read back from JSON has neither.
-fn plant() -> Plant {
-    let mut plant = Plant::new(
+/// A plant as a judge receives it.
+fn plant() -> JudgedPlant {
+    JudgedPlant::new(
         "src/window.rs",
         12,
         "off-by-one",
@@ -18,9 +17,7 @@ fn plant() -> Plant {
         "    while i < buf.len() {",
         "    while i <= buf.len() {",
     )
-    .with_defect("`<` became `<=`: the loop reads one element past the end of the buffer");
-    plant.id = String::new();
-    plant
+    .with_defect("`<` became `<=`: the loop reads one element past the end of the buffer")
 }
 
 fn finding(text: &str) -> Finding {
@@ -65,15 +62,6 @@ fn the_request_arrives_on_stdin_as_json_and_the_verdict_is_read() {
     assert_eq!(keys, ["file", "line", "category", "operator", "defect", "original", "mutated"]);
     let keys: Vec<&str> = received["finding"].as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["file", "line", "text", "evidence"]);
-}
-
-#[test]
-fn a_request_never_carries_the_plants_id_or_witness() {
-    let mut plant = plant().with_witness("cargo test");
-    plant.id = "plants-file#1".into();
-    let json = serde_json::to_value(JudgeRequest::new(plant, &finding("x"))).unwrap();
-    assert!(json["plant"].get("id").is_none() && json["plant"].get("witness").is_none(), "{json}");
-    assert_eq!(json["plant"]["file"], "src/window.rs");
 }
 
 #[test]
@@ -292,7 +280,7 @@ fn the_examples_in_the_findings_reference_parse_as_documented() {
     let mut judge_requests = 0;
     for block in doc.split("```json\n").skip(1) {
         let block = block.split("\n```").next().unwrap();
-        if let Ok(request) = serde_json::from_str::<revcal_calibrate::JudgeRequest>(block) {
+        if let Ok(request) = serde_json::from_str::<JudgeRequest>(block) {
             assert_eq!(request.plant.category, "off-by-one");
             judge_requests += 1;
             continue;

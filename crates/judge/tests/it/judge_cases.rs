@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use revcal_calibrate::{
+use revcal_judge::{
     Judge, JudgeConfig, JudgeError, JudgeRequest, LlmJudge, Provider, calibrate_judge, parse_judge_cases,
     shipped_judge_cases,
 };

@@ -4,37 +4,19 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::AnswerProblem;
 use super::cache::VerdictCache;
 use super::client::Client;
 use super::prompt;
 use super::provider::JudgeConfig;
-use super::wire::{AnswerProblem, Ask, quote};
-use super::{Judge, JudgeError, JudgeRequest};
+use super::wire::{Ask, quote};
+use super::{Judge, JudgeError, JudgeRequest, JudgeUsage};
 
-/// What a judge spent in a run: reported in the JSON (`judge`) and human reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JudgeUsage {
-    /// The provider (`anthropic`, `openai`, `gemini`).
-    pub provider: String,
-    /// The model.
-    pub model: String,
-    /// Requests sent (retries included).
-    pub calls: u64,
-    /// Answers taken from the verdict cache.
-    pub cache_hits: u64,
-    /// Prompt tokens, as the provider counted them.
-    pub input_tokens: u64,
-    /// Output tokens (reasoning included), as the provider counted them.
-    pub output_tokens: u64,
-}
-
-/// A verdict with the judge's reason.
+/// A match verdict with the judge's reason: whether a finding identifies a planted defect.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub struct MatchVerdict {
     /// Whether the finding identifies the defect.
     pub matched: bool,
     /// The judge's one-sentence reason.
@@ -135,7 +117,7 @@ impl LlmJudge {
     }
 
     /// The verdict on `request`, with the judge's reason.
-    pub fn verdict(&self, request: &JudgeRequest) -> Result<Verdict, JudgeError> {
+    pub fn verdict(&self, request: &JudgeRequest) -> Result<MatchVerdict, JudgeError> {
         let request_json = serde_json::to_string(request).map_err(JudgeError::Request)?;
         let key = self.cache_key("verdict", &[&prompt::cache_text(request), &request_json]);
         if let Some(cache) = &self.cache
@@ -143,7 +125,7 @@ impl LlmJudge {
             && let Ok((matched, reason)) = verdict_of(&stored)
         {
             self.client.counters.cache_hits.fetch_add(1, Ordering::SeqCst);
-            return Ok(Verdict { matched, reason, cached: true });
+            return Ok(MatchVerdict { matched, reason, cached: true });
         }
         let prompt = prompt::render(request)?;
         let schema = verdict_schema();
@@ -157,7 +139,7 @@ impl LlmJudge {
             });
         }
         tracing::debug!(judge = %self.name, plant = %request.plant.file, line = request.plant.line, matched, %reason, "judge verdict");
-        Ok(Verdict { matched, reason, cached: false })
+        Ok(MatchVerdict { matched, reason, cached: false })
     }
 
     /// Asks a structured question (rubric calibration uses it) through the same client,

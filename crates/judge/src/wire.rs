@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use super::AnswerProblem;
 use super::provider::{JudgeConfig, Provider};
 
 /// What to ask: instructions, the question, and the JSON Schema of the answer.
@@ -40,34 +41,6 @@ pub(crate) struct Completion {
     pub(crate) input_tokens: u64,
     /// Output tokens (reasoning included) the provider counted.
     pub(crate) output_tokens: u64,
-}
-
-/// What is wrong with a provider's answer (every one is an error, never a match).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AnswerProblem {
-    /// The body is not JSON (an HTML page from a proxy, a cut body).
-    NotJson(String),
-    /// The body is JSON but not this provider's answer shape.
-    Shape(String),
-    /// The output cap was reached before the answer was complete.
-    Truncated(String),
-    /// The model (or a safety filter) refused.
-    Refused(String),
-    /// No text at all.
-    Empty(String),
-}
-
-impl std::fmt::Display for AnswerProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AnswerProblem::NotJson(start) => write!(f, "the answer is not JSON: {start:?}"),
-            AnswerProblem::Shape(what) => write!(f, "the answer is not what was asked for: {what}"),
-            AnswerProblem::Truncated(what) => write!(f, "the answer was cut off ({what}): not a verdict"),
-            AnswerProblem::Refused(what) => write!(f, "the model refused to answer ({what})"),
-            AnswerProblem::Empty(what) => write!(f, "the answer is empty ({what})"),
-        }
-    }
 }
 
 /// Output tokens allowed: room for reasoning models, which think before they answer and

@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Judge, JudgeError, JudgeRequest, JudgedFinding};
-use crate::plants::Plant;
+use super::{Judge, JudgeError, JudgeRequest, JudgedFinding, JudgedPlant};
 
-/// The labelled set shipped with revcal (`crates/calibrate/data/judge-cases.yaml`).
-const SHIPPED: &str = include_str!("../../data/judge-cases.yaml");
+/// The labelled set shipped with revcal (`crates/judge/data/judge-cases.yaml`).
+const SHIPPED: &str = include_str!("../data/judge-cases.yaml");
 
 /// One labelled case: a planted defect, a finding at its line, and whether the finding
 /// identifies the defect.
@@ -27,7 +26,7 @@ pub struct JudgeCase {
     /// Whether the finding identifies the defect.
     pub expected: bool,
     /// The planted defect.
-    pub plant: Plant,
+    pub plant: JudgedPlant,
     /// The finding.
     pub finding: JudgedFinding,
 }
@@ -43,8 +42,8 @@ impl JudgeCase {
 ///
 /// A set nested deeper than 64 levels is refused before it is deserialized.
 pub fn parse_judge_cases(text: &str) -> Result<Vec<JudgeCase>, JudgeError> {
-    crate::input::check_nesting(text).map_err(|(line, message)| JudgeError::CasesShape { line, message })?;
-    serde_yaml::from_str(text).map_err(JudgeError::Cases)
+    crate::yaml::check_nesting(text).map_err(|(line, message)| JudgeError::CasesShape { line, message })?;
+    crate::yaml::from_str(text).map_err(JudgeError::Cases)
 }
 
 /// The labelled set shipped with revcal.

@@ -1,48 +1,65 @@
-//! Deciding whether a finding describes a planted defect.
+//! The judge of revcal: deciding whether a reviewer's finding describes a planted defect, and
+//! asking a model for JSON that matches a schema.
 //!
 //! A [`Judge`] answers one question per (plant, finding) pair: does this finding identify this
 //! defect? The answer is `true`, `false`, or an error; an error is never a match, so a broken
 //! judge can only lower recall, never inflate it. [`CommandJudge`] is the judge behind
 //! `--judge-cmd CMD`: one JSON [`JudgeRequest`] on the command's stdin, `{"match": true|false}`
-//! expected on its stdout. [`LlmJudge`] is the built-in judge: it asks Anthropic, OpenAI (or a
-//! compatible server) or Gemini over HTTPS, with the prompt, retries and cache described in
-//! docs/judge.md.
+//! expected on its stdout. [`LlmJudge`] (cargo feature `http`, on by default) is the built-in
+//! judge: it asks Anthropic, OpenAI (or a compatible server) or Gemini over HTTPS, with the
+//! prompt, retries and cache described in docs/judge.md; besides verdicts
+//! ([`LlmJudge::verdict`]) it asks any structured question whose answer must match a JSON
+//! Schema ([`LlmJudge::ask_json`]), through the same client, budget and cache. Without the
+//! `http` feature the crate builds no HTTP client and no TLS stack.
+//!
+//! The labelled judge cases ([`shipped_judge_cases`], [`parse_judge_cases`]) measure a judge
+//! with [`calibrate_judge`].
 //!
 //! ```
-//! use revcal_calibrate::{CommandJudge, Judge, JudgeRequest, Plant};
-//! use revcal_findings::parse_findings;
+//! use revcal_judge::{CommandJudge, Judge, JudgeRequest, JudgedPlant};
 //!
-//! let plant = Plant::new("src/lib.rs", 3, "off-by-one", "relational-boundary", "    while i < n {", "    while i <= n {")
+//! let plant = JudgedPlant::new("src/lib.rs", 3, "off-by-one", "relational-boundary", "    while i < n {", "    while i <= n {")
 //!     .with_defect("`<` became `<=`: the loop reads one element past the end");
-//! let finding = &parse_findings(r#"[{"file": "src/lib.rs", "line": 3, "message": "reads past the end"}]"#).findings[0];
+//! let finding = &revcal_findings::parse_findings(r#"[{"file": "src/lib.rs", "line": 3, "message": "reads past the end"}]"#).findings[0];
 //! let request = JudgeRequest::new(plant, finding);
 //! // A judge that matches when the finding mentions "past the end".
 //! let judge = CommandJudge::new(r#"grep -q 'past the end' && echo '{"match": true}' || echo '{"match": false}'"#);
 //! assert!(judge.judge(&request).unwrap());
 //! ```
 
+mod answer;
+#[cfg(feature = "http")]
 mod cache;
 mod cases;
+#[cfg(feature = "http")]
 mod client;
 mod command;
+#[cfg(feature = "http")]
 mod llm;
+#[cfg(feature = "http")]
 mod prompt;
+#[cfg(feature = "http")]
 mod provider;
+#[cfg(feature = "http")]
 mod wire;
+mod yaml;
 
+pub use answer::AnswerProblem;
+#[cfg(feature = "http")]
 pub use cache::VerdictCache;
 pub use cases::{
     CaseOutcome, JudgeCalibration, JudgeCase, KindScore, calibrate_judge, parse_judge_cases,
     shipped_judge_cases,
 };
 pub use command::CommandJudge;
-pub use llm::{JudgeUsage, LlmJudge, Verdict};
+#[cfg(feature = "http")]
+pub use llm::{LlmJudge, MatchVerdict};
+#[cfg(feature = "http")]
 pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
-pub use wire::AnswerProblem;
+pub use yaml::YamlError;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plants::Plant;
 use revcal_findings::Finding;
 
 /// Decides whether a finding describes a planted defect. Implementations are shared across
@@ -111,6 +128,24 @@ impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
     }
 }
 
+/// What a judge spent in a run: reported in the JSON (`judge`) and human reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeUsage {
+    /// The provider (`anthropic`, `openai`, `gemini`).
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// Requests sent (retries included).
+    pub calls: u64,
+    /// Answers taken from the verdict cache.
+    pub cache_hits: u64,
+    /// Prompt tokens, as the provider counted them.
+    pub input_tokens: u64,
+    /// Output tokens (reasoning included), as the provider counted them.
+    pub output_tokens: u64,
+}
+
 /// What a judge is asked: the plant and the finding that points at it.
 ///
 /// As JSON (what `--judge-cmd` reads on stdin), the plant carries its file, line, category,
@@ -118,15 +153,68 @@ impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JudgeRequest {
     /// The planted bug.
-    pub plant: Plant,
+    pub plant: JudgedPlant,
     /// The reviewer's finding.
     pub finding: JudgedFinding,
 }
 
 impl JudgeRequest {
     /// A request about `finding` and `plant`.
-    pub fn new(plant: Plant, finding: &Finding) -> Self {
+    pub fn new(plant: JudgedPlant, finding: &Finding) -> Self {
         JudgeRequest { plant, finding: JudgedFinding::from(finding) }
+    }
+}
+
+/// A planted bug, as the judge sees it: where it is, what changed and what is now wrong;
+/// never how it was proven (a witness would hand the judge the answer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgedPlant {
+    /// The file, relative to the work tree, `/`-separated.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// Bug category (kebab-case, e.g. `off-by-one`).
+    pub category: String,
+    /// The operator that made it (`plants-file` for hand-written plants).
+    pub operator: String,
+    /// One sentence: what is now wrong (empty when nobody said).
+    pub defect: String,
+    /// The whole source line before.
+    pub original: String,
+    /// The whole source line after.
+    pub mutated: String,
+    /// The last line of a plant that spans several lines; `None` for a one-line plant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+}
+
+impl JudgedPlant {
+    /// A one-line plant that replaces line `line` of `file` (`original`, the whole line) with
+    /// `mutated`, with no defect sentence; add one with [`with_defect`](Self::with_defect).
+    pub fn new(
+        file: impl Into<String>,
+        line: u32,
+        category: impl Into<String>,
+        operator: impl Into<String>,
+        original: impl Into<String>,
+        mutated: impl Into<String>,
+    ) -> Self {
+        JudgedPlant {
+            file: file.into(),
+            line,
+            category: category.into(),
+            operator: operator.into(),
+            defect: String::new(),
+            original: original.into(),
+            mutated: mutated.into(),
+            end_line: None,
+        }
+    }
+
+    /// The same plant with a defect sentence.
+    pub fn with_defect(mut self, defect: impl Into<String>) -> Self {
+        self.defect = defect.into();
+        self
     }
 }
 
@@ -335,7 +423,7 @@ pub enum JudgeError {
     },
     /// A labelled set of judge cases could not be read.
     #[error("cannot read the judge cases")]
-    Cases(#[source] serde_yaml::Error),
+    Cases(#[source] yaml::YamlError),
     /// A labelled set of judge cases is shaped so that it was not deserialized.
     #[error("cannot read the judge cases: line {line}: {message}")]
     CasesShape {
