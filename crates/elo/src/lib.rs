@@ -70,9 +70,11 @@ pub use canonical::{JsonError, parse_strict};
 pub use codec::FieldError;
 pub use engine::{Engine, Rejection, ScoredReview, rate};
 pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
+#[cfg(feature = "postgres")]
+pub use ledger::PostgresLocation;
 pub use ledger::{
-    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, PostgresLocation,
-    RatingChange, Recorded, Recording, Refusal, ReplayReport, Response, Stored,
+    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, RatingChange,
+    Recorded, Recording, Refusal, ReplayReport, Response, Stored,
 };
 pub use link::{
     CalibrationLink, LinkedPlant, MAX_CATEGORY_BYTES, MAX_LINK_DOMAINS, MAX_PLANT_PATH_BYTES,

@@ -6,6 +6,7 @@
 mod handle;
 mod location;
 mod pipeline;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod record;
 mod replay;
@@ -16,7 +17,9 @@ mod store;
 mod verified;
 
 pub use handle::Response;
-pub use location::{LedgerLocation, LocationError, PostgresLocation};
+#[cfg(feature = "postgres")]
+pub use location::PostgresLocation;
+pub use location::{LedgerLocation, LocationError};
 pub use record::{Recorded, Recording, Refusal};
 pub use replay::ReplayReport;
 pub use store::{LineOutcome, Stored};
@@ -59,6 +62,7 @@ pub enum LedgerError {
     },
     /// PostgreSQL failed (no server, refused credentials, a statement refused, the
     /// connection lost). The message carries the server's own, as `Sqlite`'s does.
+    #[cfg(feature = "postgres")]
     #[error("ledger {ledger}: {}", with_causes(error))]
     Postgres {
         /// The ledger's URL, without its password.
@@ -226,6 +230,7 @@ impl Ledger {
         ];
         let storage: Box<dyn Storage> = match location {
             LedgerLocation::Sqlite(path) => Box::new(sqlite::SqliteStorage::open(path, &initial_meta)?),
+            #[cfg(feature = "postgres")]
             LedgerLocation::Postgres(server) => {
                 Box::new(postgres::PostgresStorage::open(server, &name, &initial_meta)?)
             }
@@ -365,6 +370,7 @@ impl LedgerError {
     pub(crate) fn outcome_unknown(&self) -> bool {
         match self {
             LedgerError::NoAnswer { .. } => true,
+            #[cfg(feature = "postgres")]
             LedgerError::Postgres { error, .. } => error.as_db_error().is_none(),
             _ => false,
         }
