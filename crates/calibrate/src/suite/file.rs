@@ -133,7 +133,7 @@ impl Suite {
             other => at(other.to_string()),
         })?;
         input::check_nesting(&text).map_err(|(line, message)| at(format!("line {line}: {message}")))?;
-        let file: SuiteFile = serde_yaml::from_str(&text).map_err(|error| at(input::yaml_error(&error)))?;
+        let file: SuiteFile = input::from_yaml(&text).map_err(at)?;
         if file.entries.is_empty() {
             return Err(at("`entries` is empty: a suite needs at least one entry".into()));
         }
