@@ -22,10 +22,12 @@
 //! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
 //!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
 //! - findings: read by [`revcal_findings::parse_findings`];
-//! - real bugs: [`BugMiner`] mines a repository's fixes into [`Bug`]s (a [`MineReport`], with
-//!   [`Rejection`]s and their [`RejectReason`]s, the [`Stop`] that ended it early,
-//!   [`MineEvent`]s and [`Phase`]s for progress, [`BugsError`]);
-//!   [`read_bugs_file`] and [`write_bugs_yaml`] read and write the bugs file;
+//! - real bugs, in the [`bugs`] module: [`bugs::BugMiner`] mines a repository's fixes into
+//!   [`bugs::Bug`]s; [`bugs::read_bugs_file`] and [`bugs::write_bugs_yaml`] read and write the
+//!   bugs file;
+//! - suites, in the [`suite`] module: a [`suite::Suite`] of many commits, run by
+//!   [`suite::run_units`], sharded ([`suite::Shard`], [`suite::ShardResult`]) and merged
+//!   ([`suite::merge`]) into one [`Report`];
 //! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`revcal_judge::JudgeError`] and
 //!   [`ReportError`] as its sources.
 //!
@@ -75,7 +77,7 @@
 //! ```
 
 mod assemble;
-mod bugs;
+pub mod bugs;
 mod controls;
 mod error;
 mod flow;
@@ -94,14 +96,10 @@ mod scoring;
 mod scratch;
 mod selection;
 mod slots;
-mod suite;
+pub mod suite;
 mod targets;
 mod tree;
 
-pub use bugs::{
-    BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, Phase,
-    RejectReason, Rejection, Stop, read_bugs_file, tests_fail_at_fix, write_bugs_yaml,
-};
 pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
@@ -114,7 +112,3 @@ pub use report::{
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};
-pub use suite::{
-    EntryPlan, MAX_SHARD_FILE_BYTES, MAX_SUITE_FILE_BYTES, Merged, RepoSource, SHARD_FORMAT, Shard,
-    ShardResult, Suite, SuiteEntry, SuiteError, SuiteEvent, Unit, UnitResult, merge, run_units, suite_report,
-};

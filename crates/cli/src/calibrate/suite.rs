@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use revcal_calibrate::{Report, Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
+use revcal_calibrate::Report;
+use revcal_calibrate::suite::{Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
 
 use super::{ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, report_failure};
 use crate::exit::{CALIBRATE_ERROR, CALIBRATE_GATE_FAIL, CALIBRATE_PASS};
