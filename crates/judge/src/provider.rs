@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use super::JudgeError;
 
-/// An LLM provider that can judge findings over HTTPS.
+/// An LLM provider that can judge findings over HTTPS. Providers are added as they are
+/// supported, so a `match` on it needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Provider {
     /// Anthropic's Messages API.
     Anthropic,

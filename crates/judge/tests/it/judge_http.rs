@@ -61,6 +61,7 @@ fn ok_reply(provider: Provider, matched: bool) -> Reply {
             }
             Provider::OpenAi => openai_answer(&verdict_text(matched), "stop"),
             Provider::Gemini => gemini_answer(&verdict_text(matched), "STOP"),
+            other => panic!("no test answer for the {other} provider"),
         },
     )
 }
@@ -332,6 +333,7 @@ fn a_match_that_is_not_a_boolean_is_an_error() {
                     Provider::Anthropic => anthropic_tool_answer(r#"{"match": "yes", "reason": "r"}"#),
                     Provider::OpenAi => openai_answer(r#""{\"match\": \"yes\", \"reason\": \"r\"}""#, "stop"),
                     Provider::Gemini => gemini_answer(r#""{\"match\": \"yes\", \"reason\": \"r\"}""#, "STOP"),
+                    other => panic!("no test answer for the {other} provider"),
                 },
             )
         });
@@ -570,6 +572,7 @@ fn a_redirect_is_an_error_and_the_key_never_follows_it() {
                         Provider::Anthropic => "x-api-key",
                         Provider::OpenAi => "authorization",
                         Provider::Gemini => "x-goog-api-key",
+                        other => panic!("no key header for the {other} provider"),
                     })
                     .map(|v| v.contains("test-key")),
                 Some(true)
