@@ -49,13 +49,12 @@ pub enum BugsError {
         message: String,
     },
     /// A scratch directory or a test command could not be set up.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        /// The I/O error (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: std::io::Error,
     },
     /// A bug could not be written as YAML (the bugs file is then not written at all).
     #[error("cannot write the bug fixed by {fix_commit} as YAML: {message}")]
@@ -431,7 +430,7 @@ impl BugMiner {
     pub fn mine(&self, progress: &mut dyn FnMut(MineEvent)) -> Result<MineReport, BugsError> {
         let started = Instant::now();
         let signals = SignalWatch::install()
-            .map_err(|source| BugsError::Io { what: "install the signal handlers".into(), source })?;
+            .map_err(|cause| BugsError::Io { what: "install the signal handlers".into(), cause })?;
         // The clones are made from elsewhere: they need the work tree's root, absolute.
         let root = git(&self.repo, &["rev-parse".into(), "--show-toplevel".into()])?;
         let repo = PathBuf::from(String::from_utf8_lossy(&root).trim());

@@ -111,11 +111,11 @@ impl Workspace {
         let dir = tempfile::Builder::new()
             .prefix("revcal-bugs-")
             .tempdir()
-            .map_err(|source| BugsError::Io { what: "create a scratch directory".into(), source })?;
+            .map_err(|cause| BugsError::Io { what: "create a scratch directory".into(), cause })?;
         let tree = dir.path().join("tree");
         let tmp = dir.path().join("tmp");
         std::fs::create_dir_all(&tmp)
-            .map_err(|source| BugsError::Io { what: format!("create {}", tmp.display()), source })?;
+            .map_err(|cause| BugsError::Io { what: format!("create {}", tmp.display()), cause })?;
         let source = repo.display().to_string();
         git(
             dir.path(),
@@ -182,8 +182,7 @@ impl Workspace {
         if control.cancel.load(Ordering::SeqCst) {
             return Err(Abort::Cancelled);
         }
-        let finished =
-            finished.map_err(|source| BugsError::Io { what: format!("run `{script}`"), source })?;
+        let finished = finished.map_err(|cause| BugsError::Io { what: format!("run `{script}`"), cause })?;
         if let Exit::Interrupted(signal) = finished.exit {
             return Err(BugsError::Interrupted { signal, name: revcal_process::signal_name(signal) }.into());
         }

@@ -113,13 +113,12 @@ pub enum LedgerError {
         error: Box<LedgerError>,
     },
     /// The ledger could not start the machinery it needs (a thread, a timer).
-    #[error("ledger {ledger}: {source}")]
+    #[error("ledger {ledger}: {cause}")]
     Io {
         /// The ledger.
         ledger: String,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
+        /// What the operating system said (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: std::io::Error,
     },
     /// The ledger's schema is newer than this build understands.
     #[error("ledger {ledger}: schema version {found} is newer than this revcal understands; upgrade revcal")]
@@ -138,31 +137,28 @@ pub enum LedgerError {
         what: String,
     },
     /// The ledger's own key, stored in it, does not load.
-    #[error("ledger {ledger}: ledger key: {source}")]
+    #[error("ledger {ledger}: ledger key: {cause}")]
     LedgerKey {
         /// The ledger.
         ledger: String,
-        /// Why the key file does not load.
-        #[source]
-        source: KeyError,
+        /// Why the key file does not load (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: KeyError,
     },
     /// The rating policy stored in the ledger does not parse.
-    #[error("ledger {ledger}: policy: {source}")]
+    #[error("ledger {ledger}: policy: {cause}")]
     StoredPolicy {
         /// The ledger.
         ledger: String,
-        /// What serde_json said.
-        #[source]
-        source: JsonError,
+        /// What serde_json said (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: JsonError,
     },
     /// The ledger could not sign its answer to a query.
-    #[error("ledger {ledger}: could not sign the leaderboard reply: {source}")]
+    #[error("ledger {ledger}: could not sign the leaderboard reply: {cause}")]
     Reply {
         /// The ledger.
         ledger: String,
-        /// Why signing failed.
-        #[source]
-        source: MessageError,
+        /// Why signing failed (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: MessageError,
     },
     /// The ledger was created with another policy than the one asked for.
     #[error("ledger {ledger}: created with a different rating policy; open it without one to use its own")]
@@ -223,7 +219,7 @@ impl Ledger {
         // tens of microseconds next to the milliseconds of opening a database, and a failing
         // random source is then reported here, not from inside a backend's transaction.
         let key =
-            Keypair::generate().map_err(|source| LedgerError::LedgerKey { ledger: name.clone(), source })?;
+            Keypair::generate().map_err(|cause| LedgerError::LedgerKey { ledger: name.clone(), cause })?;
         let initial_meta = [
             ("ledger_key", serde_json::to_string(&key.to_key_file()).unwrap_or_default()),
             ("policy", serde_json::to_string(&policy.clone().unwrap_or_default()).unwrap_or_default()),
@@ -241,9 +237,9 @@ impl Ledger {
         };
         let key = KeyFile::parse(&meta("ledger_key")?)
             .and_then(|file| file.keypair())
-            .map_err(|source| LedgerError::LedgerKey { ledger: name.clone(), source })?;
+            .map_err(|cause| LedgerError::LedgerKey { ledger: name.clone(), cause })?;
         let stored_policy: Policy = serde_json::from_str(&meta("policy")?)
-            .map_err(|error| LedgerError::StoredPolicy { ledger: name.clone(), source: error.into() })?;
+            .map_err(|error| LedgerError::StoredPolicy { ledger: name.clone(), cause: error.into() })?;
         if policy.is_some_and(|wanted| wanted != stored_policy) {
             return Err(LedgerError::PolicyMismatch { ledger: name });
         }
