@@ -7,13 +7,13 @@
 //! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
 //!
 //! ```
-//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, TrialRecord, render_junit};
+//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, ScorerKind, TrialRecord, render_junit};
 //!
 //! let plant = |line, category: &str| Plant::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
 //! let mut trial = TrialRecord::new(Some(0));
 //! trial.caught_by.insert(0, "off by one at src/lib.rs:3".into());
 //! trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::FalsePositive];
-//! let report = Report::builder("abc123", "judge", Gates { min_recall: 0.5, min_precision: None })
+//! let report = Report::builder("abc123", ScorerKind::Judge, Gates { min_recall: 0.5, min_precision: None })
 //!     .plant(plant(3, "off-by-one"))
 //!     .plant(plant(9, "arithmetic"))
 //!     .trial(trial)
@@ -46,6 +46,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::scoring::ScorerKind;
+
 /// The calibration report. Serialises with exactly the keys listed in
 /// docs/calibration.md#reading-the-report (camelCase): the base keys plus `recallInterval`,
 /// `trials` (only when there was more than one), `trustworthy` and `controls`; each plant adds
@@ -76,8 +78,8 @@ pub struct Report {
     pub min_precision: Option<f64>,
     /// recall >= minRecall and, when set, precision >= minPrecision (a `null` precision fails it).
     pub gate_pass: bool,
-    /// The scorer: `judge`, `repro` or `string`.
-    pub scorer: String,
+    /// The scorer; in JSON its name: `judge`, `repro` or `string`.
+    pub scorer: ScorerKind,
     /// Share of repro-verified findings the judge agreed with; `null` when none were verified.
     pub judge_agreement: Option<f64>,
     /// Plants excluded as equivalent (their witness did not discriminate).

@@ -6,7 +6,7 @@ use super::{
     CategoryScore, Controls, PlantOutcome, PlantStatus, Report, TrialOutcome, ratio, wilson_interval_of_mean,
 };
 use crate::plants::Plant;
-use crate::scoring::FindingOutcome;
+use crate::scoring::{FindingOutcome, ScorerKind};
 
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
 pub(crate) const GATE_EPSILON: f64 = 1e-9;
@@ -149,7 +149,7 @@ pub enum ReportError {
 #[derive(Debug, Clone)]
 pub struct ReportBuilder {
     commit: String,
-    scorer: String,
+    scorer: ScorerKind,
     gates: Gates,
     /// Every plant, with whether it was excluded as equivalent.
     plants: Vec<(Plant, bool)>,
@@ -168,10 +168,10 @@ pub struct ReportBuilder {
 
 impl Report {
     /// Start a report for `commit`, scored by `scorer`, against `gates`.
-    pub fn builder(commit: impl Into<String>, scorer: impl Into<String>, gates: Gates) -> ReportBuilder {
+    pub fn builder(commit: impl Into<String>, scorer: ScorerKind, gates: Gates) -> ReportBuilder {
         ReportBuilder {
             commit: commit.into(),
-            scorer: scorer.into(),
+            scorer,
             gates,
             plants: Vec::new(),
             runaway: BTreeMap::new(),

@@ -14,6 +14,7 @@ use crate::report::{
     CategoryScore, ControlOutcome, Controls, EntryScore, GATE_EPSILON, Gates, JudgeChecks, PlantOutcome,
     PlantStatus, Report, SuiteSummary, TrialOutcome, UnitError, ratio, wilson_interval_of_mean,
 };
+use crate::scoring::ScorerKind;
 use revcal_judge::JudgeUsage;
 use std::collections::BTreeMap;
 
@@ -39,7 +40,7 @@ pub(crate) fn pool(
     entries: &[EntryPlan],
     units: &[UnitResult],
     gates: Gates,
-    scorer: &str,
+    scorer: ScorerKind,
 ) -> Report {
     let position: HashMap<&str, usize> =
         entries.iter().enumerate().map(|(index, entry)| (entry.name.as_str(), index)).collect();
@@ -270,7 +271,7 @@ pub(crate) fn pool(
         min_recall: gates.min_recall,
         min_precision: gates.min_precision,
         gate_pass: recall_gate && precision_gate,
-        scorer: scorer.to_owned(),
+        scorer,
         judge_agreement: ratio(checks.judge_agreed, checks.repro_verified),
         equivalent_excluded: excluded_with(None),
         runaway_excluded: excluded_with(Some("runaway")),

@@ -179,7 +179,6 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
     let configure = || reviewer.calibration();
     let results = run_units(&suite, &units, &repos_dir, &configure, &mut on_event)?;
     let failed = results.iter().filter(|unit| unit.error.is_some()).count();
-    let scorer_name = reviewer.scorer.to_string();
 
     if let Some(out) = &args.out {
         let mut result = ShardResult::new(
@@ -187,7 +186,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
             shard,
             reviewer.settings(),
             reviewer.gates(),
-            &scorer_name,
+            reviewer.scorer,
             results.clone(),
         );
         result.regression_alpha = Some(args.report.regression_alpha);
@@ -203,7 +202,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
             return Ok(ExitCode::from(if failed > 0 { CALIBRATE_ERROR } else { CALIBRATE_PASS }));
         }
     }
-    let report = suite_report(&suite, &results, reviewer.gates(), &scorer_name);
+    let report = suite_report(&suite, &results, reviewer.gates(), reviewer.scorer);
     conclude(&args.report, report, baseline.as_ref(), style, err_style)
 }
 
