@@ -11,6 +11,50 @@ use crate::scoring::{FindingOutcome, ScorerKind};
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
 pub(crate) const GATE_EPSILON: f64 = 1e-9;
 
+/// Recall, precision and the gate, from the counts: the one place they are computed, for
+/// one run ([`ReportBuilder::build`]) and for a suite's pooled units (`suite::pool`).
+pub(crate) struct Gated {
+    /// Caught over plant-runs, 0 when there were none.
+    pub(crate) recall: f64,
+    /// True over scored findings; `None` when nothing was scored.
+    pub(crate) precision: Option<f64>,
+    /// Both gates pass (recall inclusive of its minimum, and never with no plant-run).
+    pub(crate) pass: bool,
+}
+
+/// [`Gated`] figures of `caught` of `total` plant-runs and the findings scored.
+pub(crate) fn gate(
+    caught: usize,
+    total: usize,
+    true_positives: usize,
+    false_positives: usize,
+    gates: Gates,
+) -> Gated {
+    let recall = ratio(caught, total).unwrap_or(0.0);
+    let precision = ratio(true_positives, true_positives + false_positives);
+    let recall_gate = total > 0 && recall + GATE_EPSILON >= gates.min_recall;
+    let precision_gate =
+        gates.min_precision.is_none_or(|min| precision.is_some_and(|p| p + GATE_EPSILON >= min));
+    Gated { recall, precision, pass: recall_gate && precision_gate }
+}
+
+/// Caught and total per group (a category, a kind) from each valid plant's `(group, caught,
+/// runs)`, with each group's recall: the per-category figures of a run and of a suite.
+pub(crate) fn scores_by(
+    plants: impl IntoIterator<Item = (String, usize, usize)>,
+) -> BTreeMap<String, CategoryScore> {
+    let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
+    for (group, caught, runs) in plants {
+        let score = scores.entry(group).or_insert(CategoryScore { caught: 0, total: 0, recall: 0.0 });
+        score.caught += caught;
+        score.total += runs;
+    }
+    for score in scores.values_mut() {
+        score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
+    }
+    scores
+}
+
 /// The gates a run must pass.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -289,37 +333,21 @@ impl ReportBuilder {
 
         let caught: usize = caught_in.iter().sum();
         let total = valid * trial_count;
-        let recall = ratio(caught, total).unwrap_or(0.0);
         let true_positives: usize = self.trials.iter().map(TrialRecord::true_positives).sum();
         let false_positives: usize = self.trials.iter().map(TrialRecord::false_positives).sum();
-        let precision = ratio(true_positives, true_positives + false_positives);
+        let Gated { recall, precision, pass } =
+            gate(caught, total, true_positives, false_positives, self.gates);
         let verified: usize = self.trials.iter().map(|t| t.judge_checks.repro_verified).sum();
         let agreed: usize = self.trials.iter().map(|t| t.judge_checks.judge_agreed).sum();
 
-        let recall_gate = total > 0 && recall + GATE_EPSILON >= self.gates.min_recall;
-        let precision_gate = match self.gates.min_precision {
-            Some(min) => precision.is_some_and(|p| p + GATE_EPSILON >= min),
-            None => true,
-        };
-
-        // Caught and total over valid plants, grouped by `group` (a category, a kind).
-        let scores_by = |group: &dyn Fn(&Plant) -> String| -> BTreeMap<String, CategoryScore> {
-            let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
-            for ((plant, _), caught) in
-                self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
-            {
-                let score =
-                    scores.entry(group(plant)).or_insert(CategoryScore { caught: 0, total: 0, recall: 0.0 });
-                score.caught += caught;
-                score.total += trial_count;
-            }
-            for score in scores.values_mut() {
-                score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
-            }
-            scores
-        };
-        let per_category = scores_by(&|plant| plant.category.clone());
-        let per_kind = scores_by(&|plant| kind(plant).to_owned());
+        // Caught and total over valid plants, by category and by kind.
+        let valid_plants = || self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded);
+        let per_category = scores_by(
+            valid_plants().map(|((plant, _), caught)| (plant.category.clone(), *caught, trial_count)),
+        );
+        let per_kind = scores_by(
+            valid_plants().map(|((plant, _), caught)| (kind(plant).to_owned(), *caught, trial_count)),
+        );
 
         let mut plants: Vec<PlantOutcome> = self
             .plants
@@ -378,7 +406,7 @@ impl ReportBuilder {
             false_positives,
             min_recall: self.gates.min_recall,
             min_precision: self.gates.min_precision,
-            gate_pass: recall_gate && precision_gate,
+            gate_pass: pass,
             scorer: self.scorer,
             judge_agreement: ratio(agreed, verified),
             equivalent_excluded: self.plants.len() - valid - self.runaway.len() - self.unbuildable.len(),

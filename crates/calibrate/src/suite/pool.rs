@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use super::{EntryPlan, UnitResult};
 use crate::report::{
-    CategoryScore, ControlOutcome, Controls, EntryScore, GATE_EPSILON, Gates, JudgeChecks, PlantOutcome,
-    PlantStatus, Report, SuiteSummary, TrialOutcome, UnitError, ratio, wilson_interval_of_mean,
+    ControlOutcome, Controls, EntryScore, Gated, Gates, JudgeChecks, PlantOutcome, PlantStatus, Report,
+    SuiteSummary, TrialOutcome, UnitError, gate, ratio, scores_by, wilson_interval_of_mean,
 };
 use crate::scoring::ScorerKind;
 use revcal_judge::JudgeUsage;
@@ -178,30 +178,10 @@ pub(crate) fn pool(
     let valid: Vec<&Pooled> = plants.iter().filter(|p| p.valid_trials > 0).collect();
     let caught: usize = valid.iter().map(|p| p.caught).sum();
     let total: usize = valid.iter().map(|p| p.valid_trials).sum();
-    let recall = ratio(caught, total).unwrap_or(0.0);
-    let precision = ratio(true_positives, true_positives + false_positives);
-    let recall_gate = total > 0 && recall + GATE_EPSILON >= gates.min_recall;
-    let precision_gate =
-        gates.min_precision.is_none_or(|min| precision.is_some_and(|p| p + GATE_EPSILON >= min));
-
-    let scores_by = |group: &dyn Fn(&PlantOutcome) -> String| {
-        let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
-        for pooled in &valid {
-            let score = scores.entry(group(&pooled.outcome)).or_insert(CategoryScore {
-                caught: 0,
-                total: 0,
-                recall: 0.0,
-            });
-            score.caught += pooled.caught;
-            score.total += pooled.valid_trials;
-        }
-        for score in scores.values_mut() {
-            score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
-        }
-        scores
-    };
-    let per_category = scores_by(&|plant| plant.category.clone());
-    let per_kind = scores_by(&|plant| plant.kind.clone());
+    let Gated { recall, precision, pass } = gate(caught, total, true_positives, false_positives, gates);
+    let per_category =
+        scores_by(valid.iter().map(|p| (p.outcome.category.clone(), p.caught, p.valid_trials)));
+    let per_kind = scores_by(valid.iter().map(|p| (p.outcome.kind.clone(), p.caught, p.valid_trials)));
 
     let entry_scores = entries
         .iter()
@@ -270,7 +250,7 @@ pub(crate) fn pool(
         false_positives,
         min_recall: gates.min_recall,
         min_precision: gates.min_precision,
-        gate_pass: recall_gate && precision_gate,
+        gate_pass: pass,
         scorer,
         judge_agreement: ratio(checks.judge_agreed, checks.repro_verified),
         equivalent_excluded: excluded_with(None),
