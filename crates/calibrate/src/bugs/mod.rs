@@ -180,7 +180,7 @@ pub fn tests_fail_at_fix(failing: usize) -> String {
 /// A candidate that was verified and not kept.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Rejection {
+pub struct RejectedFix {
     /// The fix commit.
     pub fix_commit: String,
     /// Its subject line.
@@ -219,7 +219,7 @@ pub struct MineReport {
     /// The bugs kept, newest fix first.
     pub verified: Vec<Bug>,
     /// The candidates not kept, with their reasons, newest first.
-    pub rejected: Vec<Rejection>,
+    pub rejected: Vec<RejectedFix>,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -493,7 +493,7 @@ impl BugMiner {
         for (candidate, result) in candidates.iter().zip(outcome.results) {
             match result {
                 Some(Ok(bug)) => verified.push(bug),
-                Some(Err(reason)) => rejected.push(Rejection {
+                Some(Err(reason)) => rejected.push(RejectedFix {
                     fix_commit: candidate.id.clone(),
                     fix_subject: candidate.subject.clone(),
                     reason,

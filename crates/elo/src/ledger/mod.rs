@@ -30,7 +30,7 @@ use crate::codec;
 use crate::engine::ScoredReview;
 use crate::identity::{AgentId, KeyError, KeyFile, Keypair};
 use crate::message::LeaderboardEntry;
-use crate::message::{Content, MessageId, Verdict};
+use crate::message::{Content, MessageId, ReviewVerdict};
 use crate::policy::{OutcomeClass, Policy, PolicyError, Standing};
 use crate::receipt::Receipt;
 use crate::signed::MessageError;
@@ -423,7 +423,7 @@ fn decode_scored(row: ScoredRow) -> Option<ScoredReview> {
         outcome_id: MessageId::from_bytes(&row.outcome_id)?,
         reviewer: AgentId::parse(&row.reviewer)?,
         requester: AgentId::parse(&row.requester)?,
-        verdict: Verdict::from_wire(&row.verdict)?,
+        verdict: ReviewVerdict::from_wire(&row.verdict)?,
         incident: row.incident,
         outcome: OutcomeClass::from_wire(&row.outcome)?,
         elo_delta: row.elo_delta,
