@@ -34,7 +34,7 @@ mod junit;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
-pub(crate) use builder::{GATE_EPSILON, Gated, gate, scores_by};
+pub(crate) use builder::{Counts, GATE_EPSILON, assemble, scores_by};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;

@@ -38,6 +38,81 @@ pub(crate) fn gate(
     Gated { recall, precision, pass: recall_gate && precision_gate }
 }
 
+/// The counts a report's figures are computed from: one run's, or a suite's pooled units'.
+pub(crate) struct Counts {
+    /// Plant-runs caught.
+    pub(crate) caught: usize,
+    /// Of them, caught by a repro that ran past its timeout.
+    pub(crate) caught_by_timeout: usize,
+    /// Plant-runs of valid plants.
+    pub(crate) total: usize,
+    /// Valid plants: the sample size of the recall interval.
+    pub(crate) valid_plants: usize,
+    /// Findings that identified a plant.
+    pub(crate) true_positives: usize,
+    /// Findings scored that identified none.
+    pub(crate) false_positives: usize,
+    /// Findings the reviewer reported.
+    pub(crate) findings: usize,
+    /// Where both the judge and the repro check ran, and how often they agreed.
+    pub(crate) checks: JudgeChecks,
+}
+
+/// A report's figures from its counts (recall, precision, the gate, the recall interval,
+/// findings per plant, judge agreement), everything else empty: the one assembly of a
+/// report, which a run ([`ReportBuilder::build`]) and a suite (`suite::pool`) complete, by
+/// struct update, with what only they know (plants, categories, trials, controls...).
+pub(crate) fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit: String) -> Report {
+    let Counts {
+        caught,
+        caught_by_timeout,
+        total,
+        valid_plants,
+        true_positives,
+        false_positives,
+        findings,
+        checks,
+    } = counts;
+    let Gated { recall, precision, pass } = gate(caught, total, true_positives, false_positives, gates);
+    Report {
+        recall,
+        caught,
+        caught_by_timeout,
+        total,
+        precision,
+        true_positives,
+        false_positives,
+        min_recall: gates.min_recall,
+        min_precision: gates.min_precision,
+        gate_pass: pass,
+        scorer,
+        judge_agreement: ratio(checks.judge_agreed, checks.repro_verified),
+        equivalent_excluded: 0,
+        runaway_excluded: 0,
+        build_excluded: 0,
+        commit,
+        review_exit_code: None,
+        per_category: BTreeMap::new(),
+        per_kind: BTreeMap::new(),
+        plants: Vec::new(),
+        recall_interval: wilson_interval_of_mean(recall, valid_plants).filter(|_| total > 0),
+        findings_per_plant: ratio(findings, total),
+        trial_agreement: None,
+        trials: Vec::new(),
+        trustworthy: true,
+        controls: None,
+        judge: None,
+        judge_errors: None,
+        repro_sandbox: None,
+        baseline: None,
+        findings,
+        judge_checks: (checks.repro_verified > 0).then_some(checks),
+        suite: None,
+        entries: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
 /// Caught and total per group (a category, a kind) from each valid plant's `(group, caught,
 /// runs)`, with each group's recall: the per-category figures of a run and of a suite.
 pub(crate) fn scores_by(
@@ -335,8 +410,6 @@ impl ReportBuilder {
         let total = valid * trial_count;
         let true_positives: usize = self.trials.iter().map(TrialRecord::true_positives).sum();
         let false_positives: usize = self.trials.iter().map(TrialRecord::false_positives).sum();
-        let Gated { recall, precision, pass } =
-            gate(caught, total, true_positives, false_positives, self.gates);
         let verified: usize = self.trials.iter().map(|t| t.judge_checks.repro_verified).sum();
         let agreed: usize = self.trials.iter().map(|t| t.judge_checks.judge_agreed).sum();
 
@@ -396,29 +469,24 @@ impl ReportBuilder {
             Vec::new()
         };
 
-        Ok(Report {
-            recall,
+        let counts = Counts {
             caught,
             caught_by_timeout: timed_out_in.iter().sum(),
             total,
-            precision,
+            valid_plants: valid,
             true_positives,
             false_positives,
-            min_recall: self.gates.min_recall,
-            min_precision: self.gates.min_precision,
-            gate_pass: pass,
-            scorer: self.scorer,
-            judge_agreement: ratio(agreed, verified),
+            findings: self.trials.iter().map(|t| t.findings.len()).sum(),
+            checks: JudgeChecks { repro_verified: verified, judge_agreed: agreed },
+        };
+        Ok(Report {
             equivalent_excluded: self.plants.len() - valid - self.runaway.len() - self.unbuildable.len(),
             runaway_excluded: self.runaway.len(),
             build_excluded: self.unbuildable.len(),
-            commit: self.commit,
             review_exit_code: self.trials.iter().filter_map(|t| t.review_exit_code).max(),
             per_category,
             per_kind,
             plants,
-            recall_interval: wilson_interval_of_mean(recall, valid).filter(|_| total > 0),
-            findings_per_plant: ratio(self.trials.iter().map(|t| t.findings.len()).sum(), total),
             trial_agreement: (trial_count > 1)
                 .then(|| {
                     let unanimous = caught_in
@@ -437,13 +505,8 @@ impl ReportBuilder {
             judge: self.judge,
             judge_errors: self.judge_errors,
             repro_sandbox: self.repro_sandbox,
-            baseline: None,
-            findings: self.trials.iter().map(|t| t.findings.len()).sum(),
-            judge_checks: (verified > 0)
-                .then_some(JudgeChecks { repro_verified: verified, judge_agreed: agreed }),
-            suite: None,
-            entries: Vec::new(),
             warnings: self.warnings,
+            ..assemble(counts, self.gates, self.scorer, self.commit)
         })
     }
 

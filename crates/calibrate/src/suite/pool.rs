@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use super::{EntryPlan, UnitResult};
 use crate::report::{
-    ControlOutcome, Controls, EntryScore, Gated, Gates, JudgeChecks, PlantOutcome, PlantStatus, Report,
-    SuiteSummary, TrialOutcome, UnitError, gate, ratio, scores_by, wilson_interval_of_mean,
+    ControlOutcome, Controls, Counts, EntryScore, Gates, JudgeChecks, PlantOutcome, PlantStatus, Report,
+    SuiteSummary, TrialOutcome, UnitError, assemble, ratio, scores_by, wilson_interval_of_mean,
 };
 use crate::scoring::ScorerKind;
 use revcal_judge::JudgeUsage;
@@ -178,7 +178,6 @@ pub(crate) fn pool(
     let valid: Vec<&Pooled> = plants.iter().filter(|p| p.valid_trials > 0).collect();
     let caught: usize = valid.iter().map(|p| p.caught).sum();
     let total: usize = valid.iter().map(|p| p.valid_trials).sum();
-    let Gated { recall, precision, pass } = gate(caught, total, true_positives, false_positives, gates);
     let per_category =
         scores_by(valid.iter().map(|p| (p.outcome.category.clone(), p.caught, p.valid_trials)));
     let per_kind = scores_by(valid.iter().map(|p| (p.outcome.kind.clone(), p.caught, p.valid_trials)));
@@ -240,28 +239,23 @@ pub(crate) fn pool(
         Vec::new()
     };
 
-    Report {
-        recall,
+    let counts = Counts {
         caught,
         caught_by_timeout: plants.iter().filter_map(|p| p.outcome.caught_by_timeout).sum(),
         total,
-        precision,
+        valid_plants: valid.len(),
         true_positives,
         false_positives,
-        min_recall: gates.min_recall,
-        min_precision: gates.min_precision,
-        gate_pass: pass,
-        scorer,
-        judge_agreement: ratio(checks.judge_agreed, checks.repro_verified),
+        findings,
+        checks,
+    };
+    Report {
         equivalent_excluded: excluded_with(None),
         runaway_excluded: excluded_with(Some("runaway")),
         build_excluded: excluded_with(Some("build")),
-        commit: format!("suite {}", hash.strip_prefix("sha256:").unwrap_or(hash).get(..12).unwrap_or(hash)),
         review_exit_code: exit_code,
         per_category,
         per_kind,
-        recall_interval: wilson_interval_of_mean(recall, valid.len()).filter(|_| total > 0),
-        findings_per_plant: ratio(findings, total),
         trial_agreement,
         trials,
         trustworthy,
@@ -269,9 +263,6 @@ pub(crate) fn pool(
         judge,
         judge_errors,
         repro_sandbox: (!sandboxes.is_empty()).then(|| sandboxes.join("; ")),
-        baseline: None,
-        findings,
-        judge_checks: (checks.repro_verified > 0).then_some(checks),
         suite: Some(SuiteSummary {
             hash: hash.to_owned(),
             units: entries.iter().map(|e| e.trials).sum(),
@@ -280,6 +271,12 @@ pub(crate) fn pool(
         entries: entry_scores,
         warnings,
         plants: plants.into_iter().map(|p| p.outcome).collect(),
+        ..assemble(
+            counts,
+            gates,
+            scorer,
+            format!("suite {}", hash.strip_prefix("sha256:").unwrap_or(hash).get(..12).unwrap_or(hash)),
+        )
     }
 }
 
