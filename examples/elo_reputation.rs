@@ -5,7 +5,7 @@
 
 use revcal_elo::{
     Comment, Content, Keypair, Ledger, Message, OutcomeContent, RequestContent, Response, ReviewContent,
-    SignedMessage, Verdict, sign_value, verify_receipt,
+    ReviewVerdict, SignedMessage, sign_value, verify_receipt,
 };
 use serde_json::json;
 use std::error::Error;
@@ -42,8 +42,8 @@ fn main() -> Result<(), Box<dyn Error>> {
                 ..Default::default()
             }),
         )?;
-        let careful_verdict = if breaks { Verdict::RequestChanges } else { Verdict::Approve };
-        let reviews = [(&careful, careful_verdict), (&hasty, Verdict::Approve)];
+        let careful_verdict = if breaks { ReviewVerdict::RequestChanges } else { ReviewVerdict::Approve };
+        let reviews = [(&careful, careful_verdict), (&hasty, ReviewVerdict::Approve)];
         let mut batch = vec![request.clone()];
         for (reviewer, verdict) in reviews {
             batch.push(send(

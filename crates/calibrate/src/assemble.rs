@@ -9,7 +9,7 @@ use crate::scoring::FindingOutcome;
 /// The report of a measurement.
 pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
     let gates = Gates { min_recall: measurement.min_recall, min_precision: measurement.min_precision };
-    let mut builder = Report::builder(measurement.commit.clone(), measurement.scorer.as_str(), gates)
+    let mut builder = Report::builder(measurement.commit.clone(), measurement.scorer, gates)
         .trustworthy(measurement.scorer.trustworthy());
     for ((plant, excluded), reason) in
         measurement.plants.iter().zip(&measurement.excluded).zip(&measurement.excluded_reasons)

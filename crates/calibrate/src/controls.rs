@@ -5,8 +5,8 @@
 //! The oracle states each defect (and, for the repro scorer, carries the
 //! plant's witness as its repro); a working scorer gives it 1.0.
 
-use crate::findings::{Finding, FindingFormat};
 use crate::plants::Plant;
+use revcal_findings::{Finding, FindingFormat};
 
 /// The echo reviewer's findings: location and the changed line, no understanding.
 pub(crate) fn echo_findings(plants: &[&Plant]) -> Vec<Finding> {

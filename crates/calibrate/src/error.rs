@@ -7,10 +7,10 @@
 
 use std::path::PathBuf;
 
-use crate::judge::JudgeError;
 use crate::plants::{ApplyError, PlantError};
 use crate::report::{ControlOutcome, ReportError};
 use crate::scoring::ScorerKind;
+use revcal_judge::JudgeError;
 
 /// An underlying error of a type the library does not expose (gix, a journal's contents).
 pub(crate) type BoxedError = Box<dyn std::error::Error + Send + Sync + 'static>;

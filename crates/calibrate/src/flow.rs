@@ -6,10 +6,8 @@
 
 use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
-use crate::findings::{Finding, ParsedFindings, parse_findings};
 use crate::guard::{self, Recovered};
 use crate::jobs::Jobs;
-use crate::judge::{Judge, JudgeError};
 use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs_with};
 use crate::report::{
     CleanExcluded, ControlOutcome, Controls, LocatedFinding, ReviewRound, RoundPlant, RoundStatus,
@@ -19,9 +17,11 @@ use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
 use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
 use crate::scratch::Scratch;
-use crate::signals::SignalWatch;
 use crate::targets::{Repository, choose_targets};
 use crate::tree::CommitTree;
+use revcal_findings::{Finding, ParsedFindings, parse_findings};
+use revcal_judge::{Judge, JudgeError};
+use revcal_process::SignalWatch;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -683,9 +683,9 @@ impl Calibration {
             judge_errors: (self.scorer == ScorerKind::Judge).then_some(failures.count),
             repro_sandbox: Some(
                 if self.sandbox_repro {
-                    crate::sandbox::Sandbox::new(vec![std::env::temp_dir()]).probe()
+                    revcal_process::Sandbox::new(vec![std::env::temp_dir()]).probe()
                 } else {
-                    crate::sandbox::Enforcement::Off
+                    revcal_process::Enforcement::Off
                 }
                 .describe()
                 .to_owned(),
@@ -774,10 +774,10 @@ impl Calibration {
                     tracing::info!(plant = %plant.location(), "plant excluded: `{build}` fails with it applied ({exit})");
                     excluded[index] = true;
                     excluded_reasons[index] = Some(match exit {
-                        crate::process::Exit::TimedOut => Exclusion::Runaway(format!(
+                        revcal_process::Exit::TimedOut => Exclusion::Runaway(format!(
                             "`{build}` ran past its time limit with the plant applied, twice"
                         )),
-                        crate::process::Exit::OutOfMemory(cap) => Exclusion::Runaway(format!(
+                        revcal_process::Exit::OutOfMemory(cap) => Exclusion::Runaway(format!(
                             "`{build}` used more than {} MiB of memory with the plant applied",
                             cap >> 20
                         )),
@@ -808,7 +808,7 @@ impl Calibration {
                     // The reason names no measured time: it goes into the report, which must
                     // not depend on how busy the machine was (the log has the times).
                     let reason = match result.mutant {
-                        crate::process::Exit::OutOfMemory(cap) => {
+                        revcal_process::Exit::OutOfMemory(cap) => {
                             format!(
                                 "its witness used more than {} MiB of memory with the plant applied",
                                 cap >> 20
@@ -1064,7 +1064,7 @@ pub(crate) struct Measurement {
     /// The controls' scores.
     pub(crate) controls: Controls,
     /// What the judge spent, when it keeps count.
-    pub(crate) judge_usage: Option<crate::judge::JudgeUsage>,
+    pub(crate) judge_usage: Option<revcal_judge::JudgeUsage>,
     /// Review questions the judge gave no verdict on (judge scorer only).
     pub(crate) judge_errors: Option<usize>,
     /// How far witness and repro commands were sandboxed.

@@ -1,7 +1,9 @@
-//! Reading the files a user hands to calibrate (plants files, judge cases) within bounds:
+//! Reading the files a user hands to calibrate (plants, bugs and suite files) within bounds:
 //! a size limit checked while reading, so `/dev/zero` or a runaway file costs at most the
 //! limit, and a nesting limit checked on the YAML events before any deserializer sees them
-//! (serde_yaml takes seconds on a document nested 100,000 deep).
+//! (serde_yaml takes seconds on a document nested 100,000 deep). It is also calibrate's one
+//! door to YAML ([`from_yaml`], [`to_yaml`]): serde_yaml is archived upstream, so no other
+//! module calls it.
 
 use std::io::Read;
 use std::path::Path;
@@ -78,12 +80,23 @@ fn too_deep() -> String {
     format!("nested deeper than {MAX_NESTING} levels")
 }
 
+/// `text` (YAML, or JSON, which YAML reads) read into a `T`; `Err` says what is wrong as
+/// [`yaml_error`] does, never quoting the text.
+pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_yaml::from_str(text).map_err(|error| yaml_error(&error))
+}
+
+/// `value` as YAML text; `Err` says why it could not be written.
+pub(crate) fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, String> {
+    serde_yaml::to_string(value).map_err(|error| error.to_string())
+}
+
 /// A YAML error (also JSON read as YAML) in words that name the position, the field and the
 /// type expected, never the text found there: `line 3 column 12: entries[0].trials: invalid
 /// type: a string, expected usize`. serde quotes the value it met (`invalid type: string
 /// "root:x:0:0:..."`), so a file that is not what it should be (`/etc/passwd` named as a
 /// plants file) would be copied into messages, logs and reports.
-pub(crate) fn yaml_error(error: &serde_yaml::Error) -> String {
+fn yaml_error(error: &serde_yaml::Error) -> String {
     let said = describe_parse_error(&error.to_string());
     match error.location() {
         // serde_yaml leaves the position out of some messages (a document of the wrong type).

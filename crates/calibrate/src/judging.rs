@@ -12,14 +12,14 @@
 //! are the same ones every time.
 
 use crate::error::CalibrateError;
-use crate::findings::Finding;
 use crate::jobs::Jobs;
-use crate::judge::{Judge, JudgeError, JudgeRequest};
 use crate::plants::Plant;
 use crate::scorers::{JudgeFailures, JudgeScorer};
 use crate::scoring::{Scored, score_with_progress};
 use crate::scratch::Scratch;
-use crate::signals::SignalWatch;
+use revcal_findings::Finding;
+use revcal_judge::{Judge, JudgeError, JudgeRequest};
+use revcal_process::SignalWatch;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -76,7 +76,7 @@ impl Answers {
     /// The verdict on `finding` about `plant`, when the judge was asked; otherwise the
     /// question is kept for the next round of asking and the answer is `None`.
     pub(crate) fn verdict(&mut self, plant: &Plant, finding: &Finding) -> Option<Result<bool, &mut Failed>> {
-        let request = JudgeRequest::new(plant.clone(), finding);
+        let request = JudgeRequest::new(plant.judged(), finding);
         let key = match serde_json::to_string(&request) {
             Ok(key) => key,
             Err(error) => {
@@ -148,7 +148,7 @@ impl Answers {
             });
         }
         if let Some(signal) = signals.received() {
-            return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+            return Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) });
         }
         for ((key, _), result) in questions.into_iter().zip(results) {
             if let Some(answer) = result.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {

@@ -19,20 +19,16 @@
 //!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
 //!   renderers ([`render_human`], [`render_junit`], [`render_html`]) and its builder
 //!   ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s);
-//! - judging: the [`Judge`] trait, its [`JudgeRequest`] (a [`Plant`] and a [`JudgedFinding`]),
-//!   [`CommandJudge`] (the `--judge-cmd` judge) and [`LlmJudge`], the built-in LLM judge
-//!   (configured by a [`JudgeConfig`] for a [`Provider`], with a [`VerdictCache`]; it reports
-//!   its [`JudgeUsage`] and gives each [`Verdict`] with a reason; a bad answer is an
-//!   [`AnswerProblem`]); judge calibration: the labelled [`JudgeCase`]s
-//!   ([`shipped_judge_cases`], [`parse_judge_cases`]) measured by [`calibrate_judge`] into a
-//!   [`JudgeCalibration`] of [`CaseOutcome`]s and [`KindScore`]s;
-//! - findings: [`parse_findings`] into [`ParsedFindings`] of [`Finding`]s in a
-//!   [`FindingFormat`], and [`locates`], the location half of the matching rule;
-//! - real bugs: [`BugMiner`] mines a repository's fixes into [`Bug`]s (a [`MineReport`], with
-//!   [`Rejection`]s and their [`RejectReason`]s, the [`Stop`] that ended it early,
-//!   [`MineEvent`]s and [`Phase`]s for progress, [`BugsError`]);
-//!   [`read_bugs_file`] and [`write_bugs_yaml`] read and write the bugs file;
-//! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`JudgeError`] and
+//! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
+//!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
+//! - findings: read by [`revcal_findings::parse_findings`];
+//! - real bugs, in the [`bugs`] module: [`bugs::BugMiner`] mines a repository's fixes into
+//!   [`bugs::Bug`]s; [`bugs::read_bugs_file`] and [`bugs::write_bugs_yaml`] read and write the
+//!   bugs file;
+//! - suites, in the [`suite`] module: a [`suite::Suite`] of many commits, run by
+//!   [`suite::run_units`], sharded ([`suite::Shard`], [`suite::ShardResult`]) and merged
+//!   ([`suite::merge`]) into one [`Report`];
+//! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`revcal_judge::JudgeError`] and
 //!   [`ReportError`] as its sources.
 //!
 //! Inside, the modules follow the flow (docs/calibration.md#the-flow): `targets` (gix: the
@@ -40,8 +36,9 @@
 //! and `selection` (plants files, mutants as plants), witness checks in a `scratch` copy (run
 //! in the Landlock `sandbox`), `controls`, the reviews (`jobs`, `rundir`, `slots` and
 //! `objects` for the scratch checkouts, `reviews` to run them at once, each `reviewer` run
-//! through `process`, which also ends escaped descendants, and `signals`), `findings` parsers,
-//! `scoring` with the `scorers`, the `judge` and `judging` (its questions at once), and the
+//! through `revcal_process`, which also ends escaped descendants), the findings read by
+//! `revcal_findings`,
+//! `scoring` with the `scorers`, `judging` (the judge's questions at once), and the
 //! `report` (`assemble` turns a run into one); `guard` recovers the journals of earlier
 //! releases; `flow` drives them all.
 //!
@@ -80,61 +77,39 @@
 //! ```
 
 mod assemble;
-mod bugs;
+pub mod bugs;
 mod clean;
 mod controls;
 mod error;
-mod findings;
 mod flow;
 mod guard;
 mod input;
 mod jobs;
-mod judge;
 mod judging;
 mod objects;
 mod plants;
-mod process;
-mod report;
+pub mod report;
 mod reviewer;
 mod reviews;
 mod rundir;
-mod sandbox;
 mod scorers;
 mod scoring;
 mod scratch;
-mod secrets;
 mod selection;
-mod signals;
 mod slots;
-mod suite;
+pub mod suite;
 mod targets;
 mod tree;
 
-pub use bugs::{
-    BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, DEFAULT_MAX_COMMITS, Ecosystem, MineEvent, MineReport, Phase,
-    RejectReason, Rejection, Stop, read_bugs_file, tests_fail_at_fix, write_bugs_yaml,
-};
 pub use error::CalibrateError;
-pub use findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
-pub use judge::{
-    AnswerProblem, CaseOutcome, CommandJudge, Judge, JudgeCalibration, JudgeCase, JudgeConfig, JudgeError,
-    JudgeRequest, JudgeUsage, JudgedFinding, KindScore, LlmJudge, MODEL_VARIABLE, PROVIDER_VARIABLE,
-    Provider, Verdict, VerdictCache, calibrate_judge, parse_judge_cases, shipped_judge_cases,
-};
 pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
-    BaselineComparison, CategoryScore, Change, CleanExcluded, CleanRounds, ControlOutcome, Controls,
-    EntryScore, Gates, Interval, JudgeChecks, LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS,
-    PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError, ReviewRound, RoundPlant,
-    RoundStatus, RoundTrial, SuiteSummary, TouchedLines, TrialOutcome, TrialRecord, UnitError,
-    compare_with_baseline, plant_differences, render_html, render_human, render_junit,
+    BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
+    JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
+    SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
+    render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};
-pub use secrets::{REDACTED, redact, register_secret, register_secrets_from_env};
-pub use suite::{
-    EntryPlan, MAX_SHARD_FILE_BYTES, MAX_SUITE_FILE_BYTES, Merged, RepoSource, SHARD_FORMAT, Shard,
-    ShardResult, Suite, SuiteEntry, SuiteError, SuiteEvent, Unit, UnitResult, merge, run_units, suite_report,
-};

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 /// One planted bug: one whole source line replaced by another.
 ///
-/// The same type is chosen by the flow, asked about by a [`Judge`](crate::Judge) and recorded
-/// by a [`ReportBuilder`](crate::ReportBuilder). Its JSON form is what a judge receives: every
-/// field but `id` and `witness` (the witness would hand the judge the answer), so a plant
-/// read back from JSON has an empty id and no witness.
+/// The same type is chosen by the flow, asked about by a [`Judge`](revcal_judge::Judge) (as
+/// its [`judged`](Self::judged) form) and recorded by a [`ReportBuilder`](crate::ReportBuilder).
+/// Its JSON form is the judge's: every field but `id` and `witness` (the witness would hand
+/// the judge the answer), so a plant read back from JSON has an empty id and no witness.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plant {
     /// Stable id (the mutant's id, or `plants-file#N`).
@@ -121,6 +121,21 @@ impl Plant {
         }
     }
 
+    /// The plant as a judge is told about it: every field but the id, the witness (which
+    /// would hand the judge the answer) and what only planting needs.
+    pub fn judged(&self) -> revcal_judge::JudgedPlant {
+        revcal_judge::JudgedPlant {
+            file: self.file.clone(),
+            line: self.line,
+            category: self.category.clone(),
+            operator: self.operator.clone(),
+            defect: self.defect.clone(),
+            original: self.original.clone(),
+            mutated: self.mutated.clone(),
+            end_line: self.end_line,
+        }
+    }
+
     /// True for a real bug (re-introduced from a bugs file's patch), false for a synthetic one.
     pub fn is_real(&self) -> bool {
         self.fix_commit.is_some()
@@ -159,9 +174,9 @@ impl Plant {
 
     /// Whether `finding` points at this plant: same basename, a line within 3 of one of its
     /// lines in the planted tree.
-    pub(crate) fn located_by(&self, finding: &crate::findings::Finding) -> bool {
+    pub(crate) fn located_by(&self, finding: &revcal_findings::Finding) -> bool {
         let near = |file: &str, first: u32, last: u32| {
-            (first..=last).step_by(7).chain([last]).any(|line| crate::findings::locates(finding, file, line))
+            (first..=last).step_by(7).chain([last]).any(|line| revcal_findings::locates(finding, file, line))
         };
         if self.spans.is_empty() {
             near(&self.file, self.line, self.end_line.unwrap_or(self.line).max(self.line))
@@ -311,7 +326,7 @@ fn entries_from_text<T: serde::de::DeserializeOwned>(text: &str, path: &Path) ->
     if path.extension().is_some_and(|ext| ext == "json") {
         serde_json::from_str(text).map_err(|e| syntax(input::json_error(&e)))
     } else {
-        serde_yaml::from_str(text).map_err(|e| syntax(input::yaml_error(&e)))
+        input::from_yaml(text).map_err(syntax)
     }
 }
 

@@ -7,13 +7,13 @@
 //! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
 //!
 //! ```
-//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, TrialRecord, render_junit};
+//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, ScorerKind, TrialRecord, render_junit};
 //!
 //! let plant = |line, category: &str| Plant::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
 //! let mut trial = TrialRecord::new(Some(0));
 //! trial.caught_by.insert(0, "off by one at src/lib.rs:3".into());
 //! trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::FalsePositive];
-//! let report = Report::builder("abc123", "judge", Gates { min_recall: 0.5, min_precision: None })
+//! let report = Report::builder("abc123", ScorerKind::Judge, Gates { min_recall: 0.5, min_precision: None })
 //!     .plant(plant(3, "off-by-one"))
 //!     .plant(plant(9, "arithmetic"))
 //!     .trial(trial)
@@ -35,7 +35,7 @@ mod rounds;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
-pub(crate) use builder::GATE_EPSILON;
+pub(crate) use builder::{Counts, GATE_EPSILON, assemble, scores_by};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;
@@ -51,6 +51,8 @@ pub(crate) use wilson::wilson_interval_of_mean;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::scoring::ScorerKind;
 
 /// The calibration report. Serialises with exactly the keys listed in
 /// docs/calibration.md#reading-the-report (camelCase): the base keys plus `recallInterval`,
@@ -82,8 +84,8 @@ pub struct Report {
     pub min_precision: Option<f64>,
     /// recall >= minRecall and, when set, precision >= minPrecision (a `null` precision fails it).
     pub gate_pass: bool,
-    /// The scorer: `judge`, `repro` or `string`.
-    pub scorer: String,
+    /// The scorer; in JSON its name: `judge`, `repro` or `string`.
+    pub scorer: ScorerKind,
     /// Share of repro-verified findings the judge agreed with; `null` when none were verified.
     pub judge_agreement: Option<f64>,
     /// Plants excluded as equivalent (their witness did not discriminate).
@@ -132,7 +134,7 @@ pub struct Report {
     /// What the judge spent (provider, model, calls, cache hits, tokens), when the judge keeps
     /// count (the built-in LLM judge does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge: Option<crate::judge::JudgeUsage>,
+    pub judge: Option<revcal_judge::JudgeUsage>,
     /// Under the judge scorer: questions about the review the judge gave no verdict on. Each
     /// counts as "not identified" (so recall is a lower bound) and the run exits 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,8 +3,8 @@
 //! memory.
 
 use crate::error::CalibrateError;
-use crate::process::{self, Exit, Finished, ShellCommand};
-use crate::signals::SignalWatch;
+use revcal_process::SignalWatch;
+use revcal_process::{self as process, Exit, Finished, ShellCommand};
 use std::path::Path;
 use std::time::Duration;
 
@@ -123,17 +123,7 @@ pub(crate) fn run_reviewer(
     env: &[(&str, String)],
     signals: &SignalWatch,
 ) -> Result<ReviewRun, CalibrateError> {
-    let shell = ShellCommand {
-        script: command,
-        dir: work_tree,
-        timeout,
-        output_cap,
-        env,
-        stdin: None,
-        kill_past_cap: false,
-        memory_cap: None,
-        sandbox: None,
-    };
+    let shell = ShellCommand::new(command, work_tree, timeout).output_cap(output_cap).env(env);
     let finished = process::run_isolated(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;
     match finished.exit {
@@ -155,7 +145,7 @@ pub(crate) fn run_reviewer(
             checkout: work_tree.to_path_buf(),
         }),
         Exit::Interrupted(signal) => {
-            Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) })
+            Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) })
         }
         Exit::TimedOut => Err(CalibrateError::ReviewerTimedOut {
             seconds: timeout.as_secs(),

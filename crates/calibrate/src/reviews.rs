@@ -9,8 +9,8 @@
 use crate::error::CalibrateError;
 use crate::jobs::Jobs;
 use crate::reviewer::{self, ReviewRun};
-use crate::signals::SignalWatch;
 use crate::tree::CommitTree;
+use revcal_process::SignalWatch;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -70,7 +70,7 @@ pub(crate) fn run_all(
     let mut results: Vec<Option<Result<ReviewRun, CalibrateError>>> = (0..total).map(|_| None).collect();
     // Descendants of a reviewer that left its process group stay revcal's descendants while
     // the reviews run, so that each review's leftovers can be ended before its slot is reused.
-    let subreaper = crate::process::Subreaper::start();
+    let subreaper = revcal_process::Subreaper::start();
     std::thread::scope(|scope| {
         // Should this thread unwind (a panic), every review still running is stopped, so that
         // the scope can end and the run directory be removed.
@@ -146,7 +146,7 @@ pub(crate) fn run_all(
     });
     drop(subreaper);
     if let Some(signal) = signals.received() {
-        return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+        return Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) });
     }
     let mut runs = Vec::with_capacity(total);
     for result in results {
@@ -175,10 +175,10 @@ fn run_one(
     settings: &Settings<'_>,
     signals: &SignalWatch,
 ) -> Result<ReviewRun, CalibrateError> {
-    let token = crate::process::run_token();
+    let token = revcal_process::run_token();
     let mut env: Vec<(&str, String)> =
         settings.env.iter().map(|(key, value)| (*key, value.clone())).collect();
-    env.push((crate::process::RUN_TOKEN_VARIABLE, token.clone()));
+    env.push((revcal_process::RUN_TOKEN_VARIABLE, token.clone()));
     env.push(("TMPDIR", slot.tmp().display().to_string()));
     if settings.slot_target_dir {
         env.push(("CARGO_TARGET_DIR", slot.target_dir().display().to_string()));
@@ -192,7 +192,7 @@ fn run_one(
         &env,
         signals,
     );
-    crate::process::end_descendants(&token);
+    revcal_process::end_descendants(&token);
     tracing::debug!(slot = slot.number(), ok = outcome.is_ok(), "review finished");
     outcome
 }

@@ -1,13 +1,13 @@
 //! The [`Scorer`]s, one per [`ScorerKind`](crate::ScorerKind): `string`, `repro` and `judge`.
 
 use crate::error::CalibrateError;
-use crate::findings::Finding;
-use crate::judge::JudgeError;
 use crate::judging::Answers;
 use crate::plants::Plant;
 use crate::scoring::{Identified, Scorer};
 use crate::scratch::Scratch;
-use crate::signals::SignalWatch;
+use revcal_findings::Finding;
+use revcal_judge::JudgeError;
+use revcal_process::SignalWatch;
 
 /// `string`: a finding that locates a plant identifies it (not trustworthy: an echo of the
 /// diff scores 1.0).
@@ -89,7 +89,7 @@ impl Scorer for JudgeScorer<'_, '_> {
         if let Some(received) = self.signals.received() {
             return Err(CalibrateError::Interrupted {
                 signal: received,
-                name: crate::signals::name(received),
+                name: revcal_process::signal_name(received),
             });
         }
         if let Some(failures) = self.failures.as_deref_mut()

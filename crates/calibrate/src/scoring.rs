@@ -5,8 +5,8 @@
 //! in `scorers.rs`.
 
 use crate::error::CalibrateError;
-use crate::findings::Finding;
 use crate::plants::Plant;
+use revcal_findings::Finding;
 use serde::{Deserialize, Serialize};
 
 /// How a finding is judged to identify a plant it locates.
@@ -206,8 +206,8 @@ pub(crate) fn score_with_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findings::FindingFormat;
     use crate::scorers::StringScorer;
+    use revcal_findings::FindingFormat;
 
     fn plant(file: &str, line: u32) -> Plant {
         Plant {

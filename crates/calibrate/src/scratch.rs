@@ -9,10 +9,10 @@
 
 use crate::error::CalibrateError;
 use crate::plants::{Plant, apply_to};
-use crate::process::{self, Exit, ShellCommand};
-use crate::sandbox::Sandbox;
-use crate::signals::SignalWatch;
 use crate::tree::CommitTree;
+use revcal_process::Sandbox;
+use revcal_process::SignalWatch;
+use revcal_process::{self as process, Exit, ShellCommand};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,9 @@ impl Discrimination {
             && match self.mutant {
                 Exit::Code(code) => code != 0,
                 Exit::Signal(_) => true,
-                Exit::TimedOut | Exit::OutOfMemory(_) | Exit::Interrupted(_) => false,
+                // Stopped from outside (time, memory, a signal), or an ending not known yet:
+                // never counted as the plant failing its witness.
+                _ => false,
             }
     }
 
@@ -214,21 +216,15 @@ impl<'a> Scratch<'a> {
         signals: &SignalWatch,
     ) -> Result<Exit, CalibrateError> {
         let root = self.materialise()?;
-        let command = ShellCommand {
-            script,
-            dir: &root,
-            timeout,
-            output_cap: 64 * 1024,
-            env: &self.env,
-            stdin: None,
-            kill_past_cap: false,
-            memory_cap: self.memory_cap,
-            sandbox: self.sandbox.as_ref(),
-        };
+        let command = ShellCommand::new(script, &root, timeout)
+            .output_cap(64 * 1024)
+            .env(&self.env)
+            .memory_cap(self.memory_cap)
+            .sandbox(self.sandbox.as_ref());
         let finished = process::run_isolated(&command, signals)
             .map_err(|source| CalibrateError::Command { command: script.to_owned(), source })?;
         if let Exit::Interrupted(signal) = finished.exit {
-            return Err(CalibrateError::Interrupted { signal, name: crate::signals::name(signal) });
+            return Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) });
         }
         tracing::debug!(script, plant = ?plant.map(Plant::location), exit = %finished.exit, elapsed = ?finished.elapsed, "scratch run");
         if plant.is_none() {

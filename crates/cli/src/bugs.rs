@@ -4,9 +4,10 @@ use crate::output::{emit, emit_json, outln, plural};
 use crate::style::Style;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use revcal_calibrate::{
-    BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, MineEvent, MineReport, Progress, RejectReason, Stop,
-    read_bugs_file, tests_fail_at_fix, write_bugs_yaml,
+use revcal_calibrate::Progress;
+use revcal_calibrate::bugs::{
+    BROKEN_IN_A_ROW, Bug, BugMiner, BugsError, MineEvent, MineReport, RejectReason, Stop, read_bugs_file,
+    tests_fail_at_fix, write_bugs_yaml,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -224,7 +225,7 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
         report.repo.display(),
         report.target,
     );
-    let yaml = write_bugs_yaml(&report.verified, &header);
+    let yaml = write_bugs_yaml(&report.verified, &header)?;
     if let Some(path) = &args.output {
         std::fs::write(path, &yaml).with_context(|| format!("cannot write {}", path.display()))?;
         if !quiet {

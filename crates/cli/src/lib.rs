@@ -18,17 +18,17 @@
 //! assert_eq!(revcal_cli::revcal(["revcal", "score", "--rubirc", "x"]), ExitCode::from(3));
 //! ```
 
-// Every message revcal prints to stderr goes through `revcal_calibrate::redact`: these
+// Every message revcal prints to stderr goes through `secrets::redact`: these
 // shadow the standard macros in the whole crate (they are defined before any module), so
 // that no message, whoever writes it, prints a judge's API key or a URL's credentials.
 // Standard output goes through `output::emit`, and report files through `output::write`,
 // which redact the same way.
 macro_rules! eprintln {
     () => { ::std::eprintln!() };
-    ($($arg:tt)*) => { ::std::eprintln!("{}", ::revcal_calibrate::redact(&::std::format!($($arg)*))) };
+    ($($arg:tt)*) => { ::std::eprintln!("{}", $crate::secrets::redact(&::std::format!($($arg)*))) };
 }
 macro_rules! eprint {
-    ($($arg:tt)*) => { ::std::eprint!("{}", ::revcal_calibrate::redact(&::std::format!($($arg)*))) };
+    ($($arg:tt)*) => { ::std::eprint!("{}", $crate::secrets::redact(&::std::format!($($arg)*))) };
 }
 
 pub mod allocator;
@@ -46,6 +46,7 @@ mod mutate;
 mod output;
 mod rubric;
 mod score;
+mod secrets;
 mod style;
 
 use args::{Cli, Command, ReviewCalibrationCli};
@@ -72,7 +73,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::for_error_in(subcommand_name(&args).as_deref())),
     };
-    revcal_calibrate::register_secrets_from_env();
+    secrets::register_secrets_from_env();
     init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     let error_code = exit::for_error_in(Some(cli.command.name()));
@@ -101,7 +102,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::CALIBRATE_ERROR),
     };
-    revcal_calibrate::register_secrets_from_env();
+    secrets::register_secrets_from_env();
     init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     finish(calibrate::run(cli.calibrate, &style), cli.color, exit::CALIBRATE_ERROR)

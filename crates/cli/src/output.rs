@@ -19,7 +19,7 @@ pub(crate) use outln;
 /// (`revcal ... | head -1`) has all it wants: the rest is dropped and the command still
 /// ends with the exit status of its result.
 pub(crate) fn emit(text: &str) -> io::Result<()> {
-    let text = revcal_calibrate::redact(text);
+    let text = crate::secrets::redact(text);
     let mut stdout = io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -30,7 +30,7 @@ pub(crate) fn emit(text: &str) -> io::Result<()> {
 /// Writes `text` to the file `path`, redacted as [`emit`] redacts: a report holds what
 /// reviewers and servers said.
 pub(crate) fn write(path: &std::path::Path, text: &str) -> io::Result<()> {
-    std::fs::write(path, revcal_calibrate::redact(text).as_bytes())
+    std::fs::write(path, crate::secrets::redact(text).as_bytes())
 }
 
 /// Standard error for the log: each event (one line, formatted whole before it is written)
@@ -50,7 +50,7 @@ impl Write for RedactingStderr {
         if !self.line.is_empty() {
             let text = String::from_utf8_lossy(&self.line).into_owned();
             self.line.clear();
-            io::stderr().lock().write_all(revcal_calibrate::redact(&text).as_bytes())?;
+            io::stderr().lock().write_all(crate::secrets::redact(&text).as_bytes())?;
         }
         Ok(())
     }

@@ -17,7 +17,7 @@
 use criterion::{BatchSize, Criterion, Throughput};
 use revcal_elo::{
     Content, Keypair, Ledger, LedgerLocation, Message, OutcomeContent, RequestContent, ReviewContent,
-    SignedMessage, Verdict,
+    ReviewVerdict, SignedMessage,
 };
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -61,7 +61,8 @@ fn signed_stream(messages: usize) -> Vec<String> {
         lines.push(request.canonical().to_owned());
         for offset in 0..3 {
             let reviewer = &reviewers[(story * 7 + offset * 13) % reviewers.len()];
-            let verdict = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment][(story + offset) % 3];
+            let verdict = [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment]
+                [(story + offset) % 3];
             let content = Content::Review(ReviewContent {
                 request_id: request.id.clone(),
                 verdict,

@@ -7,7 +7,7 @@ use crate::link::{
 };
 use crate::message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, Message, MessageId, MessageType,
-    OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
+    OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
 };
 use crate::scope::{Outcomes, Scope};
 use serde_json::{Map, Value, json};
@@ -331,7 +331,7 @@ fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, F
         MessageType::Review => {
             let request_id = fields.message_id("request_id")?;
             let verdict_text = fields.string("verdict")?;
-            let verdict = Verdict::from_wire(verdict_text).map_or_else(
+            let verdict = ReviewVerdict::from_wire(verdict_text).map_or_else(
                 || {
                     fail(
                         "content.verdict",

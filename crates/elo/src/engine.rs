@@ -6,7 +6,7 @@
 
 use crate::identity::{AgentId, PublicKey};
 use crate::link::RoundKey;
-use crate::message::{Content, MessageId, MessageType, OutcomeContent, Verdict};
+use crate::message::{Content, MessageId, MessageType, OutcomeContent, ReviewVerdict};
 use crate::policy::{OutcomeClass, Policy, Standing};
 use crate::scope::{Scope, ScopedStandings, TrustSet, outcome_scopes};
 use crate::signed::SignedMessage;
@@ -170,7 +170,7 @@ pub struct ScoredReview {
     /// The requester.
     pub requester: AgentId,
     /// The verdict scored.
-    pub verdict: Verdict,
+    pub verdict: ReviewVerdict,
     /// Whether the change caused an incident.
     pub incident: bool,
     /// The class of the verdict against the outcome.
@@ -187,7 +187,7 @@ pub struct ScoredReview {
 struct RequestState {
     view: RequestView,
     /// Each reviewer's latest review: (reviewer, review id, verdict), in arrival order.
-    latest: Vec<(AgentId, MessageId, Verdict)>,
+    latest: Vec<(AgentId, MessageId, ReviewVerdict)>,
 }
 
 /// The engine's state after a prefix of the stream.

@@ -11,18 +11,18 @@ use std::fmt;
 /// Why a key, key file or signature could not be used.
 ///
 /// Each message is complete on its own (it is reported as one line per message or file);
-/// the typed cause, where there is one, is also the error's `source`.
+/// the typed cause, where there is one, is a field of the variant, said in the message and
+/// not returned again by `source`, so that a printed chain says it once.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum KeyError {
     /// Not standard base64.
-    #[error("`{field}` is not standard base64: {source}")]
+    #[error("`{field}` is not standard base64: {cause}")]
     Base64 {
         /// The field holding the text.
         field: &'static str,
-        /// What the decoder said.
-        #[source]
-        source: base64::DecodeError,
+        /// What the decoder said (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: base64::DecodeError,
     },
     /// Decoded to the wrong number of bytes.
     #[error("`{field}` must decode to {expected} bytes, found {found}")]
@@ -146,7 +146,7 @@ impl SignatureBytes {
 }
 
 fn decode_exact<const N: usize>(text: &str, field: &'static str) -> Result<[u8; N], KeyError> {
-    let bytes = BASE64.decode(text).map_err(|source| KeyError::Base64 { field, source })?;
+    let bytes = BASE64.decode(text).map_err(|cause| KeyError::Base64 { field, cause })?;
     let found = bytes.len();
     bytes.try_into().map_err(|_| KeyError::Length { field, expected: N, found })
 }
@@ -258,6 +258,15 @@ impl KeyFile {
 mod tests {
     use super::*;
     use crate::canonical::sha256_hex;
+
+    /// The decoder's complaint is in the message and not repeated as the error's source.
+    #[test]
+    fn bad_base64_says_the_cause_once() {
+        let error = decode_exact::<32>("not base64!", "pubkey").unwrap_err();
+        assert!(matches!(error, KeyError::Base64 { field: "pubkey", .. }), "{error:?}");
+        assert!(std::error::Error::source(&error).is_none(), "{error:?}");
+        assert!(error.to_string().starts_with("`pubkey` is not standard base64: "), "{error}");
+    }
 
     /// Decodes a hex test vector.
     fn unhex<const N: usize>(text: &str) -> [u8; N] {

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use revcal_elo::{Content, Keypair, Ledger, Message, OutcomeContent, RequestContent,
-//!                  ReviewContent, SignedMessage, Verdict, verify_receipt};
+//!                  ReviewContent, SignedMessage, ReviewVerdict, verify_receipt};
 //!
 //! let author = Keypair::from_seed([1; 32]);
 //! let reviewer = Keypair::from_seed([2; 32]);
@@ -23,7 +23,7 @@
 //! let request = send(&author, "#review", Content::Request(RequestContent {
 //!     repo: Some("github.com/acme/api".into()), change: Some("PR #7".into()), ..Default::default() }));
 //! let review = send(&reviewer, "#review", Content::Review(ReviewContent {
-//!     request_id: request.id.clone(), verdict: Verdict::RequestChanges, comments: vec![], summary: None }));
+//!     request_id: request.id.clone(), verdict: ReviewVerdict::RequestChanges, comments: vec![], summary: None }));
 //! let outcome = send(&author, "#review", Content::Outcome(OutcomeContent {
 //!     request_id: request.id.clone(), merged: true, incident: true,
 //!     incident_details: Some("nil deref in prod".into()), calibration: None }));
@@ -70,9 +70,11 @@ pub use canonical::{JsonError, parse_strict};
 pub use codec::FieldError;
 pub use engine::{Engine, Rejection, ScoredReview, rate};
 pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
+#[cfg(feature = "postgres")]
+pub use ledger::PostgresLocation;
 pub use ledger::{
-    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, PostgresLocation,
-    RatingChange, Recorded, Recording, Refusal, ReplayReport, Response, Stored,
+    DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, RatingChange,
+    Recorded, Recording, Refusal, ReplayReport, Response, Stored,
 };
 pub use link::{
     CalibrationLink, LinkedPlant, MAX_CATEGORY_BYTES, MAX_LINK_DOMAINS, MAX_PLANT_PATH_BYTES,
@@ -80,7 +82,7 @@ pub use link::{
 };
 pub use message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,
-    MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
+    MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
     ts_millis,
 };
 pub use policy::{OutcomeClass, Policy, PolicyError, Standing};

@@ -109,7 +109,7 @@ impl fmt::Display for MessageType {
 /// A reviewer's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Verdict {
+pub enum ReviewVerdict {
     /// The change is fine to merge.
     Approve,
     /// The change must not be merged as it is.
@@ -118,19 +118,21 @@ pub enum Verdict {
     Comment,
 }
 
-impl Verdict {
+impl ReviewVerdict {
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Approve => "APPROVE",
-            Verdict::RequestChanges => "REQUEST_CHANGES",
-            Verdict::Comment => "COMMENT",
+            ReviewVerdict::Approve => "APPROVE",
+            ReviewVerdict::RequestChanges => "REQUEST_CHANGES",
+            ReviewVerdict::Comment => "COMMENT",
         }
     }
 
     /// The verdict with this wire name.
-    pub fn from_wire(name: &str) -> Option<Verdict> {
-        [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment].into_iter().find(|v| v.as_str() == name)
+    pub fn from_wire(name: &str) -> Option<ReviewVerdict> {
+        [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment]
+            .into_iter()
+            .find(|v| v.as_str() == name)
     }
 }
 
@@ -186,7 +188,7 @@ pub struct ReviewContent {
     /// The id of the `REVIEW_REQUEST` reviewed.
     pub request_id: MessageId,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: ReviewVerdict,
     /// Line comments (may be empty).
     pub comments: Vec<Comment>,
     /// An optional overall remark.

@@ -1,6 +1,6 @@
 //! The numbers of the rating rules, with the defaults of docs/reputation.md, section 3.
 
-use crate::message::Verdict;
+use crate::message::ReviewVerdict;
 use serde::{Deserialize, Serialize};
 
 /// What a scored review turned out to be.
@@ -21,13 +21,13 @@ pub enum OutcomeClass {
 
 impl OutcomeClass {
     /// Classifies a verdict against the outcome.
-    pub fn of(verdict: Verdict, incident: bool) -> OutcomeClass {
+    pub fn of(verdict: ReviewVerdict, incident: bool) -> OutcomeClass {
         match (verdict, incident) {
-            (Verdict::RequestChanges, true) => OutcomeClass::CaughtBug,
-            (Verdict::Approve, true) => OutcomeClass::MissedBug,
-            (Verdict::RequestChanges, false) => OutcomeClass::FalsePositive,
-            (Verdict::Approve, false) => OutcomeClass::CorrectApproval,
-            (Verdict::Comment, _) => OutcomeClass::Neutral,
+            (ReviewVerdict::RequestChanges, true) => OutcomeClass::CaughtBug,
+            (ReviewVerdict::Approve, true) => OutcomeClass::MissedBug,
+            (ReviewVerdict::RequestChanges, false) => OutcomeClass::FalsePositive,
+            (ReviewVerdict::Approve, false) => OutcomeClass::CorrectApproval,
+            (ReviewVerdict::Comment, _) => OutcomeClass::Neutral,
         }
     }
 

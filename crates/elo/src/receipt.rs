@@ -4,7 +4,7 @@
 use crate::canonical::{JsonError, canonical_bytes, canonical_text, parse_strict};
 use crate::engine::ScoredReview;
 use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
-use crate::message::{MessageId, Verdict, ts_millis};
+use crate::message::{MessageId, ReviewVerdict, ts_millis};
 use crate::policy::OutcomeClass;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,7 +24,7 @@ pub struct ReceiptReview {
     /// The outcome that scored it.
     pub outcome_id: MessageId,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: ReviewVerdict,
     /// Whether the change caused an incident.
     pub incident: bool,
 }

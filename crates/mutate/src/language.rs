@@ -4,9 +4,11 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
 
-/// A language with a tree-sitter grammar and an operator table.
+/// A language with a tree-sitter grammar and an operator table. Languages are added as
+/// grammars are, so a `match` on it needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Language {
     /// Rust: `.rs`.
     Rust,

@@ -7,7 +7,7 @@
 //! the issues found here to file, line and column.
 //!
 //! ```
-//! use revcal_rubric_model::{Rubric, Rule, Severity, validate};
+//! use revcal_rubric_model::{Rubric, Rule, LintSeverity, validate};
 //!
 //! let yaml = r#"
 //! rubric_id: changelog_v1
@@ -34,7 +34,7 @@
 //! let issues = validate(&rubric);
 //! // `etc.` probably meant a literal dot: a warning, not an error.
 //! assert_eq!(issues.len(), 1);
-//! assert_eq!((issues[0].rule, issues[0].severity), (Rule::Pattern, Severity::Warning));
+//! assert_eq!((issues[0].rule, issues[0].severity), (Rule::Pattern, LintSeverity::Warning));
 //! assert_eq!(issues[0].pointer, "/negative_criteria/0/fail_patterns/0");
 //! ```
 
@@ -48,7 +48,7 @@ mod types;
 pub mod validate;
 
 pub use anchor::{AnchorKey, AnchorKeyError};
-pub use rule::{Issue, Related, Rule, Severity};
+pub use rule::{LintIssue, LintSeverity, Related, Rule};
 pub use schema_parts::{ANCHOR_KEY_PATTERN, EXAMPLE_KEY_PATTERN, json_schema, json_schema_text};
 pub use text_map::TextMap;
 pub use types::{

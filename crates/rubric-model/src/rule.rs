@@ -132,18 +132,18 @@ impl Serialize for Rule {
 /// How serious a diagnostic is. Warnings never fail a lint unless the caller denies them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub enum LintSeverity {
     /// Breaks the contract: the rubric cannot be used.
     Error,
     /// Probably a mistake, but the rubric still works.
     Warning,
 }
 
-impl fmt::Display for Severity {
+impl fmt::Display for LintSeverity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
+            LintSeverity::Error => "error",
+            LintSeverity::Warning => "warning",
         })
     }
 }
@@ -163,11 +163,11 @@ pub struct Related {
 /// The pointer addresses the offending node (`/criteria/0/threshold`); a loader that
 /// kept source positions turns it into a file, line and column.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Issue {
+pub struct LintIssue {
     /// The rule that was broken.
     pub rule: Rule,
     /// Error or warning.
-    pub severity: Severity,
+    pub severity: LintSeverity,
     /// JSON pointer (RFC 6901) to the offending node; `""` is the whole document.
     pub pointer: String,
     /// What is wrong, in one sentence.
@@ -178,12 +178,12 @@ pub struct Issue {
     pub related: Option<Related>,
 }
 
-impl Issue {
+impl LintIssue {
     /// An error for `rule` at `pointer`.
-    pub fn error(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Issue {
-        Issue {
+    pub fn error(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> LintIssue {
+        LintIssue {
             rule,
-            severity: Severity::Error,
+            severity: LintSeverity::Error,
             pointer: pointer.into(),
             message: message.into(),
             hint: None,
@@ -192,24 +192,24 @@ impl Issue {
     }
 
     /// A warning for `rule` at `pointer`.
-    pub fn warning(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> Issue {
-        Issue { severity: Severity::Warning, ..Issue::error(rule, pointer, message) }
+    pub fn warning(rule: Rule, pointer: impl Into<String>, message: impl Into<String>) -> LintIssue {
+        LintIssue { severity: LintSeverity::Warning, ..LintIssue::error(rule, pointer, message) }
     }
 
     /// Adds a fix hint.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Issue {
+    pub fn with_hint(mut self, hint: impl Into<String>) -> LintIssue {
         self.hint = Some(hint.into());
         self
     }
 
     /// Adds a hint only when there is one.
-    pub fn with_optional_hint(mut self, hint: Option<String>) -> Issue {
+    pub fn with_optional_hint(mut self, hint: Option<String>) -> LintIssue {
         self.hint = hint;
         self
     }
 
     /// Points at a second place in the document.
-    pub fn with_related(mut self, pointer: impl Into<String>, note: impl Into<String>) -> Issue {
+    pub fn with_related(mut self, pointer: impl Into<String>, note: impl Into<String>) -> LintIssue {
         self.related = Some(Related { pointer: pointer.into(), note: note.into() });
         self
     }

@@ -39,13 +39,12 @@ pub enum DatasetError {
         path: PathBuf,
     },
     /// The file could not be read.
-    #[error("cannot read calibration dataset `{}`: {source}", path.display())]
+    #[error("cannot read calibration dataset `{}`: {cause}", path.display())]
     Io {
         /// The dataset file.
         path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
+        /// What the operating system said (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: std::io::Error,
     },
     /// A line is not a valid example.
     #[error("{}:{line}: {message}", path.display())]
@@ -93,7 +92,7 @@ pub enum CorrelationError {
 /// Reads a dataset file.
 pub fn load_dataset(path: &Path) -> Result<Vec<CalibrationExample>, DatasetError> {
     use std::io::Read;
-    let io = |source| DatasetError::Io { path: path.to_path_buf(), source };
+    let io = |cause| DatasetError::Io { path: path.to_path_buf(), cause };
     let mut text = String::new();
     std::fs::File::open(path)
         .map_err(io)?
@@ -272,6 +271,16 @@ mod tests {
         let error = load_dataset(Path::new("/dev/zero")).unwrap_err();
         assert!(matches!(error, DatasetError::TooLarge { .. }), "{error:?}");
         assert!(error.to_string().contains("larger than the limit of 64 MiB"), "{error}");
+    }
+
+    /// The whole chain, as `{:#}` prints it: the cause is said once.
+    #[test]
+    fn an_unreadable_dataset_says_the_cause_once() {
+        let error = load_dataset(Path::new("/nonexistent/dataset.jsonl")).unwrap_err();
+        assert!(matches!(error, DatasetError::Io { .. }), "{error:?}");
+        assert!(std::error::Error::source(&error).is_none(), "{error:?}");
+        let said = error.to_string();
+        assert_eq!(said.matches("No such file or directory").count(), 1, "{said}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Diagnostics: an issue placed at a file, line and column.
 
 use crate::marks::Span;
-use revcal_rubric_model::{Rule, Severity};
+use revcal_rubric_model::{LintSeverity, Rule};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -23,7 +23,7 @@ pub struct Diagnostic {
     /// The rule that was broken.
     pub rule: Rule,
     /// Error or warning.
-    pub severity: Severity,
+    pub severity: LintSeverity,
     /// What is wrong.
     pub message: String,
     /// How to fix it, when there is something useful to say.
@@ -57,7 +57,7 @@ impl Diagnostic {
         span: Span,
         pointer: String,
         rule: Rule,
-        severity: Severity,
+        severity: LintSeverity,
         message: String,
     ) -> Self {
         Diagnostic {
@@ -82,7 +82,7 @@ impl Diagnostic {
 
     /// True for errors (warnings are false).
     pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
+        self.severity == LintSeverity::Error
     }
 
     /// The dotted field path of the pointer, e.g. `criteria[0].threshold`.

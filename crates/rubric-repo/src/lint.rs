@@ -8,7 +8,7 @@ use crate::schema_check::{SchemaChecker, SchemaIssue};
 use crate::source::{FileProblem, read_text};
 use crate::walk::discover;
 use crate::yaml::{self, Syntax, SyntaxError};
-use revcal_rubric_model::{Issue, Rubric, Rule, Severity, pointer, validate};
+use revcal_rubric_model::{LintIssue, LintSeverity, Rubric, Rule, pointer, validate};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -150,8 +150,15 @@ impl Linter {
                 let start = crate::marks::Position { line: error.line, column: error.column };
                 let span = Span { start, end: crate::marks::Position { column: error.column + 1, ..start } };
                 out.diagnostics.push(
-                    Diagnostic::new(path, span, String::new(), Rule::Yaml, Severity::Error, error.message)
-                        .with_hint(error.hint),
+                    Diagnostic::new(
+                        path,
+                        span,
+                        String::new(),
+                        Rule::Yaml,
+                        LintSeverity::Error,
+                        error.message,
+                    )
+                    .with_hint(error.hint),
                 );
                 return out;
             }
@@ -162,7 +169,7 @@ impl Linter {
                 duplicate.second,
                 duplicate.pointer.clone(),
                 Rule::Yaml,
-                Severity::Error,
+                LintSeverity::Error,
                 format!("duplicate key `{}`", duplicate.key),
             )
             .with_hint(Some(
@@ -180,7 +187,7 @@ impl Linter {
         let schema_issues = self.schema.check(&value);
         let value = without_unknown_fields(value, &schema_issues);
         // Semantic checks, on the typed rubric or on whatever of it still parses.
-        let mut semantic: Vec<Issue> = Vec::new();
+        let mut semantic: Vec<LintIssue> = Vec::new();
         match Rubric::deserialize(&value) {
             Ok(rubric) => {
                 semantic = validate(&rubric);
@@ -191,7 +198,7 @@ impl Linter {
             }
             Err(error) if schema_issues.is_empty() => {
                 let message = format!("the document does not fit the rubric format: {error}");
-                semantic.push(Issue::error(Rule::Schema, "", message));
+                semantic.push(LintIssue::error(Rule::Schema, "", message));
             }
             Err(_) => {
                 // The schema already explained why; check whatever still parses.
@@ -208,7 +215,7 @@ impl Linter {
         // (it knows the criterion's name and the scale).
         let semantic_found: HashSet<(&str, Rule)> =
             semantic.iter().map(|i| (i.pointer.as_str(), i.rule)).collect();
-        let mut issues: Vec<(Issue, Target)> = schema_issues
+        let mut issues: Vec<(LintIssue, Target)> = schema_issues
             .iter()
             .filter(|found| !semantic_found.contains(&(found.issue.pointer.as_str(), found.issue.rule)))
             .map(|found| (found.issue.clone(), found.target))
@@ -295,7 +302,7 @@ fn names_a_key(at: &str) -> bool {
     )
 }
 
-fn place(path: &Path, marks: &Marks, issue: Issue, target: Target) -> Diagnostic {
+fn place(path: &Path, marks: &Marks, issue: LintIssue, target: Target) -> Diagnostic {
     let span = marks.locate(&issue.pointer, target);
     let mut diagnostic =
         Diagnostic::new(path, span, issue.pointer, issue.rule, issue.severity, issue.message)
@@ -320,21 +327,21 @@ fn file_diagnostic(path: &Path, problem: FileProblem) -> Diagnostic {
         Span { start: position, end: position },
         String::new(),
         Rule::File,
-        Severity::Error,
+        LintSeverity::Error,
         problem.message,
     )
     .with_hint(problem.hint)
 }
 
 /// A warning when `calibration_dataset` is a relative path to a file that is not there.
-fn missing_dataset(path: &Path, rubric: &Rubric) -> Option<Issue> {
+fn missing_dataset(path: &Path, rubric: &Rubric) -> Option<LintIssue> {
     let reference = rubric.calibration_dataset.as_deref()?;
     if revcal_rubric_model::validate::uri_reference_problem(reference).is_some() {
         return None; // RL-09 already reports the reference itself.
     }
     let local = crate::dataset::local_path(path, reference)?;
     (!local.exists()).then(|| {
-        Issue::warning(
+        LintIssue::warning(
             Rule::CalibrationDataset,
             "/calibration_dataset",
             format!("calibration dataset `{}` does not exist", local.display()),
@@ -358,7 +365,7 @@ fn check_duplicate_ids(report: &mut LintReport) {
                     loaded.id_span,
                     "/rubric_id".to_owned(),
                     Rule::DuplicateId,
-                    Severity::Error,
+                    LintSeverity::Error,
                     format!(
                         "rubric_id `{}` is already defined in {}:{}",
                         loaded.rubric.rubric_id,

@@ -7,7 +7,7 @@
 //! the checks that need the whole list (shares summing to 1, ceilings naming criteria).
 
 use revcal_rubric_model::{
-    Ceiling, Criterion, FocusArea, Issue, NegativeCriterion, Rubric, Rule, Severity, pointer, suggest,
+    Ceiling, Criterion, FocusArea, LintIssue, LintSeverity, NegativeCriterion, Rubric, Rule, pointer, suggest,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -134,7 +134,7 @@ impl Salvaged {
 
     /// Maps an issue found on the salvaged rubric back to the document; `None` for
     /// issues that only arise because items were dropped.
-    pub(crate) fn translate(&self, mut issue: Issue) -> Option<Issue> {
+    pub(crate) fn translate(&self, mut issue: LintIssue) -> Option<LintIssue> {
         let criteria_reduced = self.reduced("criteria");
         let needs_all_criteria = match issue.rule {
             Rule::Share => issue.pointer == "/criteria" || pointer::segments(&issue.pointer).len() == 2,
@@ -143,7 +143,7 @@ impl Salvaged {
             Rule::Ceiling => {
                 issue.pointer.ends_with("/criterion") && self.names_dropped_criterion(&issue.pointer)
             }
-            Rule::Threshold => issue.severity == Severity::Warning,
+            Rule::Threshold => issue.severity == LintSeverity::Warning,
             Rule::Schema => issue.pointer == "/criteria",
             _ => false,
         };

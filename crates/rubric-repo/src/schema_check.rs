@@ -1,6 +1,6 @@
 //! JSON Schema validation with messages written for rubric authors.
 //!
-//! `jsonschema` finds the violations; this module turns each into an [`Issue`] with the
+//! `jsonschema` finds the violations; this module turns each into an [`LintIssue`] with the
 //! rule the format assigns to that field (a bad `version` is RL-04, not a generic pattern
 //! failure), a message that names the field and the value, and a hint: the field's own
 //! description for a missing field, "did you mean" for a misspelt one.
@@ -9,13 +9,13 @@ use crate::marks::Target;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, Validator};
 use revcal_rubric_model::validate::{identifier_hint, uri_reference_problem, version_problem};
-use revcal_rubric_model::{AnchorKey, Issue, Rule, pointer, suggest};
+use revcal_rubric_model::{AnchorKey, LintIssue, Rule, pointer, suggest};
 use serde_json::Value;
 
 /// A schema violation, located by pointer, and whether it concerns a key or a value.
 #[derive(Debug, Clone)]
 pub(crate) struct SchemaIssue {
-    pub issue: Issue,
+    pub issue: LintIssue,
     pub target: Target,
     /// Set for unknown fields: the loader drops them and goes on checking the rest.
     pub unknown_field: bool,
@@ -50,7 +50,7 @@ impl SchemaChecker {
         let mut found = Vec::new();
         if !document.is_object() {
             found.push(SchemaIssue {
-                issue: Issue::error(
+                issue: LintIssue::error(
                     Rule::Schema,
                     "",
                     format!("a rubric file holds one mapping of fields, found {}", describe(document)),
@@ -124,7 +124,7 @@ impl SchemaChecker {
                     Some(text) => format!("add `{name}:` ({})", lowercase_first(text.trim_end_matches('.'))),
                     None => format!("add `{name}:`"),
                 };
-                Issue::error(
+                LintIssue::error(
                     Rule::Schema,
                     pointer::join(at, name),
                     format!("{place} is missing the required field `{name}`"),
@@ -133,7 +133,7 @@ impl SchemaChecker {
             }
             _ => {
                 let listed: Vec<&str> = names.iter().map(String::as_str).collect();
-                Issue::error(
+                LintIssue::error(
                     Rule::Schema,
                     at,
                     format!(
@@ -153,8 +153,12 @@ impl SchemaChecker {
     fn translate(&self, at: &str, kind: &ValidationErrorKind, instance: &Value, out: &mut Vec<SchemaIssue>) {
         let field = field_name(at);
         let rule = rule_for(at);
-        let value_issue =
-            |issue: Issue| SchemaIssue { issue, target: Target::Auto, unknown_field: false, rename_to: None };
+        let value_issue = |issue: LintIssue| SchemaIssue {
+            issue,
+            target: Target::Auto,
+            unknown_field: false,
+            rename_to: None,
+        };
         match kind {
             ValidationErrorKind::Type { kind } => {
                 let expected = expected_types(kind);
@@ -163,7 +167,7 @@ impl SchemaChecker {
                     let (message, hint) = version_problem(&text).unwrap_or_else(|| {
                         (format!("version `{text}` must be a string"), format!("quote it: `\"{text}\"`"))
                     });
-                    Issue::error(Rule::Version, at, message).with_hint(hint)
+                    LintIssue::error(Rule::Version, at, message).with_hint(hint)
                 } else {
                     let hint = match (instance, expected.as_str()) {
                         (Value::String(text), "a number" | "an integer")
@@ -174,7 +178,7 @@ impl SchemaChecker {
                         (Value::Number(_) | Value::Bool(_), "a string") => Some(quote_hint(at, instance)),
                         _ => None,
                     };
-                    Issue::error(
+                    LintIssue::error(
                         rule,
                         at,
                         format!("`{field}` must be {expected}, found {}", describe(instance)),
@@ -199,7 +203,7 @@ impl SchemaChecker {
                     None => format!("use one of: {}", choices.join(", ")),
                 };
                 out.push(value_issue(
-                    Issue::error(
+                    LintIssue::error(
                         rule,
                         at,
                         format!("`{given}` is not a valid {field}: expected {}", or_list(&choices)),
@@ -213,25 +217,29 @@ impl SchemaChecker {
                     let (message, hint) = version_problem(&text).unwrap_or_else(|| {
                         (format!("version `{text}` is not MAJOR.MINOR.PATCH"), String::new())
                     });
-                    Issue::error(Rule::Version, at, message).with_hint(hint)
+                    LintIssue::error(Rule::Version, at, message).with_hint(hint)
                 } else if pattern == "^[a-z][a-z0-9_]*$" {
-                    Issue::error(rule, at, format!("{field} `{text}` is not lower snake_case ({pattern})"))
-                        .with_hint(identifier_hint(&text))
+                    LintIssue::error(
+                        rule,
+                        at,
+                        format!("{field} `{text}` is not lower snake_case ({pattern})"),
+                    )
+                    .with_hint(identifier_hint(&text))
                 } else {
-                    Issue::error(rule, at, format!("{field} `{text}` does not match {pattern}"))
+                    LintIssue::error(rule, at, format!("{field} `{text}` does not match {pattern}"))
                 };
                 out.push(value_issue(issue));
             }
             ValidationErrorKind::Format { format } => {
                 let text = scalar_text(instance);
                 let issue = match uri_reference_problem(&text) {
-                    Some((detail, hint)) if format == "uri-reference" => Issue::error(
+                    Some((detail, hint)) if format == "uri-reference" => LintIssue::error(
                         rule,
                         at,
                         format!("{field} `{text}` is not a valid URI reference: {detail}"),
                     )
                     .with_hint(hint),
-                    _ => Issue::error(rule, at, format!("{field} `{text}` is not a valid {format}")),
+                    _ => LintIssue::error(rule, at, format!("{field} `{text}` is not a valid {format}")),
                 };
                 out.push(value_issue(issue));
             }
@@ -255,8 +263,12 @@ impl SchemaChecker {
                         .map(|d| format!("{field}: {}", lowercase_first(d.trim_end_matches('.')))),
                 };
                 out.push(value_issue(
-                    Issue::error(rule, at, format!("{field} {} {relation} {limit}", scalar_text(instance)))
-                        .with_optional_hint(hint),
+                    LintIssue::error(
+                        rule,
+                        at,
+                        format!("{field} {} {relation} {limit}", scalar_text(instance)),
+                    )
+                    .with_optional_hint(hint),
                 ));
             }
             ValidationErrorKind::MinItems { .. } | ValidationErrorKind::MinProperties { .. } => {
@@ -265,16 +277,18 @@ impl SchemaChecker {
                     Rule::Examples => "give examples for the scale's minimum and maximum".to_owned(),
                     _ => format!("add at least one entry to `{field}`"),
                 };
-                out.push(value_issue(Issue::error(rule, at, format!("`{field}` is empty")).with_hint(hint)));
+                out.push(value_issue(
+                    LintIssue::error(rule, at, format!("`{field}` is empty")).with_hint(hint),
+                ));
             }
             ValidationErrorKind::MinLength { .. } => {
                 out.push(value_issue(
-                    Issue::error(rule, at, format!("`{field}` is empty"))
+                    LintIssue::error(rule, at, format!("`{field}` is empty"))
                         .with_hint(format!("write the {field}")),
                 ));
             }
             other => {
-                out.push(value_issue(Issue::error(
+                out.push(value_issue(LintIssue::error(
                     rule,
                     at,
                     format!("`{field}`: {}", fallback_message(other, instance)),
@@ -292,10 +306,10 @@ impl SchemaChecker {
                     Err(error) => error.to_string(),
                     Ok(_) => format!("anchor key `{key}` is not a point or an ascending band"),
                 };
-                Issue::error(Rule::Anchors, key_at.clone(), message)
+                LintIssue::error(Rule::Anchors, key_at.clone(), message)
                     .with_hint("write a point such as `3` or an ascending band such as `\"9-10\"`")
             }
-            Rule::Examples => Issue::error(
+            Rule::Examples => LintIssue::error(
                 Rule::Examples,
                 key_at.clone(),
                 format!("example key `{key}` is not `score_<n>`"),
@@ -318,7 +332,7 @@ impl SchemaChecker {
                     (None, false) => format!("fields allowed here and not yet used: {}", unused.join(", ")),
                     (None, true) => format!("remove `{key}`"),
                 };
-                Issue::error(Rule::Schema, key_at.clone(), format!("unknown field `{key}` in {place}"))
+                LintIssue::error(Rule::Schema, key_at.clone(), format!("unknown field `{key}` in {place}"))
                     .with_hint(hint)
             }
         };

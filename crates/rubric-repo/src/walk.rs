@@ -37,7 +37,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, RepoError> {
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), RepoError> {
-    let io = |source| RepoError::Io { path: dir.to_path_buf(), source };
+    let io = |cause| RepoError::Io { path: dir.to_path_buf(), cause };
     let mut entries: Vec<fs::DirEntry> =
         fs::read_dir(dir).map_err(io)?.collect::<Result<_, _>>().map_err(io)?;
     entries.sort_by_key(fs::DirEntry::file_name);

@@ -76,14 +76,14 @@ pub enum ScoreError {
     #[error("a council needs at least one review; the array is empty")]
     EmptyCouncil,
     /// A fail pattern of the rubric does not compile (a validated rubric never has one).
-    #[error("negative criterion `{criterion}`: fail pattern `{pattern}` does not compile: {source}")]
+    #[error("negative criterion `{criterion}`: fail pattern `{pattern}` does not compile: {cause}")]
     Pattern {
         /// The negative criterion.
         criterion: String,
         /// The pattern as written.
         pattern: String,
-        /// The regex compiler's error.
-        source: regex::Error,
+        /// The regex compiler's error (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: regex::Error,
     },
 }
 

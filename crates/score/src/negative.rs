@@ -32,11 +32,11 @@ impl NegativePatterns {
         for criterion in &rubric.negative_criteria {
             for pattern in &criterion.fail_patterns {
                 let regex =
-                    revcal_rubric_model::compile_pattern(pattern, criterion.literal).map_err(|source| {
+                    revcal_rubric_model::compile_pattern(pattern, criterion.literal).map_err(|cause| {
                         ScoreError::Pattern {
                             criterion: criterion.name.clone(),
                             pattern: pattern.clone(),
-                            source,
+                            cause,
                         }
                     })?;
                 patterns.push((criterion.name.clone(), pattern.clone(), regex));

@@ -1,6 +1,8 @@
 //! The bugs file: the plants-file format with a `patch` instead of `original`/`mutated`,
 //! and where each bug came from. Reviewable, editable YAML.
 
+use super::BugsError;
+use crate::input;
 use crate::plants::PlantError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -36,7 +38,10 @@ pub fn read_bugs_file(path: &Path) -> Result<Vec<Bug>, PlantError> {
 }
 
 /// The YAML text of a bugs file, with a header comment saying how it was made.
-pub fn write_bugs_yaml(bugs: &[Bug], header: &str) -> String {
+///
+/// A bug that cannot be written as YAML is an error ([`BugsError::Yaml`]), never an empty
+/// entry in the file.
+pub fn write_bugs_yaml(bugs: &[Bug], header: &str) -> Result<String, BugsError> {
     let mut text = String::new();
     for line in header.lines() {
         text.push_str("# ");
@@ -47,30 +52,37 @@ pub fn write_bugs_yaml(bugs: &[Bug], header: &str) -> String {
         text.push_str("[]\n");
     }
     for bug in bugs {
-        // Serialising plain strings and numbers cannot fail. The patch is written as a literal
-        // block, so that the file reads (and edits) as a diff; the rest is serde_yaml's.
+        // The patch is written as a literal block, so that the file reads (and edits) as a
+        // diff; the rest is serde_yaml's.
+        let failed = |message: String| BugsError::Yaml { fix_commit: bug.fix_commit.clone(), message };
         let without_patch = Bug { patch: String::new(), ..bug.clone() };
-        let entry = serde_yaml::to_string(std::slice::from_ref(&without_patch)).unwrap_or_default();
+        let entry = input::to_yaml(std::slice::from_ref(&without_patch)).map_err(failed)?;
+        let mut patch_written = false;
         for line in entry.lines() {
-            if line == "  patch: ''" {
-                text.push_str(&patch_field(&bug.patch));
+            if line == "  patch: ''" && !patch_written {
+                text.push_str(&patch_field(&bug.patch).map_err(failed)?);
+                patch_written = true;
             } else {
                 text.push_str(line);
                 text.push('\n');
             }
         }
+        // A bug without its patch would plant nothing: say so rather than write it.
+        if !patch_written {
+            return Err(failed("serde_yaml wrote the empty patch in an unexpected form".into()));
+        }
     }
-    text
+    Ok(text)
 }
 
 /// `  patch: |2` and the patch indented by four spaces; a patch with characters a literal
 /// block cannot hold (control characters, a carriage return) is quoted instead.
-fn patch_field(patch: &str) -> String {
+fn patch_field(patch: &str) -> Result<String, String> {
     let blockable = !patch.is_empty()
         && patch.chars().all(|c| c == '\n' || c == '\t' || (!c.is_control() && c != '\u{feff}'));
     if !blockable {
-        let quoted = serde_yaml::to_string(patch).unwrap_or_default();
-        return format!("  patch: {}\n", quoted.trim_end());
+        let quoted = input::to_yaml(patch)?;
+        return Ok(format!("  patch: {}\n", quoted.trim_end()));
     }
     let body = patch.strip_suffix('\n').unwrap_or(patch);
     // `|2`: the indentation is stated, so a first line that starts with a space still reads;
@@ -90,7 +102,7 @@ fn patch_field(patch: &str) -> String {
         }
         field.push('\n');
     }
-    field
+    Ok(field)
 }
 
 #[cfg(test)]
@@ -109,7 +121,7 @@ mod tests {
             fix_commit: "0123456789abcdef0123456789abcdef01234567".into(),
             fix_subject: "Fix: it".into(),
         };
-        let text = write_bugs_yaml(std::slice::from_ref(&bug), "mined by revcal\nfrom repo");
+        let text = write_bugs_yaml(std::slice::from_ref(&bug), "mined by revcal\nfrom repo").unwrap();
         assert!(text.starts_with("# mined by revcal\n# from repo\n"), "{text}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bugs.yaml");
@@ -118,10 +130,10 @@ mod tests {
         assert!(text.contains("  patch: |2\n    --- a/src/a.py\n"), "{text}");
         for patch in ["-a\n+b", " lead\n\n\n", "x\r\ny\n", "\u{7}bell\n", ""] {
             let odd = Bug { patch: patch.into(), ..bug.clone() };
-            std::fs::write(&path, write_bugs_yaml(std::slice::from_ref(&odd), "odd")).unwrap();
+            std::fs::write(&path, write_bugs_yaml(std::slice::from_ref(&odd), "odd").unwrap()).unwrap();
             assert_eq!(read_bugs_file(&path).unwrap(), vec![odd], "{patch:?}");
         }
-        std::fs::write(&path, write_bugs_yaml(&[], "none")).unwrap();
+        std::fs::write(&path, write_bugs_yaml(&[], "none").unwrap()).unwrap();
         assert!(read_bugs_file(&path).unwrap().is_empty());
         std::fs::write(&path, "- file: a.py\n  line: 3\n  colour: red\n").unwrap();
         let error = read_bugs_file(&path).unwrap_err().to_string();

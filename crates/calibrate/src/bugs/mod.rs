@@ -3,16 +3,16 @@
 //!
 //! A candidate is a non-merge commit that changes 1-3 source files in a supported language
 //! with a dozen changed lines or fewer, adds or changes a test file, and touches nothing else
-//! but docs ([`history`]). Each candidate is verified in a scratch clone that shares the
+//! but docs (`history`). Each candidate is verified in a scratch clone that shares the
 //! repository's objects (the user's work tree and refs are never touched): first the fix's
 //! source hunks are reversed onto the target commit (the bugs file holds the result as a
 //! patch against the target; a fix that cannot be put back costs no test run), then at the
 //! fix commit F the test command runs once, F's source hunks are reversed, the build is
 //! checked, the tests run again; the tests that fail with the bug and passed at F are the
-//! trigger, and the command restricted to them ([`runner`]) is the witness, rerun at F and
-//! with the bug to rule out a flaky test ([`verify`]). Mining stops once `max_bugs` are kept
+//! trigger, and the command restricted to them (`runner`) is the witness, rerun at F and
+//! with the bug to rule out a flaky test (`verify`). Mining stops once `max_bugs` are kept
 //! or when the tests already fail at the fix of [`BROKEN_IN_A_ROW`] candidates in a row, and
-//! a stop ends the work under way ([`schedule`]).
+//! a stop ends the work under way (`schedule`).
 
 mod file;
 mod history;
@@ -28,8 +28,8 @@ pub use file::{Bug, read_bugs_file, write_bugs_yaml};
 pub use runner::Ecosystem;
 pub use verify::Phase;
 
-use crate::signals::SignalWatch;
 use history::{CandidateRule, candidate};
+use revcal_process::SignalWatch;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -49,13 +49,20 @@ pub enum BugsError {
         message: String,
     },
     /// A scratch directory or a test command could not be set up.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        /// The I/O error (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: std::io::Error,
+    },
+    /// A bug could not be written as YAML (the bugs file is then not written at all).
+    #[error("cannot write the bug fixed by {fix_commit} as YAML: {message}")]
+    Yaml {
+        /// The commit that fixed the bug.
+        fix_commit: String,
+        /// What the YAML writer said.
+        message: String,
     },
     /// A signal asked revcal to stop; the scratch clones were removed.
     #[error("stopped by {name}")]
@@ -67,27 +74,15 @@ pub enum BugsError {
     },
 }
 
-/// Runs git in `dir` and returns its standard output.
+/// Runs git in `dir` (through `revcal_process::git`, the one runner of git) and returns its
+/// standard output.
 pub(crate) fn git(dir: &Path, args: &[String]) -> Result<Vec<u8>, BugsError> {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| BugsError::Git {
-            dir: dir.to_path_buf(),
-            args: args.join(" "),
-            message: e.to_string(),
-        })?;
-    if !output.status.success() {
-        return Err(BugsError::Git {
-            dir: dir.to_path_buf(),
-            args: args.join(" "),
-            message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        });
-    }
-    Ok(output.stdout)
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    revcal_process::git(dir, &args).map_err(|error| BugsError::Git {
+        dir: error.dir,
+        args: error.args,
+        message: error.message,
+    })
 }
 
 /// Why a candidate was not kept.
@@ -185,7 +180,7 @@ pub fn tests_fail_at_fix(failing: usize) -> String {
 /// A candidate that was verified and not kept.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Rejection {
+pub struct RejectedFix {
     /// The fix commit.
     pub fix_commit: String,
     /// Its subject line.
@@ -224,7 +219,7 @@ pub struct MineReport {
     /// The bugs kept, newest fix first.
     pub verified: Vec<Bug>,
     /// The candidates not kept, with their reasons, newest first.
-    pub rejected: Vec<Rejection>,
+    pub rejected: Vec<RejectedFix>,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -310,7 +305,7 @@ pub enum MineEvent {
 /// Mines a repository's history for real bugs; see the [module documentation](self).
 ///
 /// ```no_run
-/// use revcal_calibrate::BugMiner;
+/// use revcal_calibrate::bugs::BugMiner;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let report = BugMiner::new("path/to/repo").max_bugs(10).jobs(2).mine(&mut |_event| {})?;
 /// println!("{} of {} candidates verified", report.verified.len(), report.candidates);
@@ -435,7 +430,7 @@ impl BugMiner {
     pub fn mine(&self, progress: &mut dyn FnMut(MineEvent)) -> Result<MineReport, BugsError> {
         let started = Instant::now();
         let signals = SignalWatch::install()
-            .map_err(|source| BugsError::Io { what: "install the signal handlers".into(), source })?;
+            .map_err(|cause| BugsError::Io { what: "install the signal handlers".into(), cause })?;
         // The clones are made from elsewhere: they need the work tree's root, absolute.
         let root = git(&self.repo, &["rev-parse".into(), "--show-toplevel".into()])?;
         let repo = PathBuf::from(String::from_utf8_lossy(&root).trim());
@@ -498,7 +493,7 @@ impl BugMiner {
         for (candidate, result) in candidates.iter().zip(outcome.results) {
             match result {
                 Some(Ok(bug)) => verified.push(bug),
-                Some(Err(reason)) => rejected.push(Rejection {
+                Some(Err(reason)) => rejected.push(RejectedFix {
                     fix_commit: candidate.id.clone(),
                     fix_subject: candidate.subject.clone(),
                     reason,

@@ -8,8 +8,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The ecosystem of a repository, from the files at its root.
+/// The ecosystem of a repository, from the files at its root. Ecosystems are added as the
+/// miner learns their test runners, so a `match` on it needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ecosystem {
     /// `Cargo.toml`.
     Rust,

@@ -11,8 +11,8 @@
 use super::history::Candidate;
 use super::verify::{self, Abort, Control, Phase};
 use super::{BROKEN_IN_A_ROW, Bug, BugsError, MineEvent, RejectReason, Stop};
-use crate::process;
-use crate::signals::SignalWatch;
+use revcal_process as process;
+use revcal_process::SignalWatch;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -231,7 +231,7 @@ pub(crate) fn verify_all(
     }
     drop(subreaper);
     if let Some(signal) = signals.received() {
-        return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) });
+        return Err(BugsError::Interrupted { signal, name: revcal_process::signal_name(signal) });
     }
     if let Some(error) = failure {
         return Err(error);

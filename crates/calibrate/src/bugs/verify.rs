@@ -7,8 +7,8 @@
 use super::history::Candidate;
 use super::runner::{self, Ecosystem};
 use super::{Bug, BugsError, RejectReason, git, patch, shape};
-use crate::process::{self, Exit, Finished, ShellCommand};
-use crate::signals::SignalWatch;
+use revcal_process::SignalWatch;
+use revcal_process::{self as process, Exit, Finished, ShellCommand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -111,11 +111,11 @@ impl Workspace {
         let dir = tempfile::Builder::new()
             .prefix("revcal-bugs-")
             .tempdir()
-            .map_err(|source| BugsError::Io { what: "create a scratch directory".into(), source })?;
+            .map_err(|cause| BugsError::Io { what: "create a scratch directory".into(), cause })?;
         let tree = dir.path().join("tree");
         let tmp = dir.path().join("tmp");
         std::fs::create_dir_all(&tmp)
-            .map_err(|source| BugsError::Io { what: format!("create {}", tmp.display()), source })?;
+            .map_err(|cause| BugsError::Io { what: format!("create {}", tmp.display()), cause })?;
         let source = repo.display().to_string();
         git(
             dir.path(),
@@ -174,17 +174,7 @@ impl Workspace {
         if control.cancel.load(Ordering::SeqCst) {
             return Err(Abort::Cancelled);
         }
-        let command = ShellCommand {
-            script,
-            dir: &self.tree,
-            timeout,
-            output_cap: OUTPUT_CAP,
-            env: &self.env,
-            stdin: None,
-            kill_past_cap: false,
-            memory_cap: None,
-            sandbox: None,
-        };
+        let command = ShellCommand::new(script, &self.tree, timeout).output_cap(OUTPUT_CAP).env(&self.env);
         let finished = process::run(&command, control.signals);
         process::end_descendants(&self.token);
         // Ended from outside because mining stopped: its exit says nothing about the bug, and
@@ -192,10 +182,9 @@ impl Workspace {
         if control.cancel.load(Ordering::SeqCst) {
             return Err(Abort::Cancelled);
         }
-        let finished =
-            finished.map_err(|source| BugsError::Io { what: format!("run `{script}`"), source })?;
+        let finished = finished.map_err(|cause| BugsError::Io { what: format!("run `{script}`"), cause })?;
         if let Exit::Interrupted(signal) = finished.exit {
-            return Err(BugsError::Interrupted { signal, name: crate::signals::name(signal) }.into());
+            return Err(BugsError::Interrupted { signal, name: revcal_process::signal_name(signal) }.into());
         }
         tracing::debug!(script, exit = %finished.exit, seconds = finished.elapsed.as_secs_f64(), "bug check run");
         Ok(finished)

@@ -7,13 +7,138 @@ use super::{
     ratio, wilson_interval_of_mean,
 };
 use crate::plants::Plant;
-use crate::scoring::FindingOutcome;
+use crate::scoring::{FindingOutcome, ScorerKind};
 
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
 pub(crate) const GATE_EPSILON: f64 = 1e-9;
 
 /// The longest reviewer name a report keeps, in bytes (what a calibration record takes).
 const MAX_REVIEWER_BYTES: usize = 200;
+/// Recall, precision and the gate, from the counts: the one place they are computed, for
+/// one run ([`ReportBuilder::build`]) and for a suite's pooled units (`suite::pool`).
+pub(crate) struct Gated {
+    /// Caught over plant-runs, 0 when there were none.
+    pub(crate) recall: f64,
+    /// True over scored findings; `None` when nothing was scored.
+    pub(crate) precision: Option<f64>,
+    /// Both gates pass (recall inclusive of its minimum, and never with no plant-run).
+    pub(crate) pass: bool,
+}
+
+/// [`Gated`] figures of `caught` of `total` plant-runs and the findings scored.
+pub(crate) fn gate(
+    caught: usize,
+    total: usize,
+    true_positives: usize,
+    false_positives: usize,
+    gates: Gates,
+) -> Gated {
+    let recall = ratio(caught, total).unwrap_or(0.0);
+    let precision = ratio(true_positives, true_positives + false_positives);
+    let recall_gate = total > 0 && recall + GATE_EPSILON >= gates.min_recall;
+    let precision_gate =
+        gates.min_precision.is_none_or(|min| precision.is_some_and(|p| p + GATE_EPSILON >= min));
+    Gated { recall, precision, pass: recall_gate && precision_gate }
+}
+
+/// The counts a report's figures are computed from: one run's, or a suite's pooled units'.
+pub(crate) struct Counts {
+    /// Plant-runs caught.
+    pub(crate) caught: usize,
+    /// Of them, caught by a repro that ran past its timeout.
+    pub(crate) caught_by_timeout: usize,
+    /// Plant-runs of valid plants.
+    pub(crate) total: usize,
+    /// Valid plants: the sample size of the recall interval.
+    pub(crate) valid_plants: usize,
+    /// Findings that identified a plant.
+    pub(crate) true_positives: usize,
+    /// Findings scored that identified none.
+    pub(crate) false_positives: usize,
+    /// Findings the reviewer reported.
+    pub(crate) findings: usize,
+    /// Where both the judge and the repro check ran, and how often they agreed.
+    pub(crate) checks: JudgeChecks,
+}
+
+/// A report's figures from its counts (recall, precision, the gate, the recall interval,
+/// findings per plant, judge agreement), everything else empty: the one assembly of a
+/// report, which a run ([`ReportBuilder::build`]) and a suite (`suite::pool`) complete, by
+/// struct update, with what only they know (plants, categories, trials, controls...).
+pub(crate) fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit: String) -> Report {
+    let Counts {
+        caught,
+        caught_by_timeout,
+        total,
+        valid_plants,
+        true_positives,
+        false_positives,
+        findings,
+        checks,
+    } = counts;
+    let Gated { recall, precision, pass } = gate(caught, total, true_positives, false_positives, gates);
+    Report {
+        recall,
+        caught,
+        caught_by_timeout,
+        total,
+        precision,
+        true_positives,
+        false_positives,
+        min_recall: gates.min_recall,
+        min_precision: gates.min_precision,
+        gate_pass: pass,
+        scorer,
+        judge_agreement: ratio(checks.judge_agreed, checks.repro_verified),
+        equivalent_excluded: 0,
+        runaway_excluded: 0,
+        build_excluded: 0,
+        commit,
+        review_exit_code: None,
+        per_category: BTreeMap::new(),
+        per_kind: BTreeMap::new(),
+        plants: Vec::new(),
+        recall_interval: wilson_interval_of_mean(recall, valid_plants).filter(|_| total > 0),
+        findings_per_plant: ratio(findings, total),
+        trial_agreement: None,
+        trials: Vec::new(),
+        trustworthy: true,
+        controls: None,
+        judge: None,
+        judge_errors: None,
+        repro_sandbox: None,
+        baseline: None,
+        findings,
+        judge_checks: (checks.repro_verified > 0).then_some(checks),
+        suite: None,
+        entries: Vec::new(),
+        warnings: Vec::new(),
+        reviewer: None,
+        rounds: Vec::new(),
+        clean_rounds: None,
+        false_alarms: None,
+        clean_reviews: None,
+        false_alarm_rate: None,
+        false_alarm_interval: None,
+    }
+}
+
+/// Caught and total per group (a category, a kind) from each valid plant's `(group, caught,
+/// runs)`, with each group's recall: the per-category figures of a run and of a suite.
+pub(crate) fn scores_by(
+    plants: impl IntoIterator<Item = (String, usize, usize)>,
+) -> BTreeMap<String, CategoryScore> {
+    let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
+    for (group, caught, runs) in plants {
+        let score = scores.entry(group).or_insert(CategoryScore { caught: 0, total: 0, recall: 0.0 });
+        score.caught += caught;
+        score.total += runs;
+    }
+    for score in scores.values_mut() {
+        score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
+    }
+    scores
+}
 
 /// The gates a run must pass.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -153,7 +278,7 @@ pub enum ReportError {
 #[derive(Debug, Clone)]
 pub struct ReportBuilder {
     commit: String,
-    scorer: String,
+    scorer: ScorerKind,
     gates: Gates,
     /// Every plant, with whether it was excluded as equivalent.
     plants: Vec<(Plant, bool)>,
@@ -163,7 +288,7 @@ pub struct ReportBuilder {
     unbuildable: BTreeMap<usize, String>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
-    judge: Option<crate::judge::JudgeUsage>,
+    judge: Option<revcal_judge::JudgeUsage>,
     judge_errors: Option<usize>,
     repro_sandbox: Option<String>,
     trustworthy: bool,
@@ -175,10 +300,10 @@ pub struct ReportBuilder {
 
 impl Report {
     /// Start a report for `commit`, scored by `scorer`, against `gates`.
-    pub fn builder(commit: impl Into<String>, scorer: impl Into<String>, gates: Gates) -> ReportBuilder {
+    pub fn builder(commit: impl Into<String>, scorer: ScorerKind, gates: Gates) -> ReportBuilder {
         ReportBuilder {
             commit: commit.into(),
-            scorer: scorer.into(),
+            scorer,
             gates,
             plants: Vec::new(),
             runaway: BTreeMap::new(),
@@ -241,7 +366,7 @@ impl ReportBuilder {
     }
 
     /// Record what the judge spent.
-    pub fn judge_usage(mut self, usage: Option<crate::judge::JudgeUsage>) -> Self {
+    pub fn judge_usage(mut self, usage: Option<revcal_judge::JudgeUsage>) -> Self {
         self.judge = usage;
         self
     }
@@ -328,37 +453,19 @@ impl ReportBuilder {
 
         let caught: usize = caught_in.iter().sum();
         let total = valid * trial_count;
-        let recall = ratio(caught, total).unwrap_or(0.0);
         let true_positives: usize = self.trials.iter().map(TrialRecord::true_positives).sum();
         let false_positives: usize = self.trials.iter().map(TrialRecord::false_positives).sum();
-        let precision = ratio(true_positives, true_positives + false_positives);
         let verified: usize = self.trials.iter().map(|t| t.judge_checks.repro_verified).sum();
         let agreed: usize = self.trials.iter().map(|t| t.judge_checks.judge_agreed).sum();
 
-        let recall_gate = total > 0 && recall + GATE_EPSILON >= self.gates.min_recall;
-        let precision_gate = match self.gates.min_precision {
-            Some(min) => precision.is_some_and(|p| p + GATE_EPSILON >= min),
-            None => true,
-        };
-
-        // Caught and total over valid plants, grouped by `group` (a category, a kind).
-        let scores_by = |group: &dyn Fn(&Plant) -> String| -> BTreeMap<String, CategoryScore> {
-            let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
-            for ((plant, _), caught) in
-                self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded)
-            {
-                let score =
-                    scores.entry(group(plant)).or_insert(CategoryScore { caught: 0, total: 0, recall: 0.0 });
-                score.caught += caught;
-                score.total += trial_count;
-            }
-            for score in scores.values_mut() {
-                score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
-            }
-            scores
-        };
-        let per_category = scores_by(&|plant| plant.category.clone());
-        let per_kind = scores_by(&|plant| kind(plant).to_owned());
+        // Caught and total over valid plants, by category and by kind.
+        let valid_plants = || self.plants.iter().zip(&caught_in).filter(|((_, excluded), _)| !excluded);
+        let per_category = scores_by(
+            valid_plants().map(|((plant, _), caught)| (plant.category.clone(), *caught, trial_count)),
+        );
+        let per_kind = scores_by(
+            valid_plants().map(|((plant, _), caught)| (kind(plant).to_owned(), *caught, trial_count)),
+        );
 
         let mut plants: Vec<PlantOutcome> = self
             .plants
@@ -410,29 +517,24 @@ impl ReportBuilder {
         let mut rounds = self.rounds;
         let clean = super::rounds::settle(&mut rounds, self.clean);
 
-        Ok(Report {
-            recall,
+        let counts = Counts {
             caught,
             caught_by_timeout: timed_out_in.iter().sum(),
             total,
-            precision,
+            valid_plants: valid,
             true_positives,
             false_positives,
-            min_recall: self.gates.min_recall,
-            min_precision: self.gates.min_precision,
-            gate_pass: recall_gate && precision_gate,
-            scorer: self.scorer,
-            judge_agreement: ratio(agreed, verified),
+            findings: self.trials.iter().map(|t| t.findings.len()).sum(),
+            checks: JudgeChecks { repro_verified: verified, judge_agreed: agreed },
+        };
+        Ok(Report {
             equivalent_excluded: self.plants.len() - valid - self.runaway.len() - self.unbuildable.len(),
             runaway_excluded: self.runaway.len(),
             build_excluded: self.unbuildable.len(),
-            commit: self.commit,
             review_exit_code: self.trials.iter().filter_map(|t| t.review_exit_code).max(),
             per_category,
             per_kind,
             plants,
-            recall_interval: wilson_interval_of_mean(recall, valid).filter(|_| total > 0),
-            findings_per_plant: ratio(self.trials.iter().map(|t| t.findings.len()).sum(), total),
             trial_agreement: (trial_count > 1)
                 .then(|| {
                     let unanimous = caught_in
@@ -451,12 +553,6 @@ impl ReportBuilder {
             judge: self.judge,
             judge_errors: self.judge_errors,
             repro_sandbox: self.repro_sandbox,
-            baseline: None,
-            findings: self.trials.iter().map(|t| t.findings.len()).sum(),
-            judge_checks: (verified > 0)
-                .then_some(JudgeChecks { repro_verified: verified, judge_agreed: agreed }),
-            suite: None,
-            entries: Vec::new(),
             warnings: self.warnings,
             reviewer: self.reviewer,
             rounds,
@@ -465,6 +561,7 @@ impl ReportBuilder {
             clean_reviews: clean.clean_reviews,
             false_alarm_rate: clean.false_alarm_rate,
             false_alarm_interval: clean.false_alarm_interval,
+            ..assemble(counts, self.gates, self.scorer, self.commit)
         })
     }
 

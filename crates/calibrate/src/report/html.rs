@@ -45,7 +45,7 @@ pub fn render_html(report: &Report) -> String {
         let _ = writeln!(
             html,
             "<p class=\"warn\">The <code>{}</code> scorer matches on location only: this recall is not trustworthy.</p>",
-            markup(&report.scorer)
+            markup(report.scorer.as_str())
         );
     }
     if !report.per_category.is_empty() {
@@ -181,7 +181,7 @@ fn summary(html: &mut String, report: &Report) {
                 report.false_positives
             ),
         ),
-        ("Scorer".into(), markup(&report.scorer)),
+        ("Scorer".into(), markup(report.scorer.as_str())),
     ];
     if let Some(clean) = &report.clean_rounds {
         let interval = report

@@ -8,23 +8,15 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::{RepoSource, SuiteError};
-use crate::secrets::redact;
+use revcal_process::redact_url_credentials as redact;
 
-/// Runs git in `dir`; `Err` holds what it said, with every URL's credentials redacted (git
-/// names the URL it failed to reach, and its arguments may hold one).
+/// Runs git in `dir` (through `revcal_process::git`, the one runner of git) and returns its
+/// trimmed standard output; `Err` holds what it said, with every URL's credentials redacted
+/// (git names the URL it failed to reach).
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|error| format!("cannot run git: {error}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-    } else {
-        let said = format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim());
-        Err(redact(&said).into_owned())
+    match revcal_process::git(dir, args) {
+        Ok(stdout) => Ok(String::from_utf8_lossy(&stdout).trim().to_owned()),
+        Err(error) => Err(format!("git {}: {}", error.args, error.message)),
     }
 }
 

@@ -34,7 +34,7 @@ impl std::fmt::Display for RepoSource {
         match self {
             RepoSource::Path(path) => write!(f, "{}", path.display()),
             // Shown in messages and logs: never with the URL's credentials.
-            RepoSource::Url(url) => f.write_str(&crate::secrets::redact(url)),
+            RepoSource::Url(url) => f.write_str(&revcal_process::redact_url_credentials(url)),
         }
     }
 }
@@ -137,7 +137,7 @@ impl Suite {
             other => at(other.to_string()),
         })?;
         input::check_nesting(&text).map_err(|(line, message)| at(format!("line {line}: {message}")))?;
-        let file: SuiteFile = serde_yaml::from_str(&text).map_err(|error| at(input::yaml_error(&error)))?;
+        let file: SuiteFile = input::from_yaml(&text).map_err(at)?;
         if file.entries.is_empty() {
             return Err(at("`entries` is empty: a suite needs at least one entry".into()));
         }

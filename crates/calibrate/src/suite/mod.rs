@@ -27,6 +27,7 @@ use crate::error::CalibrateError;
 use crate::flow::Calibration;
 use crate::jobs::Jobs;
 use crate::report::{Gates, Report};
+use crate::scoring::ScorerKind;
 
 /// Why a suite cannot be read, run or merged.
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +143,7 @@ fn chain(error: &dyn std::error::Error) -> String {
         text.push_str(&next.to_string());
         source = next.source();
     }
-    crate::secrets::redact(&text).into_owned()
+    revcal_process::redact_url_credentials(&text).into_owned()
 }
 
 /// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,
@@ -302,7 +303,7 @@ impl ShardResult {
         shard: Shard,
         settings: serde_json::Value,
         gates: Gates,
-        scorer: &str,
+        scorer: ScorerKind,
         units: Vec<UnitResult>,
     ) -> ShardResult {
         ShardResult {
@@ -312,7 +313,7 @@ impl ShardResult {
             entries: suite.plan(),
             settings,
             gates,
-            scorer: scorer.to_owned(),
+            scorer,
             shard,
             units,
             regression_alpha: None,
@@ -322,6 +323,6 @@ impl ShardResult {
 
 /// The report of a whole suite from all of its units (the unsharded run's report; merged
 /// shards give the same through [`Merged::report`]).
-pub fn suite_report(suite: &Suite, units: &[UnitResult], gates: Gates, scorer: &str) -> Report {
+pub fn suite_report(suite: &Suite, units: &[UnitResult], gates: Gates, scorer: ScorerKind) -> Report {
     pool::pool(&suite.hash, &suite.plan(), units, gates, scorer)
 }

@@ -10,12 +10,13 @@
 use std::collections::HashMap;
 
 use super::{EntryPlan, UnitResult};
-use crate::judge::JudgeUsage;
 use crate::report::{
-    CategoryScore, CleanExcluded, ControlOutcome, Controls, EntryScore, GATE_EPSILON, Gates, JudgeChecks,
-    PlantOutcome, PlantStatus, Report, ReviewRound, SuiteSummary, TrialOutcome, UnitError, ratio, settle,
-    wilson_interval_of_mean,
+    CleanExcluded, ControlOutcome, Controls, Counts, EntryScore, Gates, JudgeChecks, PlantOutcome,
+    PlantStatus, Report, ReviewRound, SuiteSummary, TrialOutcome, UnitError, assemble, ratio, scores_by,
+    settle, wilson_interval_of_mean,
 };
+use crate::scoring::ScorerKind;
+use revcal_judge::JudgeUsage;
 use std::collections::BTreeMap;
 
 /// One plant of the pooled report, while its units are added.
@@ -98,7 +99,7 @@ pub(crate) fn pool(
     entries: &[EntryPlan],
     units: &[UnitResult],
     gates: Gates,
-    scorer: &str,
+    scorer: ScorerKind,
 ) -> Report {
     let position: HashMap<&str, usize> =
         entries.iter().enumerate().map(|(index, entry)| (entry.name.as_str(), index)).collect();
@@ -239,30 +240,9 @@ pub(crate) fn pool(
     let valid: Vec<&Pooled> = plants.iter().filter(|p| p.valid_trials > 0).collect();
     let caught: usize = valid.iter().map(|p| p.caught).sum();
     let total: usize = valid.iter().map(|p| p.valid_trials).sum();
-    let recall = ratio(caught, total).unwrap_or(0.0);
-    let precision = ratio(true_positives, true_positives + false_positives);
-    let recall_gate = total > 0 && recall + GATE_EPSILON >= gates.min_recall;
-    let precision_gate =
-        gates.min_precision.is_none_or(|min| precision.is_some_and(|p| p + GATE_EPSILON >= min));
-
-    let scores_by = |group: &dyn Fn(&PlantOutcome) -> String| {
-        let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();
-        for pooled in &valid {
-            let score = scores.entry(group(&pooled.outcome)).or_insert(CategoryScore {
-                caught: 0,
-                total: 0,
-                recall: 0.0,
-            });
-            score.caught += pooled.caught;
-            score.total += pooled.valid_trials;
-        }
-        for score in scores.values_mut() {
-            score.recall = ratio(score.caught, score.total).unwrap_or(0.0);
-        }
-        scores
-    };
-    let per_category = scores_by(&|plant| plant.category.clone());
-    let per_kind = scores_by(&|plant| plant.kind.clone());
+    let per_category =
+        scores_by(valid.iter().map(|p| (p.outcome.category.clone(), p.caught, p.valid_trials)));
+    let per_kind = scores_by(valid.iter().map(|p| (p.outcome.kind.clone(), p.caught, p.valid_trials)));
 
     let entry_scores = entries
         .iter()
@@ -325,28 +305,23 @@ pub(crate) fn pool(
     let clean = settle(&mut rounds, clean);
     let reviewer = reported.iter().find_map(|(_, report)| report.reviewer.clone());
 
-    Report {
-        recall,
+    let counts = Counts {
         caught,
         caught_by_timeout: plants.iter().filter_map(|p| p.outcome.caught_by_timeout).sum(),
         total,
-        precision,
+        valid_plants: valid.len(),
         true_positives,
         false_positives,
-        min_recall: gates.min_recall,
-        min_precision: gates.min_precision,
-        gate_pass: recall_gate && precision_gate,
-        scorer: scorer.to_owned(),
-        judge_agreement: ratio(checks.judge_agreed, checks.repro_verified),
+        findings,
+        checks,
+    };
+    Report {
         equivalent_excluded: excluded_with(None),
         runaway_excluded: excluded_with(Some("runaway")),
         build_excluded: excluded_with(Some("build")),
-        commit: format!("suite {}", hash.strip_prefix("sha256:").unwrap_or(hash).get(..12).unwrap_or(hash)),
         review_exit_code: exit_code,
         per_category,
         per_kind,
-        recall_interval: wilson_interval_of_mean(recall, valid.len()).filter(|_| total > 0),
-        findings_per_plant: ratio(findings, total),
         trial_agreement,
         trials,
         trustworthy,
@@ -354,9 +329,6 @@ pub(crate) fn pool(
         judge,
         judge_errors,
         repro_sandbox: (!sandboxes.is_empty()).then(|| sandboxes.join("; ")),
-        baseline: None,
-        findings,
-        judge_checks: (checks.repro_verified > 0).then_some(checks),
         suite: Some(SuiteSummary {
             hash: hash.to_owned(),
             units: entries.iter().map(|e| e.trials).sum(),
@@ -372,6 +344,12 @@ pub(crate) fn pool(
         false_alarm_rate: clean.false_alarm_rate,
         false_alarm_interval: clean.false_alarm_interval,
         plants: plants.into_iter().map(|p| p.outcome).collect(),
+        ..assemble(
+            counts,
+            gates,
+            scorer,
+            format!("suite {}", hash.strip_prefix("sha256:").unwrap_or(hash).get(..12).unwrap_or(hash)),
+        )
     }
 }
 

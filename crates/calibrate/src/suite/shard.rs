@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::{EntryPlan, Suite, SuiteError, Unit, UnitResult};
 use crate::input::{self, InputError};
 use crate::report::{GATE_EPSILON, Gates, PlantOutcome, PlantStatus, Report, ratio};
+use crate::scoring::ScorerKind;
 
 /// The `format` of a shard result file.
 pub const SHARD_FORMAT: &str = "revcal-suite-shard/1";
@@ -92,8 +93,8 @@ pub struct ShardResult {
     pub settings: serde_json::Value,
     /// The gates the merged report is held to.
     pub gates: Gates,
-    /// The scorer's name.
-    pub scorer: String,
+    /// The scorer (its name in JSON).
+    pub scorer: ScorerKind,
     /// Which shard this is.
     pub shard: Shard,
     /// The shard's units, each with its report or its error.
@@ -139,8 +140,8 @@ pub struct Merged {
     pub entries: Vec<EntryPlan>,
     /// The gates.
     pub gates: Gates,
-    /// The scorer's name.
-    pub scorer: String,
+    /// The scorer (its name in JSON).
+    pub scorer: ScorerKind,
     /// Every unit of the suite.
     pub units: Vec<UnitResult>,
     /// The revcal version that ran the shards.
@@ -154,7 +155,7 @@ pub struct Merged {
 impl Merged {
     /// The suite's report, the same one the unsharded run prints.
     pub fn report(&self) -> Report {
-        super::pool::pool(&self.suite_hash, &self.entries, &self.units, self.gates, &self.scorer)
+        super::pool::pool(&self.suite_hash, &self.entries, &self.units, self.gates, self.scorer)
     }
 
     /// Refuses shards run with other gates than `gates` (merge's own flags): the gate is
@@ -471,7 +472,7 @@ pub fn merge(shards: Vec<(PathBuf, ShardResult)>) -> Result<Merged, SuiteError> 
         suite_hash: first.suite_hash.clone(),
         entries: first.entries.clone(),
         gates: first.gates,
-        scorer: first.scorer.clone(),
+        scorer: first.scorer,
         revcal_version: first.revcal_version.clone(),
         regression_alpha: first.regression_alpha,
         files: shards.iter().map(|(path, _)| path.clone()).collect(),
@@ -499,7 +500,7 @@ mod tests {
             entries,
             settings: serde_json::Value::Null,
             gates: Gates { min_recall: 0.5, min_precision: None },
-            scorer: "repro".into(),
+            scorer: ScorerKind::Repro,
             shard: Shard { index, count },
             units,
             regression_alpha: None,

@@ -2,7 +2,7 @@
 //! re-introducing them and running the tests; everything else is rejected with its reason.
 
 use crate::util::git;
-use revcal_calibrate::{BugMiner, MineEvent, RejectReason, read_bugs_file, write_bugs_yaml};
+use revcal_calibrate::bugs::{BugMiner, MineEvent, RejectReason, read_bugs_file, write_bugs_yaml};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -185,7 +185,7 @@ fn a_python_history_yields_its_tested_fixes_and_rejects_the_rest_with_reasons() 
 
     // The bugs file reads back.
     let file = dir.path().join("bugs.yaml");
-    std::fs::write(&file, write_bugs_yaml(&report.verified, "test")).unwrap();
+    std::fs::write(&file, write_bugs_yaml(&report.verified, "test").unwrap()).unwrap();
     assert_eq!(read_bugs_file(&file).unwrap(), report.verified);
 }
 
@@ -254,7 +254,7 @@ fn calibrating_on_mined_bugs_scores_a_test_suite_reviewer_by_the_bugs_its_tests_
     assert_eq!(bugs.len(), 2);
     // A third, hand-written real bug that no test catches (and so has no witness): a
     // two-line change to `greet`.
-    bugs.push(revcal_calibrate::Bug {
+    bugs.push(revcal_calibrate::bugs::Bug {
         file: "names.py".into(),
         line: 1,
         category: "real".into(),
@@ -265,7 +265,7 @@ fn calibrating_on_mined_bugs_scores_a_test_suite_reviewer_by_the_bugs_its_tests_
         fix_subject: "hand-written".into(),
     });
     let bugs_file = dir.path().join("bugs.yaml");
-    std::fs::write(&bugs_file, write_bugs_yaml(&bugs, "test")).unwrap();
+    std::fs::write(&bugs_file, write_bugs_yaml(&bugs, "test").unwrap()).unwrap();
     let before: Vec<(String, Vec<u8>)> = ["calc.py", "names.py"]
         .iter()
         .map(|f| ((*f).to_owned(), std::fs::read(repo.join(f)).unwrap()))
@@ -332,7 +332,7 @@ fn calibrating_on_mined_bugs_scores_a_test_suite_reviewer_by_the_bugs_its_tests_
 
     // Under a judge (here one that matches a finding stating the defect), the echo control,
     // which quotes each multi-line change at its place, still catches nothing.
-    let judge = revcal_calibrate::CommandJudge::new(
+    let judge = revcal_judge::CommandJudge::new(
         r#"req=$(cat); case "$req" in *'is back'*'is back'*|*'drops its argument'*'drops its argument'*) echo '{"match": true}';; *) echo '{"match": false}';; esac"#,
     );
     let report = Calibration::builder()

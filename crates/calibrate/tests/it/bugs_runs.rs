@@ -4,7 +4,7 @@
 
 use crate::bugs::{commit, python_history};
 use crate::util::git;
-use revcal_calibrate::{BugMiner, MineEvent, Phase, RejectReason, Stop};
+use revcal_calibrate::bugs::{BugMiner, MineEvent, Phase, RejectReason, Stop};
 use std::path::Path;
 
 /// True while process `pid` exists and is not a zombie (proc_pid_stat(5), field 3).

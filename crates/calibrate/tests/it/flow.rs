@@ -1,9 +1,8 @@
 //! The calibration flow through the library API, on real git repositories in temporary
 //! directories with real reviewer and judge processes.
 
-use revcal_calibrate::{
-    BuildCheck, CalibrateError, Calibration, CommandJudge, JudgeError, PlantStatus, Recovered, ScorerKind,
-};
+use revcal_calibrate::{BuildCheck, CalibrateError, Calibration, PlantStatus, Recovered, ScorerKind};
+use revcal_judge::{CommandJudge, JudgeError};
 use std::path::PathBuf;
 
 use crate::util::git;

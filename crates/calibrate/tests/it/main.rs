@@ -3,14 +3,7 @@
 
 mod bugs;
 mod bugs_runs;
-mod findings;
-mod findings_never_panics;
 mod flow;
-mod http_server;
-mod judge;
-mod judge_cases;
-mod judge_http;
-mod linters;
-mod pathological;
+mod judged;
 mod report;
 mod util;

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use revcal_calibrate::{
     ControlOutcome, Controls, FindingOutcome, Gates, JudgeChecks, Plant, PlantStatus, Report, ReportBuilder,
-    ReportError, TrialRecord, render_html, render_human, render_junit,
+    ReportError, ScorerKind, TrialRecord, render_html, render_human, render_junit,
 };
 use serde_json::Value;
 
@@ -70,7 +70,7 @@ fn one_trial() -> TrialRecord {
 }
 
 fn report() -> Report {
-    with_plants(Report::builder("0123456789abcdef0123456789abcdef01234567", "judge", gates(0.6)))
+    with_plants(Report::builder("0123456789abcdef0123456789abcdef01234567", ScorerKind::Judge, gates(0.6)))
         .trial(one_trial())
         .controls(Controls { echo: ControlOutcome::echo(0, 3, true), oracle: ControlOutcome::oracle(3, 3) })
         .build()
@@ -164,7 +164,8 @@ fn every_number_is_computed_from_the_outcomes() {
 fn precision_is_null_when_nothing_was_scored_never_one() {
     let mut trial = TrialRecord::new(Some(0));
     trial.findings = vec![FindingOutcome::LocatedOnly];
-    let report = with_plants(Report::builder("HEAD", "repro", gates(0.5))).trial(trial).build().unwrap();
+    let report =
+        with_plants(Report::builder("HEAD", ScorerKind::Repro, gates(0.5))).trial(trial).build().unwrap();
     assert_eq!(report.precision, None);
     assert_eq!(report.judge_agreement, None);
     let json = serde_json::to_value(&report).unwrap();
@@ -181,7 +182,7 @@ fn a_precision_gate_fails_when_precision_is_undefined_or_low() {
         trial.findings = findings;
         with_plants(Report::builder(
             "HEAD",
-            "judge",
+            ScorerKind::Judge,
             Gates { min_recall: 0.5, min_precision: Some(min_precision) },
         ))
         .trial(trial)
@@ -202,7 +203,7 @@ fn the_recall_gate_is_inclusive() {
     let plants: Vec<Plant> =
         (1..=5).map(|line| Plant::new("f.py", line * 10, "boundary", "op", "a", "b")).collect();
     let at = |min| {
-        Report::builder("HEAD", "repro", gates(min))
+        Report::builder("HEAD", ScorerKind::Repro, gates(min))
             .plants(plants.clone())
             .trial(trial.clone())
             .build()
@@ -230,7 +231,7 @@ fn trials_pool_counts_and_report_each_run() {
     let mut third = TrialRecord::new(Some(0));
     third.caught_by.insert(0, "again".into());
     third.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::FalsePositive];
-    let report = with_plants(Report::builder("HEAD", "judge", gates(0.5)))
+    let report = with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(0.5)))
         .trial(one_trial())
         .trial(second)
         .trial(third)
@@ -283,8 +284,9 @@ fn trials_do_not_narrow_the_interval_of_a_deterministic_reviewer() {
         }
         trial
     };
-    let once = plants(Report::builder("HEAD", "repro", gates(0.5))).trial(all_caught()).build().unwrap();
-    let thrice = plants(Report::builder("HEAD", "repro", gates(0.5)))
+    let once =
+        plants(Report::builder("HEAD", ScorerKind::Repro, gates(0.5))).trial(all_caught()).build().unwrap();
+    let thrice = plants(Report::builder("HEAD", ScorerKind::Repro, gates(0.5)))
         .trial(all_caught())
         .trial(all_caught())
         .trial(all_caught())
@@ -299,7 +301,7 @@ fn trials_do_not_narrow_the_interval_of_a_deterministic_reviewer() {
 
     // Half the plants caught in every trial, against each plant caught in half the trials:
     // the same mean, and never a narrower interval than one trial of the same 8 plants.
-    let mut halves = plants(Report::builder("HEAD", "repro", gates(0.5)));
+    let mut halves = plants(Report::builder("HEAD", ScorerKind::Repro, gates(0.5)));
     for trial in 0..4 {
         let mut record = TrialRecord::new(Some(0));
         for i in 0..8 {
@@ -320,27 +322,33 @@ fn trials_do_not_narrow_the_interval_of_a_deterministic_reviewer() {
 fn contradictory_outcomes_are_errors() {
     let mut trial = TrialRecord::new(Some(0));
     trial.caught_by.insert(9, "x".into());
-    let error = with_plants(Report::builder("HEAD", "judge", gates(0.5))).trial(trial).build().unwrap_err();
+    let error =
+        with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(0.5))).trial(trial).build().unwrap_err();
     assert_eq!(error, ReportError::UnknownPlant { trial: 1, index: 9, plants: 4 });
 
     let mut trial = TrialRecord::new(Some(0));
     trial.caught_by.insert(3, "x".into());
-    let error = with_plants(Report::builder("HEAD", "judge", gates(0.5))).trial(trial).build().unwrap_err();
+    let error =
+        with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(0.5))).trial(trial).build().unwrap_err();
     assert!(
         error.to_string().contains("src/c.rs:3 is excluded") || error.to_string().contains("(src/c.rs:3)"),
         "{error}"
     );
 
-    let error = with_plants(Report::builder("HEAD", "judge", gates(0.5))).build().unwrap_err();
+    let error = with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(0.5))).build().unwrap_err();
     assert_eq!(error, ReportError::NoTrials { plants: 3 });
 
-    let error =
-        with_plants(Report::builder("HEAD", "judge", gates(1.5))).trial(one_trial()).build().unwrap_err();
+    let error = with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(1.5)))
+        .trial(one_trial())
+        .build()
+        .unwrap_err();
     assert!(error.to_string().contains("min-recall must be between 0 and 1"), "{error}");
 
     let mut trial = one_trial();
     trial.judge_checks = JudgeChecks { repro_verified: 1, judge_agreed: 2 };
-    assert!(with_plants(Report::builder("HEAD", "judge", gates(0.5))).trial(trial).build().is_err());
+    assert!(
+        with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(0.5))).trial(trial).build().is_err()
+    );
 }
 
 #[test]
@@ -390,7 +398,7 @@ fn the_human_summary_has_the_table_bars_and_warnings() {
     assert!(!plain.contains("NOT trustworthy"));
 
     report.trustworthy = false;
-    report.scorer = "string".into();
+    report.scorer = ScorerKind::String;
     report.gate_pass = false;
     let coloured = render_human(&report, true);
     assert!(coloured.contains("\x1b[31mFAIL\x1b[0m"));
@@ -439,7 +447,8 @@ fn html_is_self_contained_and_escapes_hostile_text() {
     report.plants[1].defect = Some(hostile.into());
     report.plants[1].diff = format!("-{hostile}\n+\"><img src=x onerror=alert(1)>\n");
     report.commit = hostile.into();
-    report.scorer = hostile.into();
+    // The scorer is a ScorerKind: no hostile text can reach the page through it.
+    report.scorer = ScorerKind::String;
     report.trustworthy = false;
     let mut categories = std::mem::take(&mut report.per_category);
     let score = categories.remove("off-by-one").unwrap();
@@ -488,7 +497,7 @@ mod properties {
             min_recall in 0.0f64..=1.0,
         ) {
             let valid = excluded.iter().filter(|e| !**e).count();
-            let mut builder = Report::builder("HEAD", "judge", Gates { min_recall, min_precision: None });
+            let mut builder = Report::builder("HEAD", revcal_calibrate::ScorerKind::Judge, Gates { min_recall, min_precision: None });
             for (i, excluded) in excluded.iter().enumerate() {
                 let plant = Plant::new("f.rs", i as u32 + 1, ["a", "b", "c"][i % 3], "op", "x", "y");
                 builder = if *excluded { builder.excluded_plant(plant) } else { builder.plant(plant) };
@@ -528,7 +537,7 @@ mod properties {
 #[test]
 fn a_baseline_of_other_plants_is_compared_by_fishers_exact_test() {
     let build = |lines: std::ops::Range<u32>, caught: usize| {
-        let mut builder = Report::builder("HEAD", "repro", gates(0.0));
+        let mut builder = Report::builder("HEAD", ScorerKind::Repro, gates(0.0));
         let mut trial = TrialRecord::new(Some(0));
         for (index, line) in lines.enumerate() {
             builder = builder.plant(Plant::new("src/a.rs", line, "arithmetic", "op", "a + b", "a - b"));
@@ -560,7 +569,7 @@ fn catches_by_timeout_are_counted_apart_and_only_where_the_plant_is_caught() {
     trial.caught_by.insert(1, "wrong sum".into());
     trial.caught_by_timeout.insert(0);
     trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::TruePositive(1)];
-    let report = Report::builder("c", "repro", gates)
+    let report = Report::builder("c", ScorerKind::Repro, gates)
         .plant(plant(1))
         .plant(plant(2))
         .trial(trial.clone())
@@ -576,7 +585,7 @@ fn catches_by_timeout_are_counted_apart_and_only_where_the_plant_is_caught() {
 
     // A plant caught by timeout that is not caught contradicts itself.
     trial.caught_by.remove(&0);
-    let error = Report::builder("c", "repro", gates)
+    let error = Report::builder("c", ScorerKind::Repro, gates)
         .plant(plant(1))
         .plant(plant(2))
         .trial(trial)
@@ -592,7 +601,7 @@ fn runaway_and_unbuildable_plants_are_named_so_in_junit_and_html_not_equivalent(
     trial.caught_by.insert(0, "wrong sum".into());
     trial.caught_by_timeout.insert(0);
     trial.findings = vec![FindingOutcome::TruePositive(0)];
-    let report = Report::builder("c", "repro", gates(0.5))
+    let report = Report::builder("c", ScorerKind::Repro, gates(0.5))
         .plant(plant(1))
         .runaway_plant(plant(2), "its witness ran past its time limit with the plant applied, twice")
         .unbuildable_plant(plant(3), "`cargo check` fails with the plant applied (exit code 101)")

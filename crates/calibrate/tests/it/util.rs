@@ -1,12 +1,7 @@
 //! Helpers shared by the integration tests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// The findings fixtures, one per format (see fixtures/findings/README.md).
-pub(crate) fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings")
-}
 
 /// Runs git in `dir` with a fixed identity and no signing; its trimmed stdout.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> String {

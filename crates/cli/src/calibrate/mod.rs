@@ -11,9 +11,10 @@ use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use revcal_calibrate::{
-    BuildCheck, CalibrateError, Calibration, CommandJudge, JudgeError, Provider, Recovered, Report,
-    ScorerKind, render_html, render_human, render_junit,
+    BuildCheck, CalibrateError, Calibration, Recovered, Report, ScorerKind, render_html, render_human,
+    render_junit,
 };
+use revcal_judge::{CommandJudge, JudgeError, Provider};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -548,7 +549,7 @@ enum JudgeChoice {
     /// `--judge-cmd`.
     Command(String),
     /// The built-in LLM judge.
-    Llm(revcal_calibrate::JudgeConfig),
+    Llm(revcal_judge::JudgeConfig),
     /// None (a repro or string scorer, or no provider: the library fails closed).
     None,
 }

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use revcal_calibrate::{Report, Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
+use revcal_calibrate::Report;
+use revcal_calibrate::suite::{Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
 
 use super::{
     RecordFlags, Recorder, ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, report_failure,
@@ -189,7 +190,6 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
     let configure = || reviewer.calibration();
     let results = run_units(&suite, &units, &repos_dir, &configure, &mut on_event)?;
     let failed = results.iter().filter(|unit| unit.error.is_some()).count();
-    let scorer_name = reviewer.scorer.to_string();
 
     if let Some(out) = &args.out {
         let mut result = ShardResult::new(
@@ -197,7 +197,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
             shard,
             reviewer.settings(),
             reviewer.gates(),
-            &scorer_name,
+            reviewer.scorer,
             results.clone(),
         );
         result.regression_alpha = Some(args.report.regression_alpha);
@@ -213,7 +213,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
             return Ok(ExitCode::from(if failed > 0 { CALIBRATE_ERROR } else { CALIBRATE_PASS }));
         }
     }
-    let report = suite_report(&suite, &results, reviewer.gates(), &scorer_name);
+    let report = suite_report(&suite, &results, reviewer.gates(), reviewer.scorer);
     conclude(&args.report, report, baseline.as_ref(), recorder.as_ref(), style, err_style)
 }
 
@@ -260,7 +260,7 @@ fn write_atomically(path: &Path, value: &impl serde::Serialize) -> anyhow::Resul
     let mut file =
         tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
     // A shard file is stored (a CI artifact): unit errors hold what reviewers said.
-    std::io::Write::write_all(&mut file, revcal_calibrate::redact(&text).as_bytes())
+    std::io::Write::write_all(&mut file, crate::secrets::redact(&text).as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
     file.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())

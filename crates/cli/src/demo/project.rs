@@ -4,7 +4,6 @@
 
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The project's files, relative path and content.
 const FILES: [(&str, &str); 4] = [
@@ -68,24 +67,24 @@ pub(crate) fn create_repository(repo: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs git in `repo`, independent of the user's git configuration (identity, signing, hooks).
+/// The settings every demo git command runs with, independent of the user's git
+/// configuration (identity, signing, hooks, the default branch).
+const GIT_SETTINGS: [&str; 10] = [
+    "-c",
+    "user.name=revcal demo",
+    "-c",
+    "user.email=demo@revcal.invalid",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "init.defaultBranch=main",
+];
+
+/// Runs `git ARGS` in `repo` through revcal's one git runner, with [`GIT_SETTINGS`].
 fn git(repo: &Path, args: &[&str]) -> anyhow::Result<()> {
-    let output = Command::new("git")
-        .args(["-c", "user.name=revcal demo", "-c", "user.email=demo@revcal.invalid"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .context("cannot run git: the demo needs git on PATH")?;
-    if !output.status.success() {
-        bail!("git {}: {}", args.join(" "), String::from_utf8_lossy(&output.stderr).trim());
-    }
+    let all: Vec<&str> = GIT_SETTINGS.iter().chain(args).copied().collect();
+    revcal_process::git(repo, &all)?;
     Ok(())
 }

@@ -151,7 +151,7 @@ pub(crate) fn record_of_report(text: &str, ts: u64) -> std::result::Result<Calib
     }
     let reviewer = report.reviewer.clone().ok_or("the report names no `reviewer`")?;
     let rounds: Vec<revcal_elo::Round> =
-        report.rounds.iter().map(revcal_calibrate::ReviewRound::to_record).collect();
+        report.rounds.iter().map(revcal_calibrate::report::ReviewRound::to_record).collect();
     let record = CalibrationRecord {
         format: revcal_elo::RECORD_FORMAT.into(),
         version: revcal_elo::RECORD_VERSION,

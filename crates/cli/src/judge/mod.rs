@@ -15,7 +15,7 @@ use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use revcal_calibrate::{
+use revcal_judge::{
     CommandJudge, Judge, JudgeCalibration, JudgeCase, calibrate_judge, parse_judge_cases, shipped_judge_cases,
 };
 use std::path::PathBuf;

@@ -116,7 +116,7 @@ pub(crate) fn run(args: RubricCalibrateArgs, style: &Style) -> anyhow::Result<Ex
         "scoring {} artifacts of {} with {}",
         examples.len(),
         rubric.rubric_id,
-        revcal_calibrate::Judge::name(&judge)
+        revcal_judge::Judge::name(&judge)
     );
     let mut scored: Vec<BTreeMap<String, f64>> = Vec::with_capacity(examples.len());
     for example in &examples {

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use revcal_calibrate::{JudgeConfig, LlmJudge, Provider, VerdictCache};
+use revcal_judge::{JudgeConfig, LlmJudge, Provider, VerdictCache};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ impl JudgeFlags {
             config.timeout = Duration::from_secs(self.judge_timeout);
             config.retries = self.judge_retries;
             config.max_calls = self.max_judge_calls;
-            config
+            config.redacting(crate::secrets::known())
         }))
     }
 

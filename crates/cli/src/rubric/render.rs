@@ -4,7 +4,7 @@
 use crate::output::{outln, plural};
 use crate::style::Style;
 use anyhow::Result;
-use revcal_rubric_model::Severity;
+use revcal_rubric_model::LintSeverity;
 use revcal_rubric_repo::{Diagnostic, LintReport};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,8 +41,8 @@ pub(crate) fn human(report: &LintReport, style: &Style) -> String {
 /// One diagnostic in compiler style.
 pub(crate) fn format_human(d: &Diagnostic, source_line: Option<&str>, style: &Style) -> String {
     let label = match d.severity {
-        Severity::Error => style.error(&format!("error[{}]", d.rule)),
-        Severity::Warning => style.warning(&format!("warning[{}]", d.rule)),
+        LintSeverity::Error => style.error(&format!("error[{}]", d.rule)),
+        LintSeverity::Warning => style.warning(&format!("warning[{}]", d.rule)),
     };
     let mut out = format!(
         "{}: {label}: {}\n",
@@ -62,8 +62,8 @@ pub(crate) fn format_human(d: &Diagnostic, source_line: Option<&str>, style: &St
         };
         let caret_pad = " ".repeat(d.column.saturating_sub(1));
         let caret = match d.severity {
-            Severity::Error => style.error(&"^".repeat(width)),
-            Severity::Warning => style.warning(&"^".repeat(width)),
+            LintSeverity::Error => style.error(&"^".repeat(width)),
+            LintSeverity::Warning => style.warning(&"^".repeat(width)),
         };
         out.push_str(&format!("{pad} {}\n", style.gutter("|")));
         out.push_str(&format!("{} {line}\n", style.gutter(&format!("{number} |"))));
@@ -106,8 +106,8 @@ pub(crate) fn github(report: &LintReport) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
         let command = match d.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
+            LintSeverity::Error => "error",
+            LintSeverity::Warning => "warning",
         };
         let mut message = d.message.clone();
         if !d.pointer.is_empty() {

@@ -2,8 +2,8 @@
 //! PostgreSQL server when `REVCAL_TEST_POSTGRES` names one, real signals.
 
 use revcal_elo::{
-    Content, KeyFile, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, SignedMessage,
-    Verdict,
+    Content, KeyFile, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, ReviewVerdict,
+    SignedMessage,
 };
 use serde_json::{Value, json};
 use std::io::Write;
@@ -228,7 +228,8 @@ fn story(author: &Keypair, reviewers: &[Keypair], n: usize) -> Vec<SignedMessage
     );
     let mut messages = vec![request.clone()];
     for (index, reviewer) in reviewers.iter().enumerate() {
-        let verdict = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment][(n + index) % 3];
+        let verdict =
+            [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment][(n + index) % 3];
         messages.push(send(
             reviewer,
             Content::Review(ReviewContent {

@@ -46,7 +46,7 @@ fn gemini_env(server: &TestServer) -> Vec<(&'static str, String)> {
 
 #[test]
 fn judge_calibrate_through_a_judge_that_answers_from_the_labels_agrees_fully() {
-    let labels: HashMap<(String, String), bool> = revcal_calibrate::shipped_judge_cases()
+    let labels: HashMap<(String, String), bool> = revcal_judge::shipped_judge_cases()
         .unwrap()
         .into_iter()
         .map(|case| ((case.plant.defect, case.finding.text), case.expected))

@@ -10,7 +10,7 @@ mod docs;
 mod elo_cli;
 mod exit_codes;
 /// The judge tests' HTTP server on 127.0.0.1, shared with revcal-calibrate's tests.
-#[path = "../../../calibrate/tests/it/http_server.rs"]
+#[path = "../../../judge/tests/it/http_server.rs"]
 mod http_server;
 mod judge_cli;
 mod mutate_cli;

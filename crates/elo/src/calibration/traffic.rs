@@ -10,7 +10,7 @@ use super::{CalibrationRecord, RecordError, Round, Trial};
 use crate::identity::Keypair;
 use crate::link::{CalibrationLink, LinkedPlant, MAX_PLANT_PATH_BYTES};
 use crate::message::{
-    Comment, Content, Message, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, Verdict,
+    Comment, Content, Message, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
 };
 use crate::signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage};
 use serde_json::{Map, json};
@@ -163,7 +163,7 @@ fn review(round: &Round, trial: &Trial, request: &SignedMessage) -> ReviewConten
         };
         return ReviewContent {
             request_id: request.id.clone(),
-            verdict: Verdict::Approve,
+            verdict: ReviewVerdict::Approve,
             comments: Vec::new(),
             summary: Some(format!("{} located, {place}", findings(count))),
         };
@@ -185,7 +185,7 @@ fn review(round: &Round, trial: &Trial, request: &SignedMessage) -> ReviewConten
     };
     ReviewContent {
         request_id: request.id.clone(),
-        verdict: Verdict::RequestChanges,
+        verdict: ReviewVerdict::RequestChanges,
         comments,
         summary: Some(format!("{} located{kept}", findings(count))),
     }

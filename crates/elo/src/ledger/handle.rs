@@ -139,7 +139,7 @@ impl Ledger {
         };
         SignedMessage::sign(&answer, &self.key)
             .map(|reply| Response::Reply(Box::new(reply)))
-            .map_err(|source| LedgerError::Reply { ledger: self.name.clone(), source })
+            .map_err(|cause| LedgerError::Reply { ledger: self.name.clone(), cause })
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "postgres")]
 use tokio_postgres::config::Host;
 
 /// Where a ledger lives.
@@ -31,12 +32,15 @@ use tokio_postgres::config::Host;
 pub enum LedgerLocation {
     /// An SQLite file (created when absent).
     Sqlite(PathBuf),
-    /// A PostgreSQL database. Its tables are created when absent.
+    /// A PostgreSQL database. Its tables are created when absent. (Cargo feature
+    /// `postgres`, on by default.)
+    #[cfg(feature = "postgres")]
     Postgres(PostgresLocation),
 }
 
 /// A PostgreSQL database as the driver reads its URL or connection string. `Display` and
-/// `Debug` show it without its password.
+/// `Debug` show it without its password. (Cargo feature `postgres`, on by default.)
+#[cfg(feature = "postgres")]
 #[derive(Clone, PartialEq, Eq)]
 pub struct PostgresLocation {
     /// Boxed: the driver's configuration is ten times the size of a path.
@@ -45,6 +49,7 @@ pub struct PostgresLocation {
     shown: String,
 }
 
+#[cfg(feature = "postgres")]
 impl PostgresLocation {
     /// The driver's configuration (with the password: for connecting only).
     pub(crate) fn config(&self) -> &tokio_postgres::Config {
@@ -102,6 +107,7 @@ const DRIVER_KEYWORDS: &[&str] = &[
 
 /// libpq's keywords that the driver does not support: named in errors, as they are no
 /// secret (any other unknown keyword may be a piece of a password).
+#[cfg(feature = "postgres")]
 const LIBPQ_ONLY_KEYWORDS: &[&str] = &[
     "passfile",
     "service",
@@ -139,25 +145,24 @@ impl LedgerLocation {
             }
             check_user_part(rest)?;
             // The driver knows the scheme in lower case only.
-            let config = parse_with_driver(&format!("postgresql://{rest}"), "URL")?;
-            return Ok(LedgerLocation::Postgres(PostgresLocation::new(config)));
+            return postgres_location(&format!("postgresql://{rest}"), "URL");
         }
         if starts_with_keyword(text) {
-            let config = parse_with_driver(text, "connection string")?;
-            return Ok(LedgerLocation::Postgres(PostgresLocation::new(config)));
+            return postgres_location(text, "connection string");
         }
         Ok(LedgerLocation::Sqlite(PathBuf::from(text)))
     }
 
     /// True for a PostgreSQL ledger.
     pub fn is_postgres(&self) -> bool {
-        matches!(self, LedgerLocation::Postgres(_))
+        !matches!(self, LedgerLocation::Sqlite(_))
     }
 
     /// The SQLite file, for a file ledger.
     pub fn path(&self) -> Option<&Path> {
         match self {
             LedgerLocation::Sqlite(path) => Some(path),
+            #[cfg(feature = "postgres")]
             LedgerLocation::Postgres(_) => None,
         }
     }
@@ -188,6 +193,7 @@ impl fmt::Display for LedgerLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LedgerLocation::Sqlite(path) => write!(f, "{}", path.display()),
+            #[cfg(feature = "postgres")]
             LedgerLocation::Postgres(location) => fmt::Display::fmt(location, f),
         }
     }
@@ -200,18 +206,21 @@ impl fmt::Debug for LedgerLocation {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl fmt::Display for PostgresLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
     }
 }
 
+#[cfg(feature = "postgres")]
 impl fmt::Debug for PostgresLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "PostgresLocation({})", self.shown)
     }
 }
 
+#[cfg(feature = "postgres")]
 impl PostgresLocation {
     fn new(config: tokio_postgres::Config) -> PostgresLocation {
         let shown = describe(&config);
@@ -257,6 +266,23 @@ fn check_user_part(rest: &str) -> Result<(), LocationError> {
     Ok(())
 }
 
+/// The PostgreSQL database `text` names (a URL or a connection string, as `form` says).
+#[cfg(feature = "postgres")]
+fn postgres_location(text: &str, form: &'static str) -> Result<LedgerLocation, LocationError> {
+    Ok(LedgerLocation::Postgres(PostgresLocation::new(parse_with_driver(text, form)?)))
+}
+
+/// Without the `postgres` feature a PostgreSQL location is recognised, and refused in words
+/// that say why, rather than taken for the name of an SQLite file.
+#[cfg(not(feature = "postgres"))]
+fn postgres_location(_text: &str, form: &'static str) -> Result<LedgerLocation, LocationError> {
+    Err(LocationError::Postgres {
+        form,
+        reason: "this build has no PostgreSQL ledger (revcal-elo's `postgres` cargo feature is off)".into(),
+    })
+}
+
+#[cfg(feature = "postgres")]
 fn parse_with_driver(text: &str, form: &'static str) -> Result<tokio_postgres::Config, LocationError> {
     text.parse::<tokio_postgres::Config>()
         .map_err(|error| LocationError::Postgres { form, reason: reword(&error) })
@@ -265,6 +291,7 @@ fn parse_with_driver(text: &str, form: &'static str) -> Result<tokio_postgres::C
 /// The driver's parse error in words that quote nothing of the text: its messages name an
 /// unknown keyword, or the character found where `=` was expected, which may be a piece of
 /// a password whose `&`, `=` or space was not escaped.
+#[cfg(feature = "postgres")]
 fn reword(error: &tokio_postgres::Error) -> String {
     let detail = std::error::Error::source(error).map(ToString::to_string).unwrap_or_default();
     let quoted = |prefix: &str| detail.strip_prefix(prefix).and_then(|rest| rest.strip_suffix('`'));
@@ -301,6 +328,7 @@ fn reword(error: &tokio_postgres::Error) -> String {
 
 /// The database as a URL made from what the driver parsed, without the password: user,
 /// hosts and ports, database, and `options` (which tell two ledgers in two schemas apart).
+#[cfg(feature = "postgres")]
 fn describe(config: &tokio_postgres::Config) -> String {
     let mut shown = String::from("postgresql://");
     if let Some(user) = config.get_user() {
@@ -371,6 +399,7 @@ fn describe(config: &tokio_postgres::Config) -> String {
 }
 
 /// Percent-encodes every byte but URL's unreserved characters and those in `keep`.
+#[cfg(feature = "postgres")]
 fn encode(text: &str, keep: &str) -> String {
     let mut encoded = String::with_capacity(text.len());
     for c in text.chars() {
@@ -386,7 +415,7 @@ fn encode(text: &str, keep: &str) -> String {
     encoded
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "postgres"))]
 mod tests {
     use super::*;
 

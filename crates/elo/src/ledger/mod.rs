@@ -6,6 +6,7 @@
 mod handle;
 mod location;
 mod pipeline;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod record;
 mod replay;
@@ -16,7 +17,9 @@ mod store;
 mod verified;
 
 pub use handle::Response;
-pub use location::{LedgerLocation, LocationError, PostgresLocation};
+#[cfg(feature = "postgres")]
+pub use location::PostgresLocation;
+pub use location::{LedgerLocation, LocationError};
 pub use record::{Recorded, Recording, Refusal};
 pub use replay::ReplayReport;
 pub use store::{LineOutcome, Stored};
@@ -27,7 +30,7 @@ use crate::codec;
 use crate::engine::ScoredReview;
 use crate::identity::{AgentId, KeyError, KeyFile, Keypair};
 use crate::message::LeaderboardEntry;
-use crate::message::{Content, MessageId, Verdict};
+use crate::message::{Content, MessageId, ReviewVerdict};
 use crate::policy::{OutcomeClass, Policy, PolicyError, Standing};
 use crate::receipt::Receipt;
 use crate::signed::MessageError;
@@ -59,6 +62,7 @@ pub enum LedgerError {
     },
     /// PostgreSQL failed (no server, refused credentials, a statement refused, the
     /// connection lost). The message carries the server's own, as `Sqlite`'s does.
+    #[cfg(feature = "postgres")]
     #[error("ledger {ledger}: {}", with_causes(error))]
     Postgres {
         /// The ledger's URL, without its password.
@@ -109,13 +113,12 @@ pub enum LedgerError {
         error: Box<LedgerError>,
     },
     /// The ledger could not start the machinery it needs (a thread, a timer).
-    #[error("ledger {ledger}: {source}")]
+    #[error("ledger {ledger}: {cause}")]
     Io {
         /// The ledger.
         ledger: String,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
+        /// What the operating system said (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: std::io::Error,
     },
     /// The ledger's schema is newer than this build understands.
     #[error("ledger {ledger}: schema version {found} is newer than this revcal understands; upgrade revcal")]
@@ -134,31 +137,28 @@ pub enum LedgerError {
         what: String,
     },
     /// The ledger's own key, stored in it, does not load.
-    #[error("ledger {ledger}: ledger key: {source}")]
+    #[error("ledger {ledger}: ledger key: {cause}")]
     LedgerKey {
         /// The ledger.
         ledger: String,
-        /// Why the key file does not load.
-        #[source]
-        source: KeyError,
+        /// Why the key file does not load (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: KeyError,
     },
     /// The rating policy stored in the ledger does not parse.
-    #[error("ledger {ledger}: policy: {source}")]
+    #[error("ledger {ledger}: policy: {cause}")]
     StoredPolicy {
         /// The ledger.
         ledger: String,
-        /// What serde_json said.
-        #[source]
-        source: JsonError,
+        /// What serde_json said (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: JsonError,
     },
     /// The ledger could not sign its answer to a query.
-    #[error("ledger {ledger}: could not sign the leaderboard reply: {source}")]
+    #[error("ledger {ledger}: could not sign the leaderboard reply: {cause}")]
     Reply {
         /// The ledger.
         ledger: String,
-        /// Why signing failed.
-        #[source]
-        source: MessageError,
+        /// Why signing failed (said in the message, so it is not also the error's `source`: a chain says it once).
+        cause: MessageError,
     },
     /// The ledger was created with another policy than the one asked for.
     #[error("ledger {ledger}: created with a different rating policy; open it without one to use its own")]
@@ -219,13 +219,14 @@ impl Ledger {
         // tens of microseconds next to the milliseconds of opening a database, and a failing
         // random source is then reported here, not from inside a backend's transaction.
         let key =
-            Keypair::generate().map_err(|source| LedgerError::LedgerKey { ledger: name.clone(), source })?;
+            Keypair::generate().map_err(|cause| LedgerError::LedgerKey { ledger: name.clone(), cause })?;
         let initial_meta = [
             ("ledger_key", serde_json::to_string(&key.to_key_file()).unwrap_or_default()),
             ("policy", serde_json::to_string(&policy.clone().unwrap_or_default()).unwrap_or_default()),
         ];
         let storage: Box<dyn Storage> = match location {
             LedgerLocation::Sqlite(path) => Box::new(sqlite::SqliteStorage::open(path, &initial_meta)?),
+            #[cfg(feature = "postgres")]
             LedgerLocation::Postgres(server) => {
                 Box::new(postgres::PostgresStorage::open(server, &name, &initial_meta)?)
             }
@@ -236,9 +237,9 @@ impl Ledger {
         };
         let key = KeyFile::parse(&meta("ledger_key")?)
             .and_then(|file| file.keypair())
-            .map_err(|source| LedgerError::LedgerKey { ledger: name.clone(), source })?;
+            .map_err(|cause| LedgerError::LedgerKey { ledger: name.clone(), cause })?;
         let stored_policy: Policy = serde_json::from_str(&meta("policy")?)
-            .map_err(|error| LedgerError::StoredPolicy { ledger: name.clone(), source: error.into() })?;
+            .map_err(|error| LedgerError::StoredPolicy { ledger: name.clone(), cause: error.into() })?;
         if policy.is_some_and(|wanted| wanted != stored_policy) {
             return Err(LedgerError::PolicyMismatch { ledger: name });
         }
@@ -365,6 +366,7 @@ impl LedgerError {
     pub(crate) fn outcome_unknown(&self) -> bool {
         match self {
             LedgerError::NoAnswer { .. } => true,
+            #[cfg(feature = "postgres")]
             LedgerError::Postgres { error, .. } => error.as_db_error().is_none(),
             _ => false,
         }
@@ -421,7 +423,7 @@ fn decode_scored(row: ScoredRow) -> Option<ScoredReview> {
         outcome_id: MessageId::from_bytes(&row.outcome_id)?,
         reviewer: AgentId::parse(&row.reviewer)?,
         requester: AgentId::parse(&row.requester)?,
-        verdict: Verdict::from_wire(&row.verdict)?,
+        verdict: ReviewVerdict::from_wire(&row.verdict)?,
         incident: row.incident,
         outcome: OutcomeClass::from_wire(&row.outcome)?,
         elo_delta: row.elo_delta,

@@ -6,7 +6,7 @@ use super::verified::{BatchScopes, RatingChange};
 use super::{Ledger, LedgerError};
 use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_review};
 use crate::identity::AgentId;
-use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, Verdict};
+use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, ReviewVerdict};
 use crate::policy::{OutcomeClass, Standing};
 use crate::signed::{MessageError, SignedMessage};
 use std::collections::HashMap;
@@ -410,7 +410,7 @@ impl Writer<'_> {
             let (Some(reviewer), Some(review_id), Some(verdict)) = (
                 AgentId::parse(&row.reviewer),
                 MessageId::from_bytes(&row.review_id),
-                Verdict::from_wire(&row.verdict),
+                ReviewVerdict::from_wire(&row.verdict),
             ) else {
                 tracing::warn!(request_id, reviewer = row.reviewer, "unreadable latest review row; skipped");
                 continue;

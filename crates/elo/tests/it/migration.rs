@@ -2,7 +2,7 @@
 //! migrates to the current schema and answers exactly as before.
 
 use crate::util::{agent, outcome, request, review};
-use revcal_elo::{Ledger, Rejection, SignedMessage, Verdict};
+use revcal_elo::{Ledger, Rejection, ReviewVerdict, SignedMessage};
 use rusqlite::Connection;
 use std::path::Path;
 
@@ -111,8 +111,8 @@ fn a_version_1_ledger_migrates_and_answers_as_before() {
     for n in 0..12 {
         let change = request(&a, &format!("change #{n}"));
         messages.push(change.clone());
-        messages.push(review(&b, &change, [Verdict::Approve, Verdict::RequestChanges][n % 2]));
-        messages.push(review(&c, &change, Verdict::Comment));
+        messages.push(review(&b, &change, [ReviewVerdict::Approve, ReviewVerdict::RequestChanges][n % 2]));
+        messages.push(review(&c, &change, ReviewVerdict::Comment));
         if n == 11 {
             open_request = Some(change); // left open: closed after the migration
         } else {
@@ -153,7 +153,7 @@ fn a_version_1_ledger_migrates_and_answers_as_before() {
     // the open request's outcome are judged as before the migration.
     let replayed = migrated.ingest(&messages[0]).unwrap().unwrap_err();
     assert!(matches!(replayed, Rejection::Replayed { .. }), "{replayed:?}");
-    let late = migrated.ingest(&review(&c, &messages[0], Verdict::Approve)).unwrap().unwrap_err();
+    let late = migrated.ingest(&review(&c, &messages[0], ReviewVerdict::Approve)).unwrap().unwrap_err();
     assert!(matches!(late, Rejection::ReviewAfterOutcome { .. }), "{late:?}");
     let closing = outcome(&a, &open_request, true);
     let stored = migrated.ingest(&closing).unwrap().unwrap();

@@ -5,7 +5,7 @@
 
 use crate::calibrations::{StandIn, record};
 use crate::util::{agent, outcome, request, review};
-use revcal_elo::{Ledger, LedgerLocation, Recording, Scope, SignedMessage, Verdict};
+use revcal_elo::{Ledger, LedgerLocation, Recording, ReviewVerdict, Scope, SignedMessage};
 use rusqlite::Connection;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -109,10 +109,10 @@ fn traffic() -> Vec<SignedMessage> {
     for n in 0..12 {
         let change = request(&a, &format!("change #{n}"));
         messages.push(change.clone());
-        messages.push(review(&b, &change, [Verdict::Approve, Verdict::RequestChanges][n % 2]));
-        messages.push(review(&c, &change, Verdict::Comment));
+        messages.push(review(&b, &change, [ReviewVerdict::Approve, ReviewVerdict::RequestChanges][n % 2]));
+        messages.push(review(&c, &change, ReviewVerdict::Comment));
         if n == 11 {
-            messages.push(review(&d, &change, Verdict::Approve));
+            messages.push(review(&d, &change, ReviewVerdict::Approve));
         } else {
             messages.push(outcome(&a, &change, n % 3 == 0));
         }

@@ -4,7 +4,7 @@
 //! happens).
 
 use crate::util::{agent, outcome, request, review};
-use revcal_elo::{Ledger, LedgerError, LedgerLocation, Verdict};
+use revcal_elo::{Ledger, LedgerError, LedgerLocation, ReviewVerdict};
 
 /// The writers' advisory lock ("revcalLG").
 const WRITE_LOCK: i64 = 0x7265_7663_616c_4c47;
@@ -15,7 +15,7 @@ fn lines(count: usize) -> Vec<String> {
     for n in 0..count {
         let asked = request(&author, &format!("PR {n}"));
         lines.push(asked.canonical().to_owned());
-        lines.push(review(&reviewer, &asked, Verdict::Approve).canonical().to_owned());
+        lines.push(review(&reviewer, &asked, ReviewVerdict::Approve).canonical().to_owned());
         lines.push(outcome(&author, &asked, false).canonical().to_owned());
     }
     lines

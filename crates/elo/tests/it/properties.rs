@@ -3,7 +3,7 @@
 
 use crate::util::{agent, request, review};
 use proptest::prelude::*;
-use revcal_elo::{KeyFile, SignedMessage, Verdict, parse_strict, sign_value, verify_receipt};
+use revcal_elo::{KeyFile, ReviewVerdict, SignedMessage, parse_strict, sign_value, verify_receipt};
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
@@ -26,7 +26,7 @@ proptest! {
     fn signed_messages_round_trip(change in "[a-zA-Z0-9#][ -~]{0,39}", line in 1u64..100_000, body in "[a-zA-Z0-9 ]{1,30}") {
         let author = agent(1);
         let request = request(&author, &change);
-        let review = review(&agent(2), &request, Verdict::Comment);
+        let review = review(&agent(2), &request, ReviewVerdict::Comment);
         for message in [&request, &review] {
             let again = SignedMessage::parse(message.canonical()).unwrap();
             prop_assert_eq!(&again.id, &message.id);
@@ -63,8 +63,11 @@ fn random_stream(steps: &[(u8, u8, u8)]) -> Vec<revcal_elo::SignedMessage> {
     use crate::util::{agent, outcome, request, review};
     let author = agent(1);
     let others: Vec<_> = (2..6).map(agent).collect();
-    let verdicts =
-        [revcal_elo::Verdict::Approve, revcal_elo::Verdict::RequestChanges, revcal_elo::Verdict::Comment];
+    let verdicts = [
+        revcal_elo::ReviewVerdict::Approve,
+        revcal_elo::ReviewVerdict::RequestChanges,
+        revcal_elo::ReviewVerdict::Comment,
+    ];
     let mut requests: Vec<revcal_elo::SignedMessage> = Vec::new();
     let mut stream: Vec<revcal_elo::SignedMessage> = Vec::new();
     for (index, &(kind, pick, choice)) in steps.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! byte changes; `handle` answers a leaderboard query with a signed reply.
 
 use crate::util::{TS, agent, outcome, request, review};
-use revcal_elo::{Ledger, Response, SignedMessage, Verdict, sign_value, verify_receipt};
+use revcal_elo::{Ledger, Response, ReviewVerdict, SignedMessage, sign_value, verify_receipt};
 use serde_json::json;
 
 fn scored_ledger(backend: &crate::util::Backend) -> Ledger {
@@ -12,7 +12,7 @@ fn scored_ledger(backend: &crate::util::Backend) -> Ledger {
     for n in 0..3 {
         let target = request(&author, &format!("PR {n}"));
         ledger.ingest(&target).unwrap().unwrap();
-        ledger.ingest(&review(&reviewer, &target, Verdict::RequestChanges)).unwrap().unwrap();
+        ledger.ingest(&review(&reviewer, &target, ReviewVerdict::RequestChanges)).unwrap().unwrap();
         ledger.ingest(&outcome(&author, &target, n == 1)).unwrap().unwrap();
     }
     ledger
@@ -34,7 +34,7 @@ fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change_on(ledg
     // The protocol's `content` line names the review; the ids are in revcal's `review`; `ts`
     // is the outcome's, in milliseconds (the test outcomes are dated in seconds).
     assert_eq!(receipts[1].content, "REVIEW:REQUEST_CHANGES on PR 1");
-    assert_eq!(receipts[1].review.verdict, Verdict::RequestChanges);
+    assert_eq!(receipts[1].review.verdict, ReviewVerdict::RequestChanges);
     assert!(receipts[1].review.incident);
     assert_eq!(receipts[1].ts, TS * 1000);
 

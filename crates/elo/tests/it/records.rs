@@ -5,8 +5,8 @@
 use crate::calibrations::{ROUNDS, StandIn, record};
 use crate::util::agent;
 use revcal_elo::{
-    CalibrationRecord, Content, Finding, MAX_MESSAGE_BYTES, MessageType, PlantStatus, RecordError, Summary,
-    Verdict, report_sha256,
+    CalibrationRecord, Content, Finding, MAX_MESSAGE_BYTES, MessageType, PlantStatus, RecordError,
+    ReviewVerdict, Summary, report_sha256,
 };
 use serde_json::{Value, json};
 
@@ -103,7 +103,7 @@ fn a_record_reads_back_and_the_same_keys_give_the_same_messages() {
         assert_eq!(request.extra["calibration"]["report_sha256"], json!(careful.report_sha256));
         let Content::Review(review) = &messages.review.message.content else { panic!() };
         assert_eq!(review.request_id, messages.request.id);
-        assert_eq!(review.verdict == Verdict::RequestChanges, trial.flagged);
+        assert_eq!(review.verdict == ReviewVerdict::RequestChanges, trial.flagged);
         if trial.flagged {
             let comments: Vec<(&str, u64)> =
                 review.comments.iter().map(|c| (c.file.as_str(), c.line)).collect();
@@ -280,7 +280,7 @@ fn whatever_a_reviewer_writes_its_calibration_becomes_messages_within_the_limit(
     let rounds = careful.messages(&agent(40), &agent(41)).unwrap();
     let flagged = &rounds[clean];
     let Content::Review(review) = &flagged.review.message.content else { panic!() };
-    assert_eq!(review.verdict, Verdict::RequestChanges);
+    assert_eq!(review.verdict, ReviewVerdict::RequestChanges);
     assert_eq!(review.comments.len(), revcal_elo::MAX_REVIEW_COMMENTS);
     assert_eq!(review.summary.as_deref(), Some("401 findings located (the first 50 as comments)"));
     assert!(review.comments.iter().any(|comment| comment.body == "(no text)"));

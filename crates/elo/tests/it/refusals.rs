@@ -2,7 +2,7 @@
 //! for a replay), and the ledger holds only what it accepted.
 
 use crate::util::{agent, outcome, request, review};
-use revcal_elo::{Ledger, Rejection, Verdict};
+use revcal_elo::{Ledger, Rejection, ReviewVerdict};
 
 #[test]
 fn a_refused_message_is_not_kept_and_is_judged_again_when_resent() {
@@ -14,7 +14,7 @@ fn a_refused_message_is_not_kept_and_is_judged_again_when_resent() {
 fn refused_and_judged_again(mut ledger: Ledger) {
     let (a, b) = (agent(1), agent(2));
     let change = request(&a, "change");
-    let own = review(&a, &change, Verdict::Approve);
+    let own = review(&a, &change, ReviewVerdict::Approve);
     let foreign_outcome = outcome(&b, &change, false);
     ledger.ingest(&change).unwrap().unwrap();
     for _ in 0..2 {
@@ -24,8 +24,9 @@ fn refused_and_judged_again(mut ledger: Ledger) {
         assert!(matches!(refused, Rejection::OutcomeNotFromRequester { .. }), "{refused:?}");
     }
     // In one batch too: the refused review is not there for its twin to collide with.
-    let batch =
-        ledger.ingest_batch(&[own.clone(), own.clone(), review(&b, &change, Verdict::Approve)]).unwrap();
+    let batch = ledger
+        .ingest_batch(&[own.clone(), own.clone(), review(&b, &change, ReviewVerdict::Approve)])
+        .unwrap();
     assert!(matches!(batch[0], Err(Rejection::SelfReview { .. })), "{:?}", batch[0]);
     assert!(matches!(batch[1], Err(Rejection::SelfReview { .. })), "{:?}", batch[1]);
     assert!(batch[2].is_ok(), "{:?}", batch[2]);

@@ -2,7 +2,9 @@
 //! replays, and concurrent writers.
 
 use crate::util::{TS, agent, outcome, request, review};
-use revcal_elo::{Ledger, LedgerLocation, LineOutcome, MessageError, SignedMessage, Verdict, sign_value};
+use revcal_elo::{
+    Ledger, LedgerLocation, LineOutcome, MessageError, ReviewVerdict, SignedMessage, sign_value,
+};
 use serde_json::{Value, json};
 
 fn reject(text: &str) -> MessageError {
@@ -116,7 +118,7 @@ fn as_value(message: &SignedMessage) -> Value {
 fn forged_and_altered_messages_are_rejected() {
     let author = agent(1);
     let reviewer = agent(2);
-    let genuine = review(&reviewer, &request(&author, "PR 9"), Verdict::Approve);
+    let genuine = review(&reviewer, &request(&author, "PR 9"), ReviewVerdict::Approve);
 
     // Altered after signing: the verdict.
     let mut altered = as_value(&genuine);
@@ -174,7 +176,7 @@ fn nothing_invalid_changes_a_rating_in_the_ledger() {
     let author = agent(1);
     let reviewer = agent(2);
     let target = request(&author, "PR 1");
-    let verdict = review(&reviewer, &target, Verdict::Approve);
+    let verdict = review(&reviewer, &target, ReviewVerdict::Approve);
     let closed = outcome(&author, &target, false);
     let mut forged = as_value(&closed);
     forged["content"]["incident"] = json!(true);
@@ -220,7 +222,8 @@ fn concurrent_writers_store_each_message_once() {
         let target = request(&author, &format!("PR {n}"));
         all.push(target.clone());
         for (index, reviewer) in reviewers.iter().enumerate() {
-            let verdict = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment][(n + index) % 3];
+            let verdict = [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment]
+                [(n + index) % 3];
             all.push(review(reviewer, &target, verdict));
         }
         all.push(outcome(&author, &target, n % 4 == 0));

@@ -4,7 +4,7 @@
 //! docs/reputation.md (section 3), not by the engine.
 
 use crate::util::{agent, outcome, request, review};
-use revcal_elo::{Engine, Policy, Rejection, SignedMessage, Verdict};
+use revcal_elo::{Engine, Policy, Rejection, ReviewVerdict, SignedMessage};
 
 /// The script: `(message, expected rejection code or None)`.
 fn script() -> (Vec<(SignedMessage, Option<&'static str>)>, [revcal_elo::AgentId; 3]) {
@@ -15,51 +15,51 @@ fn script() -> (Vec<(SignedMessage, Option<&'static str>)>, [revcal_elo::AgentId
     // Warm-up: 17 routine requests by A, each approved by B, no incident.
     for n in 0..17 {
         let routine = request(&a, &format!("routine #{n}"));
-        steps.push((review(&b, &routine, Verdict::Approve), None));
+        steps.push((review(&b, &routine, ReviewVerdict::Approve), None));
         steps.insert(steps.len() - 1, (routine.clone(), None));
         steps.push((outcome(&a, &routine, false), None));
     }
     // R1 (A): B REQUEST_CHANGES, C APPROVE; incident.
     let r1 = request(&a, "R1");
     steps.push((r1.clone(), None));
-    steps.push((review(&b, &r1, Verdict::RequestChanges), None));
-    steps.push((review(&c, &r1, Verdict::Approve), None));
+    steps.push((review(&b, &r1, ReviewVerdict::RequestChanges), None));
+    steps.push((review(&c, &r1, ReviewVerdict::Approve), None));
     steps.push((outcome(&a, &r1, true), None));
     // R2 (A): B COMMENT, C REQUEST_CHANGES; no incident.
     let r2 = request(&a, "R2");
     steps.push((r2.clone(), None));
-    steps.push((review(&b, &r2, Verdict::Comment), None));
-    steps.push((review(&c, &r2, Verdict::RequestChanges), None));
+    steps.push((review(&b, &r2, ReviewVerdict::Comment), None));
+    steps.push((review(&c, &r2, ReviewVerdict::RequestChanges), None));
     steps.push((outcome(&a, &r2, false), None));
     // R3 (C): B APPROVE, A REQUEST_CHANGES; incident. C may not review its own request.
     let r3 = request(&c, "R3");
     steps.push((r3.clone(), None));
-    steps.push((review(&b, &r3, Verdict::Approve), None));
-    steps.push((review(&a, &r3, Verdict::RequestChanges), None));
-    steps.push((review(&c, &r3, Verdict::Approve), Some("self_review")));
+    steps.push((review(&b, &r3, ReviewVerdict::Approve), None));
+    steps.push((review(&a, &r3, ReviewVerdict::RequestChanges), None));
+    steps.push((review(&c, &r3, ReviewVerdict::Approve), Some("self_review")));
     steps.push((outcome(&a, &r3, false), Some("outcome_not_from_requester")));
     steps.push((outcome(&c, &r3, true), None));
     // R4 (A): B APPROVE then changes its mind to REQUEST_CHANGES (the latest counts);
     // C COMMENT; incident.
     let r4 = request(&a, "R4");
     steps.push((r4.clone(), None));
-    steps.push((review(&b, &r4, Verdict::Approve), None));
-    steps.push((review(&c, &r4, Verdict::Comment), None));
-    steps.push((review(&b, &r4, Verdict::RequestChanges), None));
+    steps.push((review(&b, &r4, ReviewVerdict::Approve), None));
+    steps.push((review(&c, &r4, ReviewVerdict::Comment), None));
+    steps.push((review(&b, &r4, ReviewVerdict::RequestChanges), None));
     steps.push((outcome(&a, &r4, true), None));
     // R5 (A): B APPROVE, C APPROVE; no incident. Then a late review, a second outcome and a
     // replay of the first outcome, all refused.
     let r5 = request(&a, "R5");
     steps.push((r5.clone(), None));
-    steps.push((review(&b, &r5, Verdict::Approve), None));
-    steps.push((review(&c, &r5, Verdict::Approve), None));
+    steps.push((review(&b, &r5, ReviewVerdict::Approve), None));
+    steps.push((review(&c, &r5, ReviewVerdict::Approve), None));
     let first = outcome(&a, &r5, false);
     steps.push((first.clone(), None));
-    steps.push((review(&c, &r5, Verdict::RequestChanges), Some("review_after_outcome")));
+    steps.push((review(&c, &r5, ReviewVerdict::RequestChanges), Some("review_after_outcome")));
     steps.push((outcome(&a, &r5, true), Some("second_outcome")));
     steps.push((first, Some("replayed")));
     let unknown = request(&a, "never sent");
-    steps.push((review(&b, &unknown, Verdict::Approve), Some("unknown_request")));
+    steps.push((review(&b, &unknown, ReviewVerdict::Approve), Some("unknown_request")));
     (steps, [a.agent_id(), b.agent_id(), c.agent_id()])
 }
 

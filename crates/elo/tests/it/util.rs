@@ -1,6 +1,7 @@
 //! Builders for signed test messages (fixed seeds: deterministic ids).
 use revcal_elo::{
-    Comment, Content, Keypair, Message, OutcomeContent, RequestContent, ReviewContent, SignedMessage, Verdict,
+    Comment, Content, Keypair, Message, OutcomeContent, RequestContent, ReviewContent, ReviewVerdict,
+    SignedMessage,
 };
 
 pub(crate) const TS: u64 = 1_700_000_000;
@@ -25,7 +26,7 @@ pub(crate) fn request(key: &Keypair, change: &str) -> SignedMessage {
     )
 }
 
-pub(crate) fn review(key: &Keypair, request: &SignedMessage, verdict: Verdict) -> SignedMessage {
+pub(crate) fn review(key: &Keypair, request: &SignedMessage, verdict: ReviewVerdict) -> SignedMessage {
     send(
         key,
         Content::Review(ReviewContent {

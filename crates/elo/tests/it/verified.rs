@@ -6,7 +6,7 @@ use crate::calibrations::{Expectations, Expected, ROUNDS, StandIn, expect_record
 use crate::util::{agent, outcome, request, review};
 use revcal_elo::{
     CalibrationRecord, Content, Keypair, LeaderboardResult, Ledger, Outcomes, Recorded, Recording, Rejection,
-    Response, Scope, Verdict, verify_receipt,
+    Response, ReviewVerdict, Scope, verify_receipt,
 };
 use serde_json::{Value, json};
 
@@ -42,7 +42,7 @@ fn plain_traffic(
     ledger: &mut Ledger,
     expected: &mut Expectations,
     reviewer: &Keypair,
-    verdicts: &[(Verdict, bool)],
+    verdicts: &[(ReviewVerdict, bool)],
     tag: &str,
 ) {
     let author = agent(1);
@@ -55,7 +55,7 @@ fn plain_traffic(
             expected
                 .entry(scope.to_owned())
                 .or_insert_with(Expected::start)
-                .score(*verdict == Verdict::RequestChanges, *incident);
+                .score(*verdict == ReviewVerdict::RequestChanges, *incident);
         }
     }
 }
@@ -120,7 +120,11 @@ fn two_stand_in_reviewers_give_the_rfc_ratings_overall_verified_and_per_domain()
             &mut ledger,
             &mut careful_expected,
             &careful(),
-            &[(Verdict::Approve, false), (Verdict::RequestChanges, true), (Verdict::RequestChanges, false)],
+            &[
+                (ReviewVerdict::Approve, false),
+                (ReviewVerdict::RequestChanges, true),
+                (ReviewVerdict::RequestChanges, false),
+            ],
             "plain",
         );
         let careful_record = record(StandIn::Careful, CAREFUL_REPORT, 1, CALIBRATED_AT);
@@ -128,7 +132,13 @@ fn two_stand_in_reviewers_give_the_rfc_ratings_overall_verified_and_per_domain()
         expect_record(&mut careful_expected, &careful_record, true);
         assert!(done.verified, "{}", backend.name);
         assert_eq!(done.stored.len(), 3 * ROUNDS.len());
-        plain_traffic(&mut ledger, &mut rubber_expected, &rubber(), &[(Verdict::Approve, true)], "late");
+        plain_traffic(
+            &mut ledger,
+            &mut rubber_expected,
+            &rubber(),
+            &[(ReviewVerdict::Approve, true)],
+            "late",
+        );
         let rubber_record = record(StandIn::Rubber, RUBBER_REPORT, 1, CALIBRATED_AT);
         recorded(&mut ledger, &rubber_record, &rubber());
         expect_record(&mut rubber_expected, &rubber_record, true);
@@ -253,7 +263,13 @@ fn trust_decides_what_is_verified_and_a_change_of_trust_recomputes_every_scope()
     for backend in crate::util::backends("trust_decides_verified") {
         let mut ledger = backend.open();
         let mut expected = Expectations::new();
-        plain_traffic(&mut ledger, &mut expected, &careful(), &[(Verdict::RequestChanges, true)], "plain");
+        plain_traffic(
+            &mut ledger,
+            &mut expected,
+            &careful(),
+            &[(ReviewVerdict::RequestChanges, true)],
+            "plain",
+        );
         let careful_record = record(StandIn::Careful, CAREFUL_REPORT, 1, CALIBRATED_AT);
         let done = recorded(&mut ledger, &careful_record, &careful());
         assert!(!done.verified, "{}: an untrusted authority's outcomes are self-reported", backend.name);
@@ -293,14 +309,18 @@ fn without_a_verified_outcome_all_is_the_leaderboard_of_before() {
             &mut ledger,
             &mut expected,
             &careful(),
-            &[(Verdict::Approve, false), (Verdict::RequestChanges, true), (Verdict::Approve, true)],
+            &[
+                (ReviewVerdict::Approve, false),
+                (ReviewVerdict::RequestChanges, true),
+                (ReviewVerdict::Approve, true),
+            ],
             "plain",
         );
         assert_standings(&ledger, &[(&careful(), &expected)], backend.name);
         // A reviewer whose review is not scored yet: on the `all` board at 1200, as before.
         let open = request(&agent(1), "open");
         ledger.ingest(&open).unwrap().unwrap();
-        ledger.ingest(&review(&rubber(), &open, Verdict::Comment)).unwrap().unwrap();
+        ledger.ingest(&review(&rubber(), &open, ReviewVerdict::Comment)).unwrap().unwrap();
         let all = ledger.leaderboard_in(&Scope::All, None).unwrap();
         assert_eq!(all, ledger.leaderboard(None).unwrap());
         assert_eq!(all.len(), 2);

@@ -6,8 +6,8 @@
 use crate::util::{TS, agent, request, review};
 use proptest::prelude::*;
 use revcal_elo::{
-    CalibrationLink, Content, Engine, Ledger, LinkedPlant, Message, OutcomeContent, Policy, Scope,
-    SignedMessage, Verdict,
+    CalibrationLink, Content, Engine, Ledger, LinkedPlant, Message, OutcomeContent, Policy, ReviewVerdict,
+    Scope, SignedMessage,
 };
 
 const CATEGORIES: [&str; 3] = ["off-by-one", "null-handling", "boundary"];
@@ -64,7 +64,7 @@ fn outcome_of(
 fn random_stream(steps: &[(u8, u8, u8)]) -> Vec<SignedMessage> {
     let authors = [agent(40), agent(43)];
     let reviewers: Vec<_> = (2..5).map(agent).collect();
-    let verdicts = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment];
+    let verdicts = [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment];
     let mut requests: Vec<(SignedMessage, usize)> = Vec::new();
     let mut stream: Vec<SignedMessage> = Vec::new();
     for (index, &(kind, pick, choice)) in steps.iter().enumerate() {

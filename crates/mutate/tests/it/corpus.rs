@@ -128,6 +128,7 @@ fn parser(language: Language) -> tree_sitter::Parser {
         Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
         Language::Java => tree_sitter_java::LANGUAGE.into(),
         Language::Go => tree_sitter_go::LANGUAGE.into(),
+        other => panic!("no grammar for {other:?} in the corpus test: add it here"),
     };
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&grammar).unwrap();

@@ -5,17 +5,17 @@ use super::document::{check_identifier, check_unique_names};
 use super::num;
 use crate::anchor::AnchorKey;
 use crate::pointer;
-use crate::rule::{Issue, Rule};
+use crate::rule::{LintIssue, Rule};
 use crate::types::{Criterion, Rubric, Scale};
 use std::collections::HashMap;
 
 /// Tolerance on the sum of shares.
 const SHARE_TOLERANCE: f64 = 0.001;
 
-pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<Issue>) {
+pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<LintIssue>) {
     if rubric.criteria.is_empty() {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Schema,
                 "/criteria",
                 "criteria is empty: a rubric needs at least one criterion",
@@ -35,7 +35,7 @@ pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<Issu
         check_identifier(&criterion.name, &pointer::join(&at, "name"), "criterion name", issues);
         if criterion.description.trim().is_empty() {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Schema,
                     pointer::join(&at, "description"),
                     "criterion description is empty",
@@ -45,7 +45,7 @@ pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<Issu
         }
         if scale_is_valid && !rubric.scale.contains(criterion.threshold) {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Threshold,
                     pointer::join(&at, "threshold"),
                     format!(
@@ -67,7 +67,7 @@ pub(super) fn check(rubric: &Rubric, scale_is_valid: bool, issues: &mut Vec<Issu
 }
 
 /// RL-02. Without a usable scale only the entries themselves are checked.
-fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: &mut Vec<Issue>) {
+fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: &mut Vec<LintIssue>) {
     let anchors_at = pointer::join(at, "anchors");
     // Which anchor key covers each point, to report overlaps against the first cover.
     let mut covered_by: HashMap<u32, String> = HashMap::new();
@@ -75,7 +75,7 @@ fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: 
         let key_at = pointer::join(&anchors_at, key);
         if text.trim().is_empty() {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Anchors,
                     key_at.clone(),
                     format!("anchor `{key}` of `{}` is empty", criterion.name),
@@ -87,7 +87,7 @@ fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: 
             Ok(parsed) => parsed,
             Err(error) => {
                 issues.push(
-                    Issue::error(Rule::Anchors, key_at, error.to_string())
+                    LintIssue::error(Rule::Anchors, key_at, error.to_string())
                         .with_hint("write a point such as `3` or an ascending band such as `\"9-10\"`"),
                 );
                 continue;
@@ -97,7 +97,7 @@ fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: 
         let points = parsed.points();
         if *points.start() < scale.min || *points.end() > scale.max {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Anchors,
                     key_at,
                     format!("anchor `{parsed}` is outside the scale {}..{}", scale.min, scale.max),
@@ -112,7 +112,7 @@ fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: 
             points.clone().find_map(|point| covered_by.get(&point).map(|earlier| (point, earlier.clone())));
         if let Some((point, earlier)) = overlap {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Anchors,
                     key_at.clone(),
                     format!("point {point} is covered twice, by anchor `{earlier}` and by anchor `{parsed}`"),
@@ -130,7 +130,7 @@ fn check_anchors(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: 
     if !gaps.is_empty() {
         let list = describe_points(&gaps);
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Anchors,
                 anchors_at,
                 format!(
@@ -160,7 +160,7 @@ fn describe_points(points: &[u32]) -> String {
 }
 
 /// RL-03. Without a usable scale only the entries themselves are checked.
-fn check_examples(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: &mut Vec<Issue>) {
+fn check_examples(criterion: &Criterion, scale: Option<Scale>, at: &str, issues: &mut Vec<LintIssue>) {
     let examples_at = pointer::join(at, "examples");
     let mut present = Vec::new();
     for (key, text) in criterion.examples.iter() {
@@ -172,20 +172,20 @@ fn check_examples(criterion: &Criterion, scale: Option<Scale>, at: &str, issues:
         let Some(score) = score else {
             let example = scale.map_or_else(|| "score_5".to_owned(), |s| format!("score_{}", s.max));
             issues.push(
-                Issue::error(Rule::Examples, key_at, format!("example key `{key}` is not `score_<n>`"))
+                LintIssue::error(Rule::Examples, key_at, format!("example key `{key}` is not `score_<n>`"))
                     .with_hint(format!("name examples after their score, e.g. `{example}`")),
             );
             continue;
         };
         if text.trim().is_empty() {
             issues.push(
-                Issue::error(Rule::Examples, key_at.clone(), format!("example `{key}` is empty"))
+                LintIssue::error(Rule::Examples, key_at.clone(), format!("example `{key}` is empty"))
                     .with_hint("quote or describe a real artifact that earns this score"),
             );
         }
         match scale {
             Some(scale) if score < scale.min || score > scale.max => issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Examples,
                     key_at,
                     format!("example `{key}` is outside the scale {}..{}", scale.min, scale.max),
@@ -203,7 +203,7 @@ fn check_examples(criterion: &Criterion, scale: Option<Scale>, at: &str, issues:
         .collect();
     if !missing.is_empty() {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Examples,
                 examples_at,
                 format!("examples of `{}` lack {}", criterion.name, missing.join(" and ")),
@@ -216,7 +216,7 @@ fn check_examples(criterion: &Criterion, scale: Option<Scale>, at: &str, issues:
     }
 }
 
-fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
+fn check_shares(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     let with_share = rubric.criteria.iter().filter(|c| c.share.is_some()).count();
     if with_share == 0 {
         return;
@@ -226,7 +226,7 @@ fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
             && !(share > 0.0 && share <= 1.0)
         {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Share,
                     format!("/criteria/{index}/share"),
                     format!("share {} of `{}` is outside (0, 1]", num(share), criterion.name),
@@ -244,7 +244,7 @@ fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
         for (index, criterion) in rubric.criteria.iter().enumerate() {
             if criterion.share.is_none() {
                 issues.push(
-                    Issue::error(
+                    LintIssue::error(
                         Rule::Share,
                         format!("/criteria/{index}"),
                         format!("criterion `{}` has no share, but {others}", criterion.name),
@@ -266,7 +266,7 @@ fn check_shares(rubric: &Rubric, issues: &mut Vec<Issue>) {
             format!("remove {} from the shares", trim_float(-difference))
         };
         issues.push(
-            Issue::error(Rule::Share, "/criteria", format!("shares sum to {}, not 1.0", trim_float(sum)))
+            LintIssue::error(Rule::Share, "/criteria", format!("shares sum to {}, not 1.0", trim_float(sum)))
                 .with_hint(hint),
         );
     }

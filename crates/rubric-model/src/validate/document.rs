@@ -3,7 +3,7 @@
 
 use super::{num, uri::uri_reference_problem};
 use crate::pointer;
-use crate::rule::{Issue, Rule};
+use crate::rule::{LintIssue, Rule};
 use crate::suggest::closest;
 use crate::types::{Rubric, Scale, Weight};
 
@@ -16,22 +16,22 @@ pub(super) fn scale_is_usable(scale: Scale) -> bool {
     scale.min < scale.max && scale.points() <= MAX_SCALE_POINTS
 }
 
-pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     check_identifier(&rubric.rubric_id, "/rubric_id", "rubric_id", issues);
     if rubric.name.trim().is_empty() {
         issues.push(
-            Issue::error(Rule::Schema, "/name", "name is empty")
+            LintIssue::error(Rule::Schema, "/name", "name is empty")
                 .with_hint("give the rubric a human-readable name"),
         );
     }
     if let Some((message, hint)) = version_problem(&rubric.version) {
-        issues.push(Issue::error(Rule::Version, "/version", message).with_hint(hint));
+        issues.push(LintIssue::error(Rule::Version, "/version", message).with_hint(hint));
     }
     check_identifier(&rubric.artifact_type, "/artifact_type", "artifact_type", issues);
     let scale = rubric.scale;
     if scale.min >= scale.max {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Scale,
                 "/scale",
                 format!("scale {}..{} has no range: min must be below max", scale.min, scale.max),
@@ -40,7 +40,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
         );
     } else if scale.points() > MAX_SCALE_POINTS {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Scale,
                 "/scale",
                 format!(
@@ -56,13 +56,13 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
 }
 
 /// Checks a lower snake_case identifier (`rubric_id`, `artifact_type`, names).
-pub(super) fn check_identifier(value: &str, at: &str, field: &str, issues: &mut Vec<Issue>) {
+pub(super) fn check_identifier(value: &str, at: &str, field: &str, issues: &mut Vec<LintIssue>) {
     let mut chars = value.chars();
     let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !valid {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Schema,
                 at,
                 format!("{field} `{value}` is not lower snake_case (^[a-z][a-z0-9_]*$)"),
@@ -79,13 +79,13 @@ pub(super) fn check_unique_names<'a>(
     list: &str,
     noun: &str,
     hint: &str,
-    issues: &mut Vec<Issue>,
+    issues: &mut Vec<LintIssue>,
 ) {
     let mut first_seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (index, name) in names.enumerate() {
         match first_seen.get(name) {
             Some(&first) => issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Name,
                     format!("/{list}/{index}/name"),
                     format!("{noun} `{name}` is defined twice"),
@@ -158,7 +158,7 @@ pub fn version_problem(version: &str) -> Option<(String, String)> {
 }
 
 /// CEILING: every ceiling names a criterion of the rubric.
-pub(super) fn check_ceiling_criteria(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check_ceiling_criteria(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     let names: Vec<&str> = rubric.criteria.iter().map(|c| c.name.as_str()).collect();
     for (index, ceiling) in rubric.ceilings.iter().enumerate() {
         let at = pointer::build(["ceilings".to_owned(), index.to_string()]);
@@ -168,7 +168,7 @@ pub(super) fn check_ceiling_criteria(rubric: &Rubric, issues: &mut Vec<Issue>) {
                 None => format!("criteria are: {}", names.join(", ")),
             };
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Ceiling,
                     pointer::join(&at, "criterion"),
                     format!(
@@ -182,7 +182,7 @@ pub(super) fn check_ceiling_criteria(rubric: &Rubric, issues: &mut Vec<Issue>) {
     }
 }
 
-pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     check_ceiling_criteria(rubric, issues);
     let scale = rubric.scale;
     for (index, ceiling) in rubric.ceilings.iter().enumerate() {
@@ -190,7 +190,7 @@ pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
         for (field, value) in [("below", ceiling.below), ("cap", ceiling.cap)] {
             if !scale.contains(value) {
                 issues.push(
-                    Issue::error(
+                    LintIssue::error(
                         Rule::Ceiling,
                         pointer::join(&at, field),
                         format!(
@@ -206,7 +206,7 @@ pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
         }
         if scale.contains(ceiling.below) && ceiling.below <= f64::from(scale.min) {
             issues.push(
-                Issue::warning(
+                LintIssue::warning(
                     Rule::Ceiling,
                     pointer::join(&at, "below"),
                     format!(
@@ -220,13 +220,13 @@ pub(super) fn check_ceilings(rubric: &Rubric, issues: &mut Vec<Issue>) {
     }
 }
 
-pub(super) fn check_scoring(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check_scoring(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     let scale = rubric.scale;
     let scoring = &rubric.scoring;
-    let inside = |field: &str, value: f64, issues: &mut Vec<Issue>| {
+    let inside = |field: &str, value: f64, issues: &mut Vec<LintIssue>| {
         if !scale.contains(value) {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Threshold,
                     format!("/scoring/{field}"),
                     format!("{field} {} is outside the scale {}..{}", num(value), scale.min, scale.max),
@@ -240,7 +240,7 @@ pub(super) fn check_scoring(rubric: &Rubric, issues: &mut Vec<Issue>) {
         inside("essential_minimum", minimum, issues);
         if !rubric.criteria.iter().any(|c| c.weight == Weight::Essential) {
             issues.push(
-                Issue::warning(
+                LintIssue::warning(
                     Rule::Threshold,
                     "/scoring/essential_minimum",
                     "essential_minimum has no effect: no criterion is essential",
@@ -251,7 +251,7 @@ pub(super) fn check_scoring(rubric: &Rubric, issues: &mut Vec<Issue>) {
     }
     if !(0.0..=1.0).contains(&scoring.confidence_threshold) {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Schema,
                 "/scoring/confidence_threshold",
                 format!("confidence_threshold {} is outside 0..1", num(scoring.confidence_threshold)),
@@ -261,12 +261,12 @@ pub(super) fn check_scoring(rubric: &Rubric, issues: &mut Vec<Issue>) {
     }
 }
 
-pub(super) fn check_calibration_dataset(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check_calibration_dataset(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     if let Some(reference) = &rubric.calibration_dataset
         && let Some((message, hint)) = uri_reference_problem(reference)
     {
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::CalibrationDataset,
                 "/calibration_dataset",
                 format!("calibration_dataset `{reference}` is not a valid URI reference: {message}"),

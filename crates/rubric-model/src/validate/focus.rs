@@ -3,11 +3,11 @@
 
 use super::document::check_identifier;
 use crate::pointer;
-use crate::rule::{Issue, Rule};
+use crate::rule::{LintIssue, Rule};
 use crate::types::Rubric;
 use std::collections::HashMap;
 
-pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     // Reviews name areas case-insensitively, so `Security` and `security` are one area.
     let mut area_names: HashMap<String, usize> = HashMap::new();
     // A review raises a red flag by its id alone: two flags with one id, in one area or in
@@ -18,7 +18,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
         check_area_name(&area.name, &pointer::join(&at, "name"), issues);
         match area_names.get(&area.name.to_lowercase()) {
             Some(&first) => issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Focus,
                     pointer::join(&at, "name"),
                     format!(
@@ -36,7 +36,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
         non_empty(&area.description, &pointer::join(&at, "description"), "focus area description", issues);
         if area.checks.is_empty() {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Schema,
                     pointer::join(&at, "checks"),
                     format!("focus area `{}` has no checks", area.name),
@@ -76,7 +76,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
                         format!("in focus area `{}`", rubric.focus_areas[first_area].name)
                     };
                     issues.push(
-                        Issue::error(
+                        LintIssue::error(
                             Rule::Focus,
                             id_at,
                             format!("red flag `{}` is already defined {where_first}", flag.id),
@@ -100,7 +100,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
 
 /// An area name is a word (letters, digits, `_`, `-`), so that `--focus NAME` and
 /// `rubric_focus: NAME` can name it without quoting.
-fn check_area_name(name: &str, at: &str, issues: &mut Vec<Issue>) {
+fn check_area_name(name: &str, at: &str, issues: &mut Vec<LintIssue>) {
     let mut chars = name.chars();
     let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
@@ -117,7 +117,7 @@ fn check_area_name(name: &str, at: &str, issues: &mut Vec<Issue>) {
             format!("start with a letter, then letters, digits, `_` or `-`, e.g. `{suggestion}`")
         };
         issues.push(
-            Issue::error(
+            LintIssue::error(
                 Rule::Schema,
                 at,
                 format!("focus area name `{name}` is not a word (^[A-Za-z][A-Za-z0-9_-]*$)"),
@@ -127,8 +127,10 @@ fn check_area_name(name: &str, at: &str, issues: &mut Vec<Issue>) {
     }
 }
 
-fn non_empty(text: &str, at: &str, what: &str, issues: &mut Vec<Issue>) {
+fn non_empty(text: &str, at: &str, what: &str, issues: &mut Vec<LintIssue>) {
     if text.trim().is_empty() {
-        issues.push(Issue::error(Rule::Schema, at, format!("{what} is empty")).with_hint("say it in words"));
+        issues.push(
+            LintIssue::error(Rule::Schema, at, format!("{what} is empty")).with_hint("say it in words"),
+        );
     }
 }

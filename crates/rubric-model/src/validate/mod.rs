@@ -14,7 +14,7 @@ pub use document::{identifier_hint, version_problem};
 pub use patterns::{escape_literal_dots, literal_dot_warning};
 pub use uri::uri_reference_problem;
 
-use crate::rule::Issue;
+use crate::rule::LintIssue;
 use crate::types::Rubric;
 
 /// Runs every semantic check on `rubric` and returns all issues found, errors and
@@ -41,7 +41,7 @@ use crate::types::Rubric;
 /// assert_eq!(issues[0].rule, Rule::Version);
 /// assert_eq!(issues[0].pointer, "/version");
 /// ```
-pub fn validate(rubric: &Rubric) -> Vec<Issue> {
+pub fn validate(rubric: &Rubric) -> Vec<LintIssue> {
     let mut issues = Vec::new();
     document::check(rubric, &mut issues);
     // Every range check measures against the scale: with a broken scale they would only

@@ -2,10 +2,10 @@
 
 use super::document::{check_identifier, check_unique_names};
 use crate::pointer;
-use crate::rule::{Issue, Rule};
+use crate::rule::{LintIssue, Rule};
 use crate::types::Rubric;
 
-pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
+pub(super) fn check(rubric: &Rubric, issues: &mut Vec<LintIssue>) {
     check_unique_names(
         rubric.negative_criteria.iter().map(|n| n.name.as_str()),
         "negative_criteria",
@@ -19,7 +19,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
         let patterns_at = pointer::join(&at, "fail_patterns");
         if negative.fail_patterns.is_empty() {
             issues.push(
-                Issue::error(
+                LintIssue::error(
                     Rule::Pattern,
                     patterns_at.clone(),
                     format!("`{}` has no fail_patterns", negative.name),
@@ -31,7 +31,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
             let pattern_at = pointer::join(&patterns_at, position);
             if pattern.is_empty() {
                 issues.push(
-                    Issue::error(Rule::Pattern, pattern_at, "empty pattern matches every artifact")
+                    LintIssue::error(Rule::Pattern, pattern_at, "empty pattern matches every artifact")
                         .with_hint("remove it, or write the text that must not appear"),
                 );
                 continue;
@@ -40,7 +40,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
                 let detail = error;
                 let last_line = detail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&detail);
                 issues.push(
-                    Issue::error(
+                    LintIssue::error(
                         Rule::Pattern,
                         pattern_at,
                         format!(
@@ -57,7 +57,7 @@ pub(super) fn check(rubric: &Rubric, issues: &mut Vec<Issue>) {
             if !negative.literal && literal_dot_warning(pattern).is_some() {
                 let escaped = escape_literal_dots(pattern);
                 issues.push(
-                    Issue::warning(
+                    LintIssue::warning(
                         Rule::Pattern,
                         pattern_at,
                         format!("`.` in pattern `{pattern}` matches any character, not only a dot"),

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use revcal_rubric_model::validate::{literal_dot_warning, uri_reference_problem, version_problem};
-use revcal_rubric_model::{AnchorKey, Rubric, Rule, Severity, json_schema, validate};
+use revcal_rubric_model::{AnchorKey, LintSeverity, Rubric, Rule, json_schema, validate};
 
 const RUBRIC: &str = r#"
 rubric_id: sample_v1
@@ -82,7 +82,7 @@ fn warnings_are_not_errors() {
     let rubric: Rubric = serde_yaml::from_str(&text).unwrap();
     let issues = validate(&rubric);
     assert_eq!(issues.len(), 1);
-    assert_eq!((issues[0].rule, issues[0].severity), (Rule::Pattern, Severity::Warning));
+    assert_eq!((issues[0].rule, issues[0].severity), (Rule::Pattern, LintSeverity::Warning));
 }
 
 const FOCUS: &str = "focus_areas:

@@ -2,7 +2,7 @@
 //! column of the offending node (not of the document start), and the field.
 
 use crate::util::*;
-use revcal_rubric_model::Severity;
+use revcal_rubric_model::LintSeverity;
 use revcal_rubric_repo::Linter;
 
 #[test]
@@ -139,7 +139,7 @@ fn rl09_a_missing_local_dataset_is_a_warning_on_disk() {
     std::fs::write(dir.path().join("sample.yaml"), SAMPLE).unwrap();
     let report = Linter::new().unwrap().lint_paths(&[dir.path().to_path_buf()]).unwrap();
     let d = single(&report.diagnostics);
-    assert_eq!((d.rule.id(), d.severity), ("RL-09", Severity::Warning));
+    assert_eq!((d.rule.id(), d.severity), ("RL-09", LintSeverity::Warning));
     assert!(d.message.contains("does not exist"), "{}", d.message);
     std::fs::create_dir(dir.path().join("calibration")).unwrap();
     std::fs::write(dir.path().join("calibration/sample.jsonl"), "").unwrap();
@@ -234,12 +234,12 @@ fn patterns_compile_and_bare_dots_warn() {
     let text = broken("\"and so on\"", "\"(and so on\"");
     let d = single(lint(&text));
     assert_at(&d, "PATTERN", position_of(&text, "\"(and"), "/negative_criteria/0/fail_patterns/1");
-    assert_eq!(d.severity, Severity::Error);
+    assert_eq!(d.severity, LintSeverity::Error);
 
     let text = broken(r"'etc\.'", "\"etc.\"");
     let d = single(lint(&text));
     assert_at(&d, "PATTERN", position_of(&text, "\"etc.\""), "/negative_criteria/0/fail_patterns/0");
-    assert_eq!(d.severity, Severity::Warning);
+    assert_eq!(d.severity, LintSeverity::Warning);
 
     // A literal criterion may say `etc.`.
     let text = broken(r"fail_patterns: ['etc\.', ", "literal: true\n    fail_patterns: ['etc.', ");
@@ -308,7 +308,7 @@ fn the_rubric_library_spec_example_passes_with_one_warning() {
     let report = Linter::new().unwrap().lint_paths(&[path.into()]).unwrap();
     assert_eq!(report.error_count(), 0, "{:#?}", report.diagnostics);
     let d = single(&report.diagnostics);
-    assert_eq!((d.rule.id(), d.severity), ("PATTERN", Severity::Warning));
+    assert_eq!((d.rule.id(), d.severity), ("PATTERN", LintSeverity::Warning));
     assert!(d.message.contains("`etc.`"), "{}", d.message);
     let rubric = &report.rubrics[0].rubric;
     assert_eq!(rubric.rubric_id, "user_story_quality_v1");
@@ -384,7 +384,7 @@ fn a_bad_dataset_reference_is_not_also_reported_missing() {
         .unwrap();
     let report = Linter::new().unwrap().lint_paths(&[dir.path().to_path_buf()]).unwrap();
     let d = single(&report.diagnostics);
-    assert_eq!((d.rule.id(), d.severity), ("RL-09", Severity::Error));
+    assert_eq!((d.rule.id(), d.severity), ("RL-09", LintSeverity::Error));
 }
 
 #[test]

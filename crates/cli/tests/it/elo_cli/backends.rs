@@ -5,7 +5,8 @@
 
 use super::{json_out, revcal, revcal_command, stderr, stdout};
 use revcal_elo::{
-    Content, Keypair, Message, OutcomeContent, Policy, RequestContent, ReviewContent, SignedMessage, Verdict,
+    Content, Keypair, Message, OutcomeContent, Policy, RequestContent, ReviewContent, ReviewVerdict,
+    SignedMessage,
 };
 use serde_json::{Value, json};
 use std::path::Path;
@@ -16,7 +17,7 @@ fn send(key: &Keypair, ts: u64, content: Content) -> SignedMessage {
     SignedMessage::sign(&message, key).unwrap()
 }
 
-fn review(key: &Keypair, request: &SignedMessage, verdict: Verdict, ts: u64) -> SignedMessage {
+fn review(key: &Keypair, request: &SignedMessage, verdict: ReviewVerdict, ts: u64) -> SignedMessage {
     let content = Content::Review(ReviewContent {
         request_id: request.id.clone(),
         verdict,
@@ -44,7 +45,7 @@ fn scripted_stream() -> Vec<SignedMessage> {
     let author = Keypair::from_seed([1; 32]);
     let reviewers: Vec<Keypair> = (2..5).map(|seed| Keypair::from_seed([seed; 32])).collect();
     let stranger = Keypair::from_seed([9; 32]);
-    let verdicts = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment];
+    let verdicts = [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment];
     let mut stream = Vec::new();
     for n in 0..30usize {
         let ts = 1_700_000_000_000 + n as u64 * 1000;
@@ -58,19 +59,19 @@ fn scripted_stream() -> Vec<SignedMessage> {
         for (index, reviewer) in reviewers.iter().enumerate() {
             if n % 5 == 0 && index == 0 {
                 // Replaced below by a second review of the same reviewer.
-                stream.push(review(reviewer, &request, Verdict::Approve, ts + 1));
+                stream.push(review(reviewer, &request, ReviewVerdict::Approve, ts + 1));
             }
             stream.push(review(reviewer, &request, verdicts[(n * 7 + index) % 3], ts + 2));
         }
         if n % 7 == 3 {
-            stream.push(review(&author, &request, Verdict::Approve, ts + 3));
+            stream.push(review(&author, &request, ReviewVerdict::Approve, ts + 3));
         }
         if n % 6 == 1 {
             stream.push(outcome(&stranger, &request, true, ts + 4));
         }
         stream.push(outcome(&author, &request, n % 3 == 0 || n % 11 == 4, ts + 5));
         if n % 4 == 2 {
-            stream.push(review(&reviewers[1], &request, Verdict::RequestChanges, ts + 6));
+            stream.push(review(&reviewers[1], &request, ReviewVerdict::RequestChanges, ts + 6));
         }
     }
     stream
@@ -237,7 +238,7 @@ fn four_processes_with_different_streams_keep_every_rating_exact() {
     let d = dir.path();
     let author = Keypair::from_seed([1; 32]);
     let reviewers: Vec<Keypair> = (2..5).map(|seed| Keypair::from_seed([seed; 32])).collect();
-    let verdicts = [Verdict::Approve, Verdict::RequestChanges, Verdict::Comment];
+    let verdicts = [ReviewVerdict::Approve, ReviewVerdict::RequestChanges, ReviewVerdict::Comment];
     let mut parts = vec![String::new(); 4];
     for n in 0..160usize {
         let ts = 1_700_000_000_000 + n as u64;

@@ -84,7 +84,7 @@ impl Session {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|source| LedgerError::Io { ledger: ledger.to_owned(), source })?;
+            .map_err(|cause| LedgerError::Io { ledger: ledger.to_owned(), cause })?;
         let deadline = tokio::time::Instant::now() + connect_wait;
         let connected = block_within(&runtime, deadline, async {
             config
