@@ -111,8 +111,10 @@ fn warnings(measurement: &Measurement) -> Vec<String> {
                     excluded.len()
                 )
             };
+            let measured_on =
+                if changes == 1 { "1 clean change".to_owned() } else { format!("{changes} clean changes") };
             warnings.push(format!(
-                "{requested} clean rounds were asked for, {changes} ran: {why}; the false-alarm rate is measured on {changes} clean changes"
+                "{requested} clean rounds were asked for, {changes} ran: {why}; the false-alarm rate is measured on {measured_on}"
             ));
         }
     }
