@@ -63,6 +63,7 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
         .reviewer(measurement.reviewer.clone())
         .controls(measurement.controls.clone())
         .judge_usage(measurement.judge_usage.clone())
+        .reviewer_usage(measurement.reviewer_usage.clone())
         .judge_errors(measurement.judge_errors)
         .repro_sandbox(measurement.repro_sandbox.clone())
         .warnings(warnings(measurement))

@@ -24,6 +24,14 @@ pub enum CalibrateError {
     /// No reviewer command was given.
     #[error("no reviewer command was given")]
     NoReviewer,
+    /// The in-process reviewer (the built-in LLM reviewer) gave no review.
+    #[error("reviewer {reviewer} gave no review: {message}")]
+    InProcessReview {
+        /// Its name.
+        reviewer: String,
+        /// Why (its whole error chain, in words).
+        message: String,
+    },
     /// The directory is not inside a git repository.
     #[error("{} is not a git repository: calibration plants bugs in a commit", path.display())]
     NotARepository {

@@ -114,6 +114,7 @@ const PANIC_DURING_REVIEW: &str = "REVCAL_TEST_PANIC_DURING_REVIEW";
 pub struct Calibration {
     dir: PathBuf,
     review_cmd: String,
+    in_process: Option<Arc<dyn crate::in_process::InProcessReviewer>>,
     commit: String,
     files: Vec<String>,
     plants: usize,
@@ -163,6 +164,7 @@ impl Calibration {
         Calibration {
             dir: PathBuf::from("."),
             review_cmd: String::new(),
+            in_process: None,
             commit: "HEAD".into(),
             files: Vec::new(),
             plants: 8,
@@ -204,6 +206,20 @@ impl Calibration {
     pub fn review_cmd(mut self, command: impl Into<String>) -> Self {
         self.review_cmd = command.into();
         self
+    }
+    /// A reviewer that runs inside revcal (the built-in LLM reviewer) instead of a command:
+    /// it is asked for each review with its checkout; what it answers is parsed and scored as
+    /// a command's output is. It takes the place of [`review_cmd`](Self::review_cmd).
+    pub fn in_process_reviewer(mut self, reviewer: Arc<dyn crate::in_process::InProcessReviewer>) -> Self {
+        self.in_process = Some(reviewer);
+        self
+    }
+    /// The reviewer's name in the report: the in-process reviewer's, else the command.
+    fn reviewer_name(&self) -> String {
+        match &self.in_process {
+            Some(reviewer) => reviewer.name(),
+            None => self.review_cmd.clone(),
+        }
     }
     /// The commit whose changed files are the targets.
     pub fn commit(mut self, rev: impl Into<String>) -> Self {
@@ -397,7 +413,7 @@ impl Calibration {
     /// The measurement, and the first judge error met while scoring the review (the
     /// measurement then counts the questions left without a verdict).
     fn measure(&self) -> Result<(Measurement, Option<JudgeError>), CalibrateError> {
-        if self.review_cmd.trim().is_empty() {
+        if self.review_cmd.trim().is_empty() && self.in_process.is_none() {
             return Err(CalibrateError::NoReviewer);
         }
         let repo = Repository::discover(&self.dir)?;
@@ -677,7 +693,8 @@ impl Calibration {
             trials,
             rounds: review_rounds,
             clean: (self.clean_rounds > 0).then_some((self.clean_rounds, clean_excluded)),
-            reviewer: self.review_cmd.clone(),
+            reviewer: self.reviewer_name(),
+            reviewer_usage: self.in_process.as_ref().map(|reviewer| reviewer.usage()).unwrap_or_default(),
             controls,
             judge_usage: self.judge.as_ref().and_then(|judge| judge.usage()),
             judge_errors: (self.scorer == ScorerKind::Judge).then_some(failures.count),
@@ -919,10 +936,11 @@ impl Calibration {
             planted_rounds.push(Arc::new(planted));
         }
         let reviews: Vec<crate::reviews::Review> = (0..self.trials)
-            .flat_map(|_| {
-                planted_rounds.iter().enumerate().map(|(round, planted)| crate::reviews::Review {
+            .flat_map(|trial| {
+                planted_rounds.iter().enumerate().map(move |(round, planted)| crate::reviews::Review {
                     planted: Arc::clone(planted),
                     tag: format!("{}:{round}", commit.id),
+                    trial: trial + 1,
                 })
             })
             .collect();
@@ -947,6 +965,11 @@ impl Calibration {
             env: &env,
             slot_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_none_or(|dir| dir.is_empty()),
             git: &git,
+            in_process: self.in_process.as_deref().map(|reviewer| crate::reviews::InProcess {
+                reviewer,
+                base: &base,
+                commit: &commit.id,
+            }),
             panic_during_review: std::env::var_os(PANIC_DURING_REVIEW).is_some(),
         };
         self.stage("running the reviews", Some(reviews.len()));
@@ -1061,6 +1084,8 @@ pub(crate) struct Measurement {
     pub(crate) clean: Option<(usize, Vec<CleanExcluded>)>,
     /// The reviewer's command.
     pub(crate) reviewer: String,
+    /// What the in-process reviewer spent, one entry per model it asked (empty for a command).
+    pub(crate) reviewer_usage: Vec<revcal_judge::JudgeUsage>,
     /// The controls' scores.
     pub(crate) controls: Controls,
     /// What the judge spent, when it keeps count.

@@ -83,6 +83,7 @@ mod controls;
 mod error;
 mod flow;
 mod guard;
+pub mod in_process;
 mod input;
 mod jobs;
 mod judging;

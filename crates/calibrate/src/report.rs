@@ -135,6 +135,10 @@ pub struct Report {
     /// count (the built-in LLM judge does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<revcal_judge::JudgeUsage>,
+    /// What the built-in reviewer spent (`--reviewer`), one entry per model it asked
+    /// (provider, model, calls, cache hits, tokens); empty for a reviewer command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewer_usage: Vec<revcal_judge::JudgeUsage>,
     /// Under the judge scorer: questions about the review the judge gave no verdict on. Each
     /// counts as "not identified" (so recall is a lower bound) and the run exits 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -24,6 +24,16 @@ pub(crate) struct Review {
     pub(crate) planted: Arc<BTreeMap<String, Vec<u8>>>,
     /// What names `planted` (reviews with the same tag plant the same files).
     pub(crate) tag: String,
+    /// Which trial (from 1).
+    pub(crate) trial: usize,
+}
+
+/// An in-process reviewer, and what each of its reviews is told.
+#[derive(Clone, Copy)]
+pub(crate) struct InProcess<'a> {
+    pub(crate) reviewer: &'a dyn crate::in_process::InProcessReviewer,
+    pub(crate) base: &'a str,
+    pub(crate) commit: &'a str,
 }
 
 /// How every review runs.
@@ -43,6 +53,8 @@ pub(crate) struct Settings<'a> {
     pub(crate) slot_target_dir: bool,
     /// The `.git` every checkout gets a copy of.
     pub(crate) git: &'a Path,
+    /// A reviewer run inside revcal instead of `command`.
+    pub(crate) in_process: Option<InProcess<'a>>,
     /// Fault injection: panic once the first review runs.
     pub(crate) panic_during_review: bool,
 }
@@ -101,12 +113,16 @@ pub(crate) fn run_all(
                     break;
                 }
                 let index = next;
+                let trial = review.trial;
                 let sender = sender.clone();
                 scope.spawn(move || {
                     // A panic is sent back as an error first, so that this loop never waits
                     // for a result that will not come; the scope then re-raises it.
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_one(&slot, settings, signals)
+                        match settings.in_process {
+                            Some(in_process) => run_in_process(&slot, in_process, trial),
+                            None => run_one(&slot, settings, signals),
+                        }
                     }));
                     match outcome {
                         Ok(outcome) => {
@@ -195,6 +211,36 @@ fn run_one(
     revcal_process::end_descendants(&token);
     tracing::debug!(slot = slot.number(), ok = outcome.is_ok(), "review finished");
     outcome
+}
+
+/// One review in `slot` by an in-process reviewer: its answer is the review's output, as a
+/// command's standard output would be.
+fn run_in_process(
+    slot: &crate::slots::Slot,
+    in_process: InProcess<'_>,
+    trial: usize,
+) -> Result<ReviewRun, CalibrateError> {
+    let started = std::time::Instant::now();
+    let checkout = slot.tree();
+    let request = crate::in_process::ReviewRequest {
+        checkout: &checkout,
+        base: in_process.base,
+        commit: in_process.commit,
+        trial,
+    };
+    let output = in_process.reviewer.review(&request).map_err(|message| CalibrateError::InProcessReview {
+        reviewer: in_process.reviewer.name(),
+        message,
+    })?;
+    tracing::debug!(slot = slot.number(), "in-process review finished");
+    Ok(ReviewRun {
+        exit_code: 0,
+        output,
+        truncated: false,
+        stderr_tail: String::new(),
+        elapsed: started.elapsed(),
+        checkout,
+    })
 }
 
 /// Raises a stop on the watch when dropped during a panic.

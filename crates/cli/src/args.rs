@@ -65,6 +65,8 @@ pub(crate) enum Command {
     Calibrate(Box<crate::calibrate::CalibrateArgs>),
     /// Score a review against a rubric: weighted score, ceilings, verdict and exit code.
     Score(crate::score::ScoreArgs),
+    /// Review a change with an LLM (or a council of them): findings, and a review `score` takes.
+    Review(Box<crate::review::ReviewArgs>),
     /// Lint, list, look up and search the rubric library.
     #[command(subcommand)]
     Rubric(RubricCommand),
@@ -86,6 +88,7 @@ impl Command {
         match self {
             Command::Rubric(_) => "rubric",
             Command::Score(_) => "score",
+            Command::Review(_) => "review",
             Command::Mutate(_) => "mutate",
             Command::Bugs(_) => "bugs",
             Command::Calibrate(_) => "calibrate",

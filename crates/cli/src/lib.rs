@@ -44,6 +44,7 @@ mod judge;
 mod library;
 mod mutate;
 mod output;
+mod review;
 mod rubric;
 mod score;
 mod secrets;
@@ -80,6 +81,7 @@ where
     let outcome = match cli.command {
         Command::Rubric(command) => rubric::run(command, &style),
         Command::Score(args) => score::run(args, &style),
+        Command::Review(args) => review::run(*args, &style),
         Command::Mutate(args) => mutate::run(args, &style),
         Command::Bugs(args) => bugs::run(args, &style),
         Command::Calibrate(args) => calibrate::run(*args, &style),

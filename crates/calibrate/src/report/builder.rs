@@ -105,6 +105,7 @@ pub(crate) fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit:
         trustworthy: true,
         controls: None,
         judge: None,
+        reviewer_usage: Vec::new(),
         judge_errors: None,
         repro_sandbox: None,
         baseline: None,
@@ -289,6 +290,7 @@ pub struct ReportBuilder {
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
     judge: Option<revcal_judge::JudgeUsage>,
+    reviewer_usage: Vec<revcal_judge::JudgeUsage>,
     judge_errors: Option<usize>,
     repro_sandbox: Option<String>,
     trustworthy: bool,
@@ -311,6 +313,7 @@ impl Report {
             trials: Vec::new(),
             controls: None,
             judge: None,
+            reviewer_usage: Vec::new(),
             judge_errors: None,
             repro_sandbox: None,
             trustworthy: true,
@@ -368,6 +371,12 @@ impl ReportBuilder {
     /// Record what the judge spent.
     pub fn judge_usage(mut self, usage: Option<revcal_judge::JudgeUsage>) -> Self {
         self.judge = usage;
+        self
+    }
+
+    /// Record what the built-in reviewer spent, one entry per model it asked.
+    pub fn reviewer_usage(mut self, usage: Vec<revcal_judge::JudgeUsage>) -> Self {
+        self.reviewer_usage = usage;
         self
     }
 
@@ -551,6 +560,7 @@ impl ReportBuilder {
             trustworthy: self.trustworthy,
             controls: self.controls,
             judge: self.judge,
+            reviewer_usage: self.reviewer_usage,
             judge_errors: self.judge_errors,
             repro_sandbox: self.repro_sandbox,
             warnings: self.warnings,

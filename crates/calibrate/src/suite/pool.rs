@@ -119,6 +119,8 @@ pub(crate) fn pool(
     let mut echo: Vec<&ControlOutcome> = Vec::new();
     let mut oracle: Vec<&ControlOutcome> = Vec::new();
     let mut judge: Option<JudgeUsage> = None;
+    // Per model of the built-in reviewer (the same models in every unit), summed.
+    let mut reviewer_usage: Vec<JudgeUsage> = Vec::new();
     let mut judge_errors: Option<usize> = None;
     let mut sandboxes: Vec<String> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
@@ -174,6 +176,17 @@ pub(crate) fn pool(
             total.cache_hits += usage.cache_hits;
             total.input_tokens += usage.input_tokens;
             total.output_tokens += usage.output_tokens;
+        }
+        for usage in &report.reviewer_usage {
+            match reviewer_usage.iter_mut().find(|total| total.provider == usage.provider && total.model == usage.model) {
+                Some(total) => {
+                    total.calls += usage.calls;
+                    total.cache_hits += usage.cache_hits;
+                    total.input_tokens += usage.input_tokens;
+                    total.output_tokens += usage.output_tokens;
+                }
+                None => reviewer_usage.push(usage.clone()),
+            }
         }
         if let Some(errors) = report.judge_errors {
             *judge_errors.get_or_insert(0) += errors;
@@ -327,6 +340,7 @@ pub(crate) fn pool(
         trustworthy,
         controls: pool_controls(&echo, &oracle),
         judge,
+        reviewer_usage,
         judge_errors,
         repro_sandbox: (!sandboxes.is_empty()).then(|| sandboxes.join("; ")),
         suite: Some(SuiteSummary {

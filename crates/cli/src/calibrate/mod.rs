@@ -78,7 +78,7 @@ pub(crate) struct CalibrateArgs {
     /// runs in a scratch checkout of the commit with the plants in place (REVCAL_REPO names
     /// your repository, to read only) and must exit with one of --ok-exit-codes. A program
     /// given as a relative path (./review.sh) is found from the current directory.
-    #[arg(long, value_name = "CMD", required_unless_present = "recover")]
+    #[arg(long, value_name = "CMD", required_unless_present_any = ["recover", "reviewer"], conflicts_with = "reviewer")]
     pub(crate) review_cmd: Option<String>,
     /// Commit whose changed files (against its first parent), minus tests and configuration,
     /// are the targets.
@@ -232,6 +232,16 @@ pub(crate) struct RunFlags {
     /// Let a judge of the reviewer's own provider judge it.
     #[arg(long)]
     pub(crate) allow_same_provider: bool,
+    /// The built-in LLM reviewer instead of --review-cmd: PROVIDER:MODEL (openai:gpt-4o-mini;
+    /// several, comma-separated, make a council whose findings are pooled). It reviews each
+    /// checkout's change against the base with the code_review_v1 rubric (docs/review.md);
+    /// its answers are cached beside the judge's verdicts (--judge-cache, --no-judge-cache),
+    /// and a judge of its provider is refused unless --allow-same-provider.
+    #[arg(long, value_name = "P:M", value_delimiter = ',', num_args = 1..)]
+    pub(crate) reviewer: Vec<crate::review::ModelSpec>,
+    /// Stop (exit 1) rather than send more than N requests to each model of --reviewer.
+    #[arg(long, value_name = "N", requires = "reviewer")]
+    pub(crate) max_review_calls: Option<u64>,
     /// Exit codes that mean the reviewer finished; any other is a crash. Linters exit 1 when
     /// they find something (ruff, ESLint: `0,1`); pylint's code is a bit mask (`0-31`).
     #[arg(long, value_name = "LIST", default_value = "0,2", value_parser = parse_exit_codes)]
@@ -558,6 +568,8 @@ enum JudgeChoice {
 /// plant, from the flags `calibrate` and `calibrate suite` share.
 pub(crate) struct Reviewer<'a> {
     review_cmd: String,
+    /// `--reviewer`: the built-in reviewer's models.
+    builtin: Option<crate::review::CalibrationReviewer>,
     flags: &'a RunFlags,
     judge: JudgeChoice,
     pub(crate) scorer: ScorerKind,
@@ -575,6 +587,26 @@ impl<'a> Reviewer<'a> {
             }
         }
         let scorer = ScorerKind::from(flags.scorer);
+        let builtin = if flags.reviewer.is_empty() {
+            None
+        } else {
+            let cache = if flags.judge.no_judge_cache {
+                None
+            } else {
+                flags.judge.judge_cache.clone().or_else(revcal_judge::VerdictCache::default_dir)
+            };
+            let builtin = crate::review::CalibrationReviewer::new(
+                &flags.reviewer,
+                Duration::from_secs(flags.review_timeout),
+                flags.max_review_calls,
+                cache,
+            )?;
+            eprintln!("reviewer: {} (built in)", flags.reviewer.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "));
+            Some(builtin)
+        };
+        // The reviewer's own providers: named with --review-provider, and those --reviewer asks.
+        let mut review_providers: Vec<Provider> = flags.review_provider.map(Provider::from).into_iter().collect();
+        review_providers.extend(builtin.iter().flat_map(|builtin| builtin.providers()));
         let judge = if let Some(command) = &flags.judge_cmd {
             JudgeChoice::Command(command.clone())
         } else if scorer == ScorerKind::Judge || flags.judge.judge_provider.is_some() {
@@ -582,12 +614,12 @@ impl<'a> Reviewer<'a> {
             // key in the environment must not make a repro run spend money.
             match flags.judge.config()? {
                 Some(config) => {
-                    if let Some(review) = flags.review_provider.map(Provider::from)
-                        && review == config.provider()
+                    if let Some(review) = review_providers.iter().find(|review| **review == config.provider())
                         && !flags.allow_same_provider
                     {
+                        let flag = if builtin.is_some() { "--reviewer" } else { "--review-provider" };
                         anyhow::bail!(
-                            "the judge ({}) is of the reviewer's own provider (--review-provider {review}): a model family judging its own findings inflates recall; choose another --judge-provider, or pass --allow-same-provider",
+                            "the judge ({}) is of the reviewer's own provider ({flag} {review}): a model family judging its own findings inflates recall; choose another --judge-provider, or pass --allow-same-provider",
                             config.provider()
                         );
                     }
@@ -599,13 +631,13 @@ impl<'a> Reviewer<'a> {
         } else {
             JudgeChoice::None
         };
-        Ok(Reviewer { review_cmd: review_cmd.to_owned(), flags, judge, scorer })
+        Ok(Reviewer { review_cmd: review_cmd.to_owned(), builtin, flags, judge, scorer })
     }
 
     /// A calibration set up with the reviewer, scorer, judge, gates and limits.
     pub(crate) fn calibration(&self) -> Calibration {
         let flags = self.flags;
-        let calibration = Calibration::builder()
+        let mut calibration = Calibration::builder()
             .review_cmd(self.review_cmd.clone())
             .min_recall(flags.min_recall)
             .min_precision(flags.min_precision)
@@ -628,6 +660,9 @@ impl<'a> Reviewer<'a> {
             })
             .jobs(flags.jobs.unwrap_or_else(default_jobs))
             .on_progress(progress_bar(flags.quiet));
+        if let Some(builtin) = &self.builtin {
+            calibration = calibration.in_process_reviewer(builtin.fresh());
+        }
         match &self.judge {
             JudgeChoice::Command(command) => calibration
                 .judge(Box::new(CommandJudge::new(command.clone()).max_calls(flags.judge.max_judge_calls))),
@@ -651,6 +686,7 @@ impl<'a> Reviewer<'a> {
         };
         serde_json::json!({
             "reviewCmd": self.review_cmd,
+            "reviewer": self.builtin.as_ref().map(crate::review::CalibrationReviewer::settings),
             "judge": judge,
             "minPlants": flags.min_plants,
             "okExitCodes": flags.ok_exit_codes.0,

@@ -72,8 +72,8 @@ pub(crate) struct SuiteArgs {
     suite: PathBuf,
     /// Reviewer shell command, run in each entry's checkout; `{base}` is replaced by the
     /// base commit (first parent).
-    #[arg(long, value_name = "CMD")]
-    review_cmd: String,
+    #[arg(long, value_name = "CMD", required_unless_present = "reviewer", conflicts_with = "reviewer")]
+    review_cmd: Option<String>,
     /// Run only shard K of N (counted from 1: 1/3 is the first of three); needs --out.
     #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(Shard))]
     shard: Option<Shard>,
@@ -162,7 +162,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
     let baseline = read_baseline(&args.report)?;
     let recorder = Recorder::load(&args.record)?;
     let suite = Suite::read(&args.suite)?;
-    let reviewer = Reviewer::new(&args.review_cmd, &args.run)?;
+    let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let units = shard.select(&suite.units());
     let all = suite.units().len();

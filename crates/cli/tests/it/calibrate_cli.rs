@@ -14,7 +14,7 @@ const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef is_adult(age):\n  
 
 /// Three plants, each with a witness (a grep for the original code: it passes on the
 /// original and fails on the plant).
-const PLANTS: &str = r#"- file: src/calc.py
+pub(crate) const PLANTS: &str = r#"- file: src/calc.py
   line: 2
   original: "return a + b"
   mutated: "return a - b"
@@ -38,7 +38,7 @@ const PLANTS: &str = r#"- file: src/calc.py
 "#;
 
 /// Every variable that configures the built-in judge.
-const JUDGE_VARIABLES: [&str; 11] = [
+pub(crate) const JUDGE_VARIABLES: [&str; 11] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -54,12 +54,12 @@ const JUDGE_VARIABLES: [&str; 11] = [
 
 /// A calibration sandbox: `root/repo` is a git repository with one commit; plants file and
 /// reviewer scripts live in `root`, outside the work tree.
-struct Sandbox {
+pub(crate) struct Sandbox {
     root: tempfile::TempDir,
 }
 
 impl Sandbox {
-    fn new() -> Sandbox {
+    pub(crate) fn new() -> Sandbox {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("tmp")).unwrap();
         let repo = root.path().join("repo");
@@ -73,27 +73,27 @@ impl Sandbox {
         Sandbox { root }
     }
 
-    fn repo(&self) -> PathBuf {
+    pub(crate) fn repo(&self) -> PathBuf {
         self.root.path().join("repo")
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.root.path().join(name)
     }
 
     /// Writes an executable script next to the repository and returns its path.
-    fn script(&self, name: &str, body: &str) -> String {
+    pub(crate) fn script(&self, name: &str, body: &str) -> String {
         let path = self.path(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path.display().to_string()
     }
 
-    fn plants(&self) -> String {
+    pub(crate) fn plants(&self) -> String {
         self.path("plants.yaml").display().to_string()
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
         command
             .arg("calibrate")
@@ -112,7 +112,7 @@ impl Sandbox {
         command
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().unwrap()
     }
 
@@ -131,7 +131,7 @@ impl Sandbox {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Output {
     let output = Command::new("git").args(args).current_dir(dir).output().unwrap();
     assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     output
@@ -140,10 +140,10 @@ fn git(dir: &Path, args: &[&str]) -> Output {
 /// Every path under a directory (`.git/` included): a file's bytes, a link's target (never
 /// followed), nothing for a directory; with its mode and modification time (seconds,
 /// nanoseconds).
-type Snapshot = BTreeMap<PathBuf, (Vec<u8>, u32, i64, i64)>;
+pub(crate) type Snapshot = BTreeMap<PathBuf, (Vec<u8>, u32, i64, i64)>;
 
 /// The [`Snapshot`] of `dir`.
-fn snapshot(dir: &Path) -> Snapshot {
+pub(crate) fn snapshot(dir: &Path) -> Snapshot {
     fn walk(dir: &Path, base: &Path, out: &mut Snapshot) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -171,7 +171,7 @@ fn snapshot(dir: &Path) -> Snapshot {
 
 /// The repository (work tree, index, HEAD, refs, stash: all of `.git`) is byte-identical to
 /// `before`, modes and modification times included, and the run left no scratch directory.
-fn assert_untouched(sandbox: &Sandbox, before: &Snapshot) {
+pub(crate) fn assert_untouched(sandbox: &Sandbox, before: &Snapshot) {
     let now = snapshot(&sandbox.repo());
     let changed: Vec<&PathBuf> =
         now.keys().chain(before.keys()).filter(|path| now.get(*path) != before.get(*path)).collect();
@@ -180,7 +180,7 @@ fn assert_untouched(sandbox: &Sandbox, before: &Snapshot) {
 }
 
 /// The run directories (`revcal-run-*`) in the sandbox's temporary directory.
-fn run_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
+pub(crate) fn run_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(sandbox.path("tmp"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -190,15 +190,15 @@ fn run_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
     dirs
 }
 
-fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn json(output: &Output) -> Value {
+pub(crate) fn json(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(output), stderr(output)))
 }

@@ -15,6 +15,7 @@ mod http_server;
 mod judge_cli;
 mod mutate_cli;
 
+mod review_cli;
 mod rubric_cli;
 mod score_cli;
 mod secrets_cli;
