@@ -11,7 +11,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use revcal_judge::{JudgeConfig, JudgeUsage, Provider, VerdictCache};
-use revcal_review::{Change, Council, DEFAULT_CONTEXT_LINES, DEFAULT_MAX_CHANGE_BYTES, LlmReviewer, ReviewAnswer};
+use revcal_review::{
+    Change, Council, DEFAULT_CONTEXT_LINES, DEFAULT_MAX_CHANGE_BYTES, LlmReviewer, ReviewAnswer,
+};
 use revcal_rubric_model::Rubric;
 use serde_json::{Value, json};
 
@@ -54,10 +56,9 @@ impl FromStr for ModelSpec {
             Some((provider, model)) => (provider, Some(model.trim())),
             None => (text.trim(), None),
         };
-        let provider: Provider = provider
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{text}`: expected PROVIDER:MODEL with PROVIDER anthropic, openai or gemini"))?;
+        let provider: Provider = provider.trim().parse().map_err(|_| {
+            format!("`{text}`: expected PROVIDER:MODEL with PROVIDER anthropic, openai or gemini")
+        })?;
         match model {
             Some("") => Err(format!("`{text}`: the model after `:` is empty")),
             model => Ok(ModelSpec { provider, model: model.map(str::to_owned) }),
@@ -159,7 +160,12 @@ pub(crate) struct ReviewArgs {
 
 /// The provider configuration for `spec` (or the detected provider when `None`), with the
 /// key from that provider's variable.
-fn config_for(spec: Option<&ModelSpec>, timeout: Duration, retries: u32, max_calls: Option<u64>) -> Result<JudgeConfig> {
+fn config_for(
+    spec: Option<&ModelSpec>,
+    timeout: Duration,
+    retries: u32,
+    max_calls: Option<u64>,
+) -> Result<JudgeConfig> {
     let config = match spec {
         Some(spec) => JudgeConfig::from_env(Some(spec.provider), spec.model.clone())
             .with_context(|| format!("cannot set up reviewer {}", spec.provider))?,
@@ -238,7 +244,12 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
     } else if let Some(base) = &args.base {
         Change::of_work_tree(&args.dir, base, args.context, args.max_change_bytes)?
     } else {
-        Change::of_commit(&args.dir, args.commit.as_deref().unwrap_or("HEAD"), args.context, args.max_change_bytes)?
+        Change::of_commit(
+            &args.dir,
+            args.commit.as_deref().unwrap_or("HEAD"),
+            args.context,
+            args.max_change_bytes,
+        )?
     };
     let lines: usize = change.files.iter().map(|file| file.changed_lines.len()).sum();
     eprintln!(
@@ -253,7 +264,8 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
     let answers = outcome?;
     let members = council.members();
     let focus: Vec<_> = members.first().map(LlmReviewer::focus).unwrap_or_default();
-    let documents: Vec<Value> = answers.iter().map(|answer| answer.review_document(&rubric, &focus)).collect();
+    let documents: Vec<Value> =
+        answers.iter().map(|answer| answer.review_document(&rubric, &focus)).collect();
     let findings = findings_of(members, &answers);
     if let Some(dir) = &args.out {
         write_outputs(dir, members, &documents, &findings)?;
@@ -297,15 +309,19 @@ fn write_outputs(dir: &Path, members: &[LlmReviewer], documents: &[Value], findi
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let write = |name: &str, value: &Value| -> Result<()> {
         let path = dir.join(name);
-        crate::output::write(&path, &pretty(value)?).with_context(|| format!("cannot write {}", path.display()))
+        crate::output::write(&path, &pretty(value)?)
+            .with_context(|| format!("cannot write {}", path.display()))
     };
     write("findings.json", findings)?;
     if documents.len() == 1 {
         write("review.json", &documents[0])?;
     } else {
         for (index, (member, document)) in members.iter().zip(documents).enumerate() {
-            let safe: String =
-                member.name().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' }).collect();
+            let safe: String = member
+                .name()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' })
+                .collect();
             write(&format!("review-{}-{safe}.json", index + 1), document)?;
         }
         write("council.json", &Value::Array(documents.to_vec()))?;
@@ -347,7 +363,8 @@ fn human(members: &[LlmReviewer], answers: &[ReviewAnswer], style: &Style) -> St
                 let _ = writeln!(out, "      repro: {repro}");
             }
         }
-        let scores: Vec<String> = answer.rubric_scores.iter().map(|(name, score)| format!("{name} {score}")).collect();
+        let scores: Vec<String> =
+            answer.rubric_scores.iter().map(|(name, score)| format!("{name} {score}")).collect();
         let _ = writeln!(out, "  scores: {}; confidence {}", scores.join(", "), answer.confidence);
         if !answer.red_flags.is_empty() {
             let _ = writeln!(out, "  red flags: {}", answer.red_flags.join(", "));
@@ -379,9 +396,9 @@ impl CalibrationReviewer {
         cache: Option<PathBuf>,
     ) -> Result<CalibrationReviewer> {
         let (library, _) = crate::library::load(&LibraryArgs { rubrics: None })?;
-        let rubric = library
-            .get("code_review_v1")
-            .context("the rubric library has no `code_review_v1`, which the built-in reviewer's prompt is built from")?;
+        let rubric = library.get("code_review_v1").context(
+            "the rubric library has no `code_review_v1`, which the built-in reviewer's prompt is built from",
+        )?;
         let configs = specs
             .iter()
             .map(|spec| config_for(Some(spec), timeout, JudgeConfig::DEFAULT_RETRIES, max_calls))
@@ -440,7 +457,10 @@ impl revcal_calibrate::in_process::InProcessReviewer for InProcess {
         self.council.name()
     }
 
-    fn review(&self, request: &revcal_calibrate::in_process::ReviewRequest<'_>) -> std::result::Result<String, String> {
+    fn review(
+        &self,
+        request: &revcal_calibrate::in_process::ReviewRequest<'_>,
+    ) -> std::result::Result<String, String> {
         let chain = |error: &dyn std::error::Error| {
             let mut text = error.to_string();
             let mut source = error.source();
@@ -450,10 +470,12 @@ impl revcal_calibrate::in_process::InProcessReviewer for InProcess {
             }
             text
         };
-        let change = Change::of_work_tree(request.checkout, request.base, self.context, self.max_change_bytes)
-            .map_err(|error| chain(&error))?;
+        let change =
+            Change::of_work_tree(request.checkout, request.base, self.context, self.max_change_bytes)
+                .map_err(|error| chain(&error))?;
         let answers = self.council.review_nth(&change, request.trial).map_err(|error| chain(&error))?;
-        serde_json::to_string(&findings_of(self.council.members(), &answers)).map_err(|error| error.to_string())
+        serde_json::to_string(&findings_of(self.council.members(), &answers))
+            .map_err(|error| error.to_string())
     }
 
     fn usage(&self) -> Vec<JudgeUsage> {

@@ -99,7 +99,8 @@ pub fn answer_schema(rubric: &Rubric, focus: &[&FocusArea]) -> Value {
     properties.insert("confidence".into(), json!({"type": "number"}));
     let mut required = vec!["findings", "rubric_scores", "confidence"];
     if !focus.is_empty() {
-        let ids: Vec<&str> = focus.iter().flat_map(|area| area.red_flags.iter().map(|flag| flag.id.as_str())).collect();
+        let ids: Vec<&str> =
+            focus.iter().flat_map(|area| area.red_flags.iter().map(|flag| flag.id.as_str())).collect();
         let items = if ids.is_empty() { string.clone() } else { json!({"type": "string", "enum": ids}) };
         properties.insert("red_flags".into(), json!({"type": "array", "items": items}));
         required.push("red_flags");
@@ -123,9 +124,14 @@ pub fn parse_answer(rubric: &Rubric, focus: &[&FocusArea], answer: &Value) -> Re
         .ok_or("`findings` is missing or not a list")?
         .iter()
         .enumerate()
-        .map(|(index, finding)| parse_finding(finding).map_err(|message| format!("findings[{index}]: {message}")))
+        .map(|(index, finding)| {
+            parse_finding(finding).map_err(|message| format!("findings[{index}]: {message}"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    let scores = object.get("rubric_scores").and_then(Value::as_object).ok_or("`rubric_scores` is missing or not an object")?;
+    let scores = object
+        .get("rubric_scores")
+        .and_then(Value::as_object)
+        .ok_or("`rubric_scores` is missing or not an object")?;
     if let Some(extra) = scores.keys().find(|key| rubric.criterion(key).is_none()) {
         return Err(format!("rubric_scores.{extra}: not a criterion of {}", rubric.rubric_id));
     }
@@ -143,7 +149,8 @@ pub fn parse_answer(rubric: &Rubric, focus: &[&FocusArea], answer: &Value) -> Re
         }
         rubric_scores.insert(criterion.name.clone(), score);
     }
-    let confidence = object.get("confidence").and_then(Value::as_f64).ok_or("`confidence` is missing or not a number")?;
+    let confidence =
+        object.get("confidence").and_then(Value::as_f64).ok_or("`confidence` is missing or not a number")?;
     if !(0.0..=1.0).contains(&confidence) {
         return Err(format!("confidence = {confidence} is outside 0..1"));
     }
@@ -165,8 +172,15 @@ pub fn parse_answer(rubric: &Rubric, focus: &[&FocusArea], answer: &Value) -> Re
             ids
         }
     };
-    let rationale = object.get("rationale").and_then(Value::as_str).ok_or("`rationale` is missing or not a string")?;
-    Ok(ReviewAnswer { findings, rubric_scores, confidence, red_flags, rationale: rationale.trim().to_owned() })
+    let rationale =
+        object.get("rationale").and_then(Value::as_str).ok_or("`rationale` is missing or not a string")?;
+    Ok(ReviewAnswer {
+        findings,
+        rubric_scores,
+        confidence,
+        red_flags,
+        rationale: rationale.trim().to_owned(),
+    })
 }
 
 fn parse_finding(value: &Value) -> Result<ReviewFinding, String> {
@@ -180,7 +194,11 @@ fn parse_finding(value: &Value) -> Result<ReviewFinding, String> {
     if file.starts_with('/') || file.split(['/', '\\']).any(|part| part == "..") {
         return Err(format!("`file` {file:?} is not a path inside the repository"));
     }
-    let line = object.get("line").and_then(Value::as_u64).filter(|line| *line > 0).ok_or("`line` is missing or not a line number (1 or more)")?;
+    let line = object
+        .get("line")
+        .and_then(Value::as_u64)
+        .filter(|line| *line > 0)
+        .ok_or("`line` is missing or not a line number (1 or more)")?;
     let severity = text("severity")
         .and_then(FindingSeverity::parse)
         .ok_or("`severity` is missing or not one of critical, major, minor")?;
@@ -239,7 +257,10 @@ impl ReviewAnswer {
         });
         if let Some(map) = document.as_object_mut() {
             if !focus.is_empty() {
-                map.insert("rubric_focus".into(), json!(focus.iter().map(|a| a.name.as_str()).collect::<Vec<_>>()));
+                map.insert(
+                    "rubric_focus".into(),
+                    json!(focus.iter().map(|a| a.name.as_str()).collect::<Vec<_>>()),
+                );
                 map.insert("red_flags".into(), json!(self.red_flags));
             }
             map.insert("rationale".into(), json!(self.rationale));

@@ -43,18 +43,26 @@ impl Change {
     pub fn of_commit(repo: &Path, rev: &str, context: u32, max_bytes: usize) -> Result<Change, ReviewError> {
         check_rev(rev)?;
         let parent = format!("{rev}^");
-        let base = if git(repo, &["rev-parse", "--verify", "--quiet", &format!("{parent}^{{commit}}")], max_bytes).is_ok() {
-            parent
-        } else {
-            EMPTY_TREE.to_owned()
-        };
+        let base =
+            if git(repo, &["rev-parse", "--verify", "--quiet", &format!("{parent}^{{commit}}")], max_bytes)
+                .is_ok()
+            {
+                parent
+            } else {
+                EMPTY_TREE.to_owned()
+            };
         let diff = diff(repo, &[&base, rev], context, max_bytes)?;
         Change::from_unified_diff(&diff)
     }
 
     /// The work tree at `dir` against commit `base`: what a reviewer started by
     /// `revcal calibrate` in its checkout is asked to review (`git diff {base}`).
-    pub fn of_work_tree(dir: &Path, base: &str, context: u32, max_bytes: usize) -> Result<Change, ReviewError> {
+    pub fn of_work_tree(
+        dir: &Path,
+        base: &str,
+        context: u32,
+        max_bytes: usize,
+    ) -> Result<Change, ReviewError> {
         check_rev(base)?;
         let diff = diff(dir, &[base], context, max_bytes)?;
         Change::from_unified_diff(&diff)
@@ -104,7 +112,9 @@ impl Change {
         let mut in_hunk = false;
         for (index, line) in diff.lines().enumerate() {
             if line.starts_with("diff --git ") {
-                files.extend(current.take().filter(|file| !file.changed_lines.is_empty() || !file.excerpt.is_empty()));
+                files.extend(
+                    current.take().filter(|file| !file.changed_lines.is_empty() || !file.excerpt.is_empty()),
+                );
                 in_hunk = false;
                 continue;
             }
@@ -114,7 +124,11 @@ impl Change {
                     current = None;
                 } else {
                     let path = path.strip_prefix("b/").unwrap_or(path);
-                    current = Some(ChangedFile { path: unquote(path), excerpt: String::new(), changed_lines: Vec::new() });
+                    current = Some(ChangedFile {
+                        path: unquote(path),
+                        excerpt: String::new(),
+                        changed_lines: Vec::new(),
+                    });
                 }
                 continue;
             }
@@ -152,7 +166,8 @@ impl Change {
                 _ => in_hunk = false,
             }
         }
-        files.extend(current.take().filter(|file| !file.changed_lines.is_empty() || !file.excerpt.is_empty()));
+        files
+            .extend(current.take().filter(|file| !file.changed_lines.is_empty() || !file.excerpt.is_empty()));
         files.sort_by(|a, b| a.path.cmp(&b.path));
         if files.is_empty() {
             return Err(ReviewError::Empty);

@@ -47,7 +47,9 @@ pub enum ReviewError {
     #[error("the change holds nothing to review (no added or modified text file)")]
     Empty,
     /// The change is larger than the reviewer is allowed to send.
-    #[error("the change is {bytes} bytes, more than the {max} a review may send: review fewer files, or raise the limit")]
+    #[error(
+        "the change is {bytes} bytes, more than the {max} a review may send: review fewer files, or raise the limit"
+    )]
     TooLarge {
         /// Its size.
         bytes: usize,

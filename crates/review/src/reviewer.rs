@@ -96,7 +96,9 @@ impl LlmReviewer {
         let render = |nonce: &str| (prompt::system(&self.rubric, &focus, nonce), prompt::user(change, nonce));
         let answer = self
             .client
-            .ask_json(&schema_name, &schema, render, |answer| parse_answer(&self.rubric, &focus, answer).map(|_| ()))
+            .ask_json(&schema_name, &schema, render, |answer| {
+                parse_answer(&self.rubric, &focus, answer).map(|_| ())
+            })
             .map_err(|source| ReviewError::Model { reviewer: self.name.clone(), source })?;
         parse_answer(&self.rubric, &focus, &answer).map_err(|message| ReviewError::Model {
             reviewer: self.name.clone(),
@@ -135,11 +137,8 @@ impl Council {
     /// gave no review gives none.
     pub fn review_nth(&self, change: &Change, n: usize) -> Result<Vec<ReviewAnswer>, ReviewError> {
         let answers: Vec<Result<ReviewAnswer, ReviewError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .members
-                .iter()
-                .map(|member| scope.spawn(move || member.review_nth(change, n)))
-                .collect();
+            let handles: Vec<_> =
+                self.members.iter().map(|member| scope.spawn(move || member.review_nth(change, n))).collect();
             handles
                 .into_iter()
                 .zip(&self.members)
@@ -149,7 +148,9 @@ impl Council {
                             reviewer: member.name.clone(),
                             source: revcal_judge::JudgeError::BadAnswer {
                                 judge: member.name.clone(),
-                                problem: revcal_judge::AnswerProblem::Shape("the thread asking it panicked".into()),
+                                problem: revcal_judge::AnswerProblem::Shape(
+                                    "the thread asking it panicked".into(),
+                                ),
                             },
                         })
                     })

@@ -178,7 +178,10 @@ pub(crate) fn pool(
             total.output_tokens += usage.output_tokens;
         }
         for usage in &report.reviewer_usage {
-            match reviewer_usage.iter_mut().find(|total| total.provider == usage.provider && total.model == usage.model) {
+            match reviewer_usage
+                .iter_mut()
+                .find(|total| total.provider == usage.provider && total.model == usage.model)
+            {
                 Some(total) => {
                     total.calls += usage.calls;
                     total.cache_hits += usage.cache_hits;

@@ -601,11 +601,15 @@ impl<'a> Reviewer<'a> {
                 flags.max_review_calls,
                 cache,
             )?;
-            eprintln!("reviewer: {} (built in)", flags.reviewer.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "));
+            eprintln!(
+                "reviewer: {} (built in)",
+                flags.reviewer.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            );
             Some(builtin)
         };
         // The reviewer's own providers: named with --review-provider, and those --reviewer asks.
-        let mut review_providers: Vec<Provider> = flags.review_provider.map(Provider::from).into_iter().collect();
+        let mut review_providers: Vec<Provider> =
+            flags.review_provider.map(Provider::from).into_iter().collect();
         review_providers.extend(builtin.iter().flat_map(|builtin| builtin.providers()));
         let judge = if let Some(command) = &flags.judge_cmd {
             JudgeChoice::Command(command.clone())

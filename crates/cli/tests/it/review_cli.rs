@@ -83,7 +83,14 @@ fn each_provider_gets_the_fenced_change_and_a_schema_and_the_review_is_scored() 
         let out = sandbox.path("out");
         let output = revcal(
             &sandbox,
-            &["review", "--reviewer", &format!("{provider}:model-x"), "--out", out.to_str().unwrap(), "--no-cache"],
+            &[
+                "review",
+                "--reviewer",
+                &format!("{provider}:model-x"),
+                "--out",
+                out.to_str().unwrap(),
+                "--no-cache",
+            ],
         )
         .env(url_variable, server.url())
         .env(key_variable, "sk-test-key-0123456789")
@@ -115,7 +122,11 @@ fn each_provider_gets_the_fenced_change_and_a_schema_and_the_review_is_scored() 
             }
         };
         let required: Vec<String> = serde_json::from_value(schema["required"].clone()).unwrap();
-        assert_eq!(required, ["findings", "rubric_scores", "confidence", "rationale"], "{provider}: {schema}");
+        assert_eq!(
+            required,
+            ["findings", "rubric_scores", "confidence", "rationale"],
+            "{provider}: {schema}"
+        );
         // The change is fenced, each line with its number in the new file.
         let prompt = prompt_of(request);
         let change = fenced_after(&prompt, "THE CHANGE", 0).unwrap_or_else(|| panic!("{provider}: {prompt}"));
@@ -124,7 +135,8 @@ fn each_provider_gets_the_fenced_change_and_a_schema_and_the_review_is_scored() 
         assert!(prompt.contains("CRITERION accuracy"), "the rubric is in the prompt: {prompt}");
 
         // The findings `revcal calibrate` reads, and the review `revcal score` scores.
-        let findings: Value = serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
+        let findings: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
         assert_eq!(findings["findings"][0]["file"], "src/calc.py");
         assert_eq!(findings["findings"][0]["line"], 2);
         let scored = score(&sandbox, out.join("review.json").to_str().unwrap());
@@ -144,10 +156,11 @@ fn an_answer_that_does_not_fit_the_schema_is_an_error_and_writes_nothing() {
     let reply = reply_for("openai", &bad);
     let server = TestServer::start(move |_, _| reply.clone());
     let out = sandbox.path("out");
-    let output = revcal(&sandbox, &["review", "--reviewer", "openai:m", "--out", out.to_str().unwrap(), "--no-cache"])
-        .env("OPENAI_BASE_URL", server.url())
-        .output()
-        .unwrap();
+    let output =
+        revcal(&sandbox, &["review", "--reviewer", "openai:m", "--out", out.to_str().unwrap(), "--no-cache"])
+            .env("OPENAI_BASE_URL", server.url())
+            .output()
+            .unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("`findings` is missing or not a list"), "{}", stderr(&output));
     assert!(!out.exists(), "no empty review was written");
@@ -200,14 +213,19 @@ fn a_council_of_three_reviews_is_scored_and_calibrated_and_its_figures_recompute
     .output()
     .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    for name in ["review-1-openai-catcher.json", "review-2-openai-silent.json", "review-3-openai-noisy.json"] {
+    for name in ["review-1-openai-catcher.json", "review-2-openai-silent.json", "review-3-openai-noisy.json"]
+    {
         assert!(out.join(name).is_file(), "{name}");
     }
     let scored = score(&sandbox, out.join("council.json").to_str().unwrap());
     let report = json(&scored);
     assert_eq!(report["members"].as_array().map(Vec::len), Some(3), "{report}");
-    let findings: Value = serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
-    assert_eq!(findings["findings"][0]["reviewer"], "openai:noisy", "only noisy finds something unplanted: {findings}");
+    let findings: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).unwrap()).unwrap();
+    assert_eq!(
+        findings["findings"][0]["reviewer"], "openai:noisy",
+        "only noisy finds something unplanted: {findings}"
+    );
 
     // Calibrated: the council reviews each checkout (two trials, two at once).
     let judge = sandbox.script(
@@ -266,7 +284,10 @@ fn a_council_of_three_reviews_is_scored_and_calibrated_and_its_figures_recompute
     let again = json(&calibrate("cache"));
     assert_eq!(server.requests().len(), requests_before, "no request the second time");
     assert_eq!(again["recall"], report["recall"]);
-    assert!(again["reviewerUsage"].as_array().unwrap().iter().all(|u| u["calls"] == 0 && u["cacheHits"] == 2), "{again}");
+    assert!(
+        again["reviewerUsage"].as_array().unwrap().iter().all(|u| u["calls"] == 0 && u["cacheHits"] == 2),
+        "{again}"
+    );
     assert_untouched(&sandbox, &before);
 }
 
@@ -276,21 +297,80 @@ fn calibrate_refuses_a_judge_of_the_built_in_reviewers_provider_and_stops_on_its
     let before = snapshot(&sandbox.repo());
     let server = TestServer::start(|_, _| Reply::new(401, r#"{"error": {"message": "bad key"}}"#));
     let plants = sandbox.plants();
-    let output = revcal(&sandbox, &["calibrate", "--reviewer", "openai:m", "--plants-file", &plants, "--judge-provider", "openai"])
-        .env("OPENAI_BASE_URL", server.url())
-        .output()
-        .unwrap();
+    let output = revcal(
+        &sandbox,
+        &["calibrate", "--reviewer", "openai:m", "--plants-file", &plants, "--judge-provider", "openai"],
+    )
+    .env("OPENAI_BASE_URL", server.url())
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("(--reviewer openai)"), "{}", stderr(&output));
     assert!(server.requests().is_empty(), "refused before anything was asked");
 
     // A reviewer that gives no review stops the run: an error, never a review with no finding.
-    let output = revcal(&sandbox, &["calibrate", "--reviewer", "openai:m", "--plants-file", &plants, "--scorer", "string", "--no-judge-cache"])
-        .env("OPENAI_BASE_URL", server.url())
-        .output()
-        .unwrap();
+    let output = revcal(
+        &sandbox,
+        &[
+            "calibrate",
+            "--reviewer",
+            "openai:m",
+            "--plants-file",
+            &plants,
+            "--scorer",
+            "string",
+            "--no-judge-cache",
+        ],
+    )
+    .env("OPENAI_BASE_URL", server.url())
+    .output()
+    .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("reviewer openai:m gave no review"), "{}", stderr(&output));
     assert!(stderr(&output).contains("401"), "{}", stderr(&output));
+    assert_untouched(&sandbox, &before);
+}
+
+#[test]
+fn a_suite_runs_the_built_in_reviewer_in_each_unit_and_sums_what_it_spent() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let server = council_server();
+    std::fs::write(
+        sandbox.path("suite.yaml"),
+        "entries:\n  - {repo: repo, plants_file: plants.yaml, trials: 2}\n",
+    )
+    .unwrap();
+    let judge = sandbox.script(
+        "judge.sh",
+        "req=$(cat)\ndefect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/')\ncase \"$req\" in *\"text\\\":\\\"$defect\"*) echo '{\"match\": true}';; *) echo '{\"match\": false}';; esac",
+    );
+    let output = revcal(
+        &sandbox,
+        &[
+            "calibrate",
+            "suite",
+            "suite.yaml",
+            "--reviewer",
+            "openai:catcher",
+            "--judge-cmd",
+            &judge,
+            "--no-judge-cache",
+            "-q",
+            "--json",
+        ],
+    )
+    .current_dir(sandbox.path(""))
+    .env("OPENAI_BASE_URL", server.url())
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["recall"], 1.0, "{report}");
+    assert_eq!(report["reviewer"], "openai:catcher");
+    let usage = &report["reviewerUsage"];
+    assert_eq!(usage.as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(usage[0]["calls"].as_u64(), Some(server.requests().len() as u64), "{report}");
+    assert_eq!(usage[0]["calls"], 2, "one review per unit (trial): {report}");
     assert_untouched(&sandbox, &before);
 }
