@@ -85,8 +85,6 @@ impl Client {
             }
             match self.attempt(&request) {
                 Attempt::Done(completion) => {
-                    self.counters.input_tokens.fetch_add(completion.input_tokens, Ordering::SeqCst);
-                    self.counters.output_tokens.fetch_add(completion.output_tokens, Ordering::SeqCst);
                     let value = parse_json(&completion.text)
                         .map_err(|problem| JudgeError::BadAnswer { judge: self.name(), problem })?;
                     return Ok((value, completion));
@@ -183,6 +181,10 @@ impl Client {
             }
         };
         if (200..300).contains(&status) {
+            // Counted before the answer is read: a cut-off, refused or empty answer was billed.
+            let (input, output) = wire::usage(self.config.provider(), &text);
+            self.counters.input_tokens.fetch_add(input, Ordering::SeqCst);
+            self.counters.output_tokens.fetch_add(output, Ordering::SeqCst);
             return match wire::parse(self.config.provider(), &text) {
                 Ok(completion) => Attempt::Done(completion),
                 Err(problem) => Attempt::Fail(JudgeError::BadAnswer { judge: name, problem }),

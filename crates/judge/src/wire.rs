@@ -170,6 +170,24 @@ fn tokens(value: &Value, pointer: &str) -> u64 {
     value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// The tokens a 2xx body of `provider` says were spent (input, output), whatever the answer
+/// is: a truncated, refused, empty or off-schema answer was still billed. (0, 0) for a body
+/// that is not JSON or has no usage.
+pub(crate) fn usage(provider: Provider, body: &str) -> (u64, u64) {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        return (0, 0);
+    };
+    match provider {
+        Provider::Anthropic => (tokens(&value, "/usage/input_tokens"), tokens(&value, "/usage/output_tokens")),
+        Provider::OpenAi => (tokens(&value, "/usage/prompt_tokens"), tokens(&value, "/usage/completion_tokens")),
+        Provider::Gemini => (
+            tokens(&value, "/usageMetadata/promptTokenCount"),
+            tokens(&value, "/usageMetadata/candidatesTokenCount")
+                + tokens(&value, "/usageMetadata/thoughtsTokenCount"),
+        ),
+    }
+}
+
 /// Reads a 2xx body of `provider` into the answer's text.
 pub(crate) fn parse(provider: Provider, body: &str) -> Result<Completion, AnswerProblem> {
     let value: Value = serde_json::from_str(body).map_err(|_| AnswerProblem::NotJson(quote(body)))?;
