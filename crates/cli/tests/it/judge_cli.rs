@@ -338,3 +338,81 @@ fn judge_check_never_follows_a_redirect_with_the_key() {
         assert_eq!(server.requests().len(), 1, "{provider}");
     }
 }
+
+/// What llama-cpp-python 0.3.36's server answers to `response_format.type: json_schema`.
+const JSON_SCHEMA_REFUSED: &str = r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}","type":"internal_server_error","param":null,"code":null}}"#;
+
+fn response_format_type(request: &crate::http_server::Recorded) -> Option<String> {
+    request.json().pointer("/response_format/type").and_then(|t| t.as_str()).map(str::to_owned)
+}
+
+#[test]
+fn judge_commands_adapt_to_a_server_that_only_accepts_json_object() {
+    let server = TestServer::start(|_, request| match response_format_type(request).as_deref() {
+        Some("json_schema") => Reply::new(500, JSON_SCHEMA_REFUSED),
+        _ => Reply::new(200, openai_answer(&verdict_text(true), "stop")),
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let output = revcal(&["judge", "check"], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let kinds: Vec<_> = server.requests().iter().map(response_format_type).collect();
+    assert_eq!(kinds, [Some("json_schema".to_owned()), Some("json_object".to_owned())]);
+    // Asked explicitly, json-schema fails at once and says what to do.
+    let output = revcal(&["judge", "check", "--structured-output", "json-schema"], &env);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--structured-output auto"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 3, "not retried");
+    // prompt sends no response_format at all.
+    let output = revcal(&["judge", "check", "--structured-output", "prompt"], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let last = server.requests().pop().unwrap();
+    assert!(last.json().get("response_format").is_none());
+    assert!(prompt_of(&last).contains("JSON Schema"), "{}", prompt_of(&last));
+}
+
+#[test]
+fn structured_output_other_than_auto_is_refused_for_anthropic_and_gemini() {
+    let server = TestServer::start(|_, _| Reply::new(200, gemini_answer(&verdict_text(true), "STOP")));
+    let output = revcal(&["judge", "check", "--structured-output", "json-object"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("applies to OpenAI-compatible servers"), "{}", stderr(&output));
+    assert!(server.requests().is_empty());
+    let output = revcal(&["judge", "check", "--structured-output", "grammar"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(1), "an unknown mode is a usage error");
+}
+
+#[test]
+fn every_command_that_builds_an_llm_judge_takes_structured_output() {
+    for command in [&["judge", "check"][..], &["judge", "calibrate"], &["calibrate"], &["rubric", "calibrate"]] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = stdout(&revcal(&args, &[]));
+        assert!(help.contains("--structured-output <MODE>"), "{command:?}: {help}");
+        assert!(help.contains("json-object"), "{command:?}");
+    }
+    // rubric calibrate asks its nested question in the mode given.
+    let humans = human_scores();
+    let server = TestServer::start(move |_, request| {
+        let scores = humans[&artifact_of(&prompt_of(request))].to_string();
+        Reply::new(200, openai_answer(&serde_json::to_string(&scores).unwrap(), "stop"))
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let args = [
+        "rubric",
+        "calibrate",
+        "user_story_quality_v1",
+        "--rubrics",
+        &rubrics_dir(),
+        "--no-judge-cache",
+        "--structured-output",
+        "json-object",
+    ];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for request in &requests {
+        assert_eq!(response_format_type(request).as_deref(), Some("json_object"));
+        assert!(request.json()["response_format"]["schema"]["required"].is_array());
+    }
+}
