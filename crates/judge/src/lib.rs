@@ -51,7 +51,7 @@ pub use answer::AnswerProblem;
 pub use cache::VerdictCache;
 pub use cases::{
     CaseOutcome, JudgeCalibration, JudgeCase, KindScore, calibrate_judge, parse_judge_cases,
-    shipped_judge_cases,
+    sample_judge_cases, shipped_judge_cases,
 };
 pub use command::CommandJudge;
 #[cfg(feature = "http")]
