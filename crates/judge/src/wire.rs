@@ -202,8 +202,12 @@ pub(crate) fn usage(provider: Provider, body: &str) -> (u64, u64) {
         return (0, 0);
     };
     match provider {
-        Provider::Anthropic => (tokens(&value, "/usage/input_tokens"), tokens(&value, "/usage/output_tokens")),
-        Provider::OpenAi => (tokens(&value, "/usage/prompt_tokens"), tokens(&value, "/usage/completion_tokens")),
+        Provider::Anthropic => {
+            (tokens(&value, "/usage/input_tokens"), tokens(&value, "/usage/output_tokens"))
+        }
+        Provider::OpenAi => {
+            (tokens(&value, "/usage/prompt_tokens"), tokens(&value, "/usage/completion_tokens"))
+        }
         Provider::Gemini => (
             tokens(&value, "/usageMetadata/promptTokenCount"),
             tokens(&value, "/usageMetadata/candidatesTokenCount")

@@ -132,5 +132,8 @@ impl JudgeFlags {
     }
 }
 
-/// What to do when no judge is configured, in this command line's words.
-pub(crate) const SETUP_HINT: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama), GEMINI_API_KEY or GOOGLE_API_KEY; or pass --judge-cmd CMD";
+/// What to do when no built-in judge is configured, for a command that takes no
+/// `--judge-cmd` (`judge check`, `rubric calibrate`).
+pub(crate) const SETUP_HINT_BUILT_IN: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama or llama.cpp), GEMINI_API_KEY or GOOGLE_API_KEY";
+/// What to do when no judge is configured, for a command that takes `--judge-cmd`.
+pub(crate) const SETUP_HINT: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama or llama.cpp), GEMINI_API_KEY or GOOGLE_API_KEY; or pass --judge-cmd CMD";

@@ -135,7 +135,10 @@ fn an_error_every_further_question_would_meet_stops_the_run_at_once() {
     let config = JudgeConfig::new(Provider::OpenAi, None).with_base_url(format!("{}/v1", server.url()));
     let measured = calibrate_judge(&LlmJudge::new(config), &cases, |_| {}).unwrap();
     assert_eq!((measured.cases, measured.unasked), (0, cases.len()));
-    assert!(measured.stopped_by.as_deref().is_some_and(|e| e.contains("refused the API key")), "{measured:?}");
+    assert!(
+        measured.stopped_by.as_deref().is_some_and(|e| e.contains("refused the API key")),
+        "{measured:?}"
+    );
     assert_eq!(server.requests().len(), 1, "not asked 103 times");
     let json = serde_json::to_value(&measured).unwrap();
     assert_eq!(json["unasked"].as_u64(), Some(cases.len() as u64));

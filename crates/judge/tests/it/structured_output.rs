@@ -66,11 +66,17 @@ fn a_server_that_only_accepts_json_object_works_in_auto() {
     assert_eq!(judge.config().structured_output(), StructuredOutput::Auto, "auto is the default");
     assert!(judge.judge(&request()).unwrap());
     let sent = server.requests();
-    assert_eq!(sent.iter().map(format_type).collect::<Vec<_>>(), [Some("json_schema".into()), Some("json_object".into())]);
+    assert_eq!(
+        sent.iter().map(format_type).collect::<Vec<_>>(),
+        [Some("json_schema".into()), Some("json_object".into())]
+    );
     let body = sent[1].json();
     assert_eq!(body["response_format"]["schema"]["required"], json!(["match", "reason"]));
     assert!(system_of(&sent[1]).contains(r#""required":["match","reason"]"#), "{}", system_of(&sent[1]));
-    assert!(!system_of(&sent[0]).contains(r#""required""#), "json_schema mode carries the schema in the request only");
+    assert!(
+        !system_of(&sent[0]).contains(r#""required""#),
+        "json_schema mode carries the schema in the request only"
+    );
     // The refused request was sent, so it counts; it was not retried.
     assert_eq!(judge.spent().calls, 2);
 }
@@ -84,7 +90,10 @@ fn a_server_that_accepts_neither_works_in_auto_with_the_schema_in_the_prompt() {
     let judge = LlmJudge::new(config(&server));
     assert!(!judge.judge(&request()).unwrap());
     let sent = server.requests();
-    assert_eq!(sent.iter().map(format_type).collect::<Vec<_>>(), [Some("json_schema".into()), Some("json_object".into()), None]);
+    assert_eq!(
+        sent.iter().map(format_type).collect::<Vec<_>>(),
+        [Some("json_schema".into()), Some("json_object".into()), None]
+    );
     assert!(sent[2].json().get("response_format").is_none());
     assert!(system_of(&sent[2]).contains(r#""required":["match","reason"]"#));
     // A rambling answer is still checked by revcal: an error, never a match.
@@ -143,7 +152,10 @@ fn explicit_modes_send_exactly_the_documented_request_shape() {
                 assert_eq!(body["response_format"]["type"], "json_schema");
                 assert_eq!(body["response_format"]["json_schema"]["name"], "verdict");
                 assert_eq!(body["response_format"]["json_schema"]["strict"], true);
-                assert_eq!(body["response_format"]["json_schema"]["schema"]["required"], json!(["match", "reason"]));
+                assert_eq!(
+                    body["response_format"]["json_schema"]["schema"]["required"],
+                    json!(["match", "reason"])
+                );
                 assert!(!system_of(&sent).contains(schema_in_prompt));
             }
             StructuredOutput::JsonObject => {
@@ -179,7 +191,10 @@ fn an_explicit_mode_the_server_refuses_fails_at_once_and_says_what_to_do() {
 #[test]
 fn an_error_that_does_not_name_the_response_format_is_no_reason_to_fall_back() {
     let server = TestServer::start(|_, _| {
-        Reply::new(400, r#"{"error": {"message": "model 'nope' not found", "type": "invalid_request_error"}}"#)
+        Reply::new(
+            400,
+            r#"{"error": {"message": "model 'nope' not found", "type": "invalid_request_error"}}"#,
+        )
     });
     let error = LlmJudge::new(config(&server)).judge(&request()).unwrap_err();
     assert!(matches!(error, JudgeError::Status { status: 400, .. }), "{error:?}");
@@ -204,7 +219,8 @@ fn nested_schemas_of_ask_json_are_sent_whole_in_every_mode() {
     });
     let answer = r#""{\"findings\": [{\"file\": \"a.rs\", \"line\": 2, \"tags\": [\"x\"]}], \"summary\": {\"verdict\": \"ok\"}}""#;
     let server = TestServer::start(move |_, _| Reply::new(200, openai_answer(answer, "stop")));
-    let render = |nonce: &str| ("Review.".to_owned(), format!("<data-{nonce}>\nfn a() {{}}\n</data-{nonce}>"));
+    let render =
+        |nonce: &str| ("Review.".to_owned(), format!("<data-{nonce}>\nfn a() {{}}\n</data-{nonce}>"));
     for mode in [StructuredOutput::JsonSchema, StructuredOutput::JsonObject, StructuredOutput::Prompt] {
         let judge = LlmJudge::new(config(&server).with_structured_output(mode));
         let got = judge.ask_json("review", &schema, render, |_| Ok(())).unwrap();
@@ -212,7 +228,9 @@ fn nested_schemas_of_ask_json_are_sent_whole_in_every_mode() {
         let sent = server.requests().pop().unwrap();
         let body = sent.json();
         match mode {
-            StructuredOutput::JsonSchema => assert_eq!(body["response_format"]["json_schema"]["schema"], schema),
+            StructuredOutput::JsonSchema => {
+                assert_eq!(body["response_format"]["json_schema"]["schema"], schema)
+            }
             StructuredOutput::JsonObject => assert_eq!(body["response_format"]["schema"], schema),
             _ => assert!(body.get("response_format").is_none()),
         }
