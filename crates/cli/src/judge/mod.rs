@@ -190,11 +190,20 @@ fn calibrate(args: &CalibrateJudgeArgs, style: &Style) -> anyhow::Result<ExitCod
     if args.json {
         eprint!("{summary}");
         let mut document = serde_json::to_value(&measured).context("cannot serialise the measurement")?;
-        if let (Some(object), Some(sample)) = (document.as_object_mut(), &sample) {
-            object.insert(
-                "sample".into(),
-                serde_json::json!({"cases": sample.cases, "of": sample.of, "seed": sample.seed}),
-            );
+        if let Some(object) = document.as_object_mut() {
+            if let Some(sample) = &sample {
+                object.insert(
+                    "sample".into(),
+                    serde_json::json!({"cases": sample.cases, "of": sample.of, "seed": sample.seed}),
+                );
+            }
+            // What the judge spent (a --judge-cmd command keeps no count).
+            if let Some(usage) = judge.usage() {
+                object.insert(
+                    "judge".into(),
+                    serde_json::to_value(usage).context("cannot serialise the usage")?,
+                );
+            }
         }
         let mut text = serde_json::to_string_pretty(&document).context("cannot serialise the measurement")?;
         text.push('\n');

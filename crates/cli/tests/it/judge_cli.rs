@@ -434,6 +434,10 @@ fn judge_calibrate_asks_a_deterministic_sample_and_says_it_is_one() {
     let measured: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(measured["cases"], 12);
     assert_eq!(measured["sample"], serde_json::json!({"cases": 12, "of": 103, "seed": 3}));
+    assert_eq!(
+        (measured["judge"]["calls"].as_u64(), measured["judge"]["inputTokens"].as_u64()),
+        (Some(12), Some(12 * 90))
+    );
     assert!(stderr(&output).contains("sample       12 of 103 cases, seed 3"), "{}", stderr(&output));
     let first: Vec<String> =
         server.requests().iter().map(prompt_of).map(|p| defect_and_finding(&p).unwrap().1).collect();
