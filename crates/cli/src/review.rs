@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use revcal_judge::{JudgeConfig, JudgeUsage, Provider, VerdictCache};
+use revcal_judge::{JudgeConfig, JudgeUsage, Provider, StructuredOutput, VerdictCache};
 use revcal_review::{
     Change, Council, DEFAULT_CONTEXT_LINES, DEFAULT_MAX_CHANGE_BYTES, LlmReviewer, ReviewAnswer,
 };
@@ -104,6 +104,11 @@ pub(crate) struct AskFlags {
     /// Ask the provider every time; neither read nor write cached answers.
     #[arg(long, conflicts_with = "cache")]
     no_cache: bool,
+    /// How an OpenAI-compatible server is asked for the answer's JSON Schema (auto finds
+    /// what it accepts, once per base URL); every answer is checked whatever the mode.
+    /// Anthropic and Gemini always use their own structured output.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = crate::judge::StructuredOutputArg::Auto)]
+    structured_output: crate::judge::StructuredOutputArg,
 }
 
 /// Arguments of `revcal review`.
@@ -158,14 +163,22 @@ pub(crate) struct ReviewArgs {
     ask: AskFlags,
 }
 
+/// How each model is asked: limits and the structured-output mode.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// The time one answer may take.
+    pub(crate) timeout: Duration,
+    /// Retries of a retryable failure.
+    pub(crate) retries: u32,
+    /// The most requests per model.
+    pub(crate) max_calls: Option<u64>,
+    /// How an OpenAI-compatible server is asked for JSON (other providers: their own way).
+    pub(crate) structured_output: StructuredOutput,
+}
+
 /// The provider configuration for `spec` (or the detected provider when `None`), with the
 /// key from that provider's variable.
-fn config_for(
-    spec: Option<&ModelSpec>,
-    timeout: Duration,
-    retries: u32,
-    max_calls: Option<u64>,
-) -> Result<JudgeConfig> {
+fn config_for(spec: Option<&ModelSpec>, limits: Limits) -> Result<JudgeConfig> {
     let config = match spec {
         Some(spec) => JudgeConfig::from_env(Some(spec.provider), spec.model.clone())
             .with_context(|| format!("cannot set up reviewer {}", spec.provider))?,
@@ -176,9 +189,12 @@ fn config_for(
             "no LLM provider is configured for the reviewer: set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama), GEMINI_API_KEY or GOOGLE_API_KEY, or pass --reviewer PROVIDER:MODEL"
         );
     };
-    config.timeout = timeout;
-    config.retries = retries;
-    config.max_calls = max_calls;
+    config.timeout = limits.timeout;
+    config.retries = limits.retries;
+    config.max_calls = limits.max_calls;
+    if config.provider() == Provider::OpenAi {
+        config = config.with_structured_output(limits.structured_output);
+    }
     Ok(config.redacting(crate::secrets::known()))
 }
 
@@ -188,16 +204,14 @@ pub(crate) fn council(
     specs: &[ModelSpec],
     rubric: &Rubric,
     focus: &[String],
-    timeout: Duration,
-    retries: u32,
-    max_calls: Option<u64>,
+    limits: Limits,
     cache: Option<PathBuf>,
 ) -> Result<Council> {
     let specs: Vec<Option<&ModelSpec>> =
         if specs.is_empty() { vec![None] } else { specs.iter().map(Some).collect() };
     let mut members = Vec::with_capacity(specs.len());
     for spec in specs {
-        let config = config_for(spec, timeout, retries, max_calls)?;
+        let config = config_for(spec, limits)?;
         let mut member = LlmReviewer::new(config, rubric.clone()).with_focus(focus)?;
         if let Some(dir) = &cache {
             member = member.with_cache(VerdictCache::new(dir.clone()));
@@ -234,9 +248,12 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
         &specs,
         &rubric,
         &args.focus,
-        Duration::from_secs(ask.timeout),
-        ask.retries,
-        ask.max_calls,
+        Limits {
+            timeout: Duration::from_secs(ask.timeout),
+            retries: ask.retries,
+            max_calls: ask.max_calls,
+            structured_output: ask.structured_output.into(),
+        },
         cache_dir(ask.no_cache, ask.cache.clone()),
     )?;
     let change = if !args.files.is_empty() {
@@ -389,19 +406,14 @@ pub(crate) struct CalibrationReviewer {
 impl CalibrationReviewer {
     /// The models of `specs`, asked with `code_review_v1` of the library the environment
     /// selects (`$REVCAL_RUBRICS`, ./rubrics, else the built-in one).
-    pub(crate) fn new(
-        specs: &[ModelSpec],
-        timeout: Duration,
-        max_calls: Option<u64>,
-        cache: Option<PathBuf>,
-    ) -> Result<CalibrationReviewer> {
+    pub(crate) fn new(specs: &[ModelSpec], limits: Limits, cache: Option<PathBuf>) -> Result<CalibrationReviewer> {
         let (library, _) = crate::library::load(&LibraryArgs { rubrics: None })?;
         let rubric = library.get("code_review_v1").context(
             "the rubric library has no `code_review_v1`, which the built-in reviewer's prompt is built from",
         )?;
         let configs = specs
             .iter()
-            .map(|spec| config_for(Some(spec), timeout, JudgeConfig::DEFAULT_RETRIES, max_calls))
+            .map(|spec| config_for(Some(spec), limits))
             .collect::<Result<Vec<_>>>()?;
         Ok(CalibrationReviewer { configs, rubric: Rubric::clone(&rubric), cache })
     }

@@ -107,20 +107,46 @@ pub struct JudgeCalibration {
     pub per_kind: BTreeMap<String, KindScore>,
     /// Every case's outcome, in order.
     pub outcomes: Vec<CaseOutcome>,
+    /// Cases not asked because an error stopped the run (0 for a complete run): the figures
+    /// above are then of the cases asked only.
+    #[serde(default)]
+    pub unasked: usize,
+    /// The error that stopped the run before every case was asked; `None` for a complete run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
 }
 
-/// Asks `judge` about every case; `progress` sees each outcome as it comes. A judge error
-/// is recorded against its case (never as a match), except a spent budget, which stops.
+impl JudgeCalibration {
+    /// Whether an error stopped the run before every case was asked.
+    pub fn is_partial(&self) -> bool {
+        self.stopped_by.is_some()
+    }
+}
+
+/// Asks `judge` about every case; `progress` sees each outcome as it comes.
+///
+/// An error that concerns one answer (a bad answer, a judge command that printed no verdict,
+/// an HTTP error about that request) is recorded against its case, never as a match. An
+/// error that every further question would meet too (a spent budget, a refused key, an
+/// exhausted quota, a server that keeps failing or cannot be reached, a refused structured
+/// output, a judge command that cannot start) stops the run: the measurement returned is of
+/// the cases asked so far, with [`JudgeCalibration::stopped_by`] set and the rest counted in
+/// [`JudgeCalibration::unasked`]. `Err` is kept for errors that prevent any measurement.
 pub fn calibrate_judge(
     judge: &dyn Judge,
     cases: &[JudgeCase],
     mut progress: impl FnMut(&CaseOutcome),
 ) -> Result<JudgeCalibration, JudgeError> {
     let mut outcomes = Vec::with_capacity(cases.len());
-    for case in cases {
+    for (asked, case) in cases.iter().enumerate() {
         let (verdict, error) = match judge.judge(&case.request()) {
             Ok(verdict) => (Some(verdict), None),
-            Err(error @ JudgeError::Budget { .. }) => return Err(error),
+            Err(error) if stops_the_run(&error) => {
+                let mut measured = summarise(outcomes);
+                measured.unasked = cases.len() - asked;
+                measured.stopped_by = Some(error_chain(&error));
+                return Ok(measured);
+            }
             Err(error) => (None, Some(error_chain(&error))),
         };
         let outcome = CaseOutcome {
@@ -134,6 +160,58 @@ pub fn calibrate_judge(
         outcomes.push(outcome);
     }
     Ok(summarise(outcomes))
+}
+
+/// Whether every further question would meet `error` too, so that asking on only spends.
+fn stops_the_run(error: &JudgeError) -> bool {
+    matches!(
+        error,
+        JudgeError::Budget { .. }
+            | JudgeError::Unauthorized { .. }
+            | JudgeError::Quota { .. }
+            | JudgeError::GaveUp { .. }
+            | JudgeError::Transport { .. }
+            | JudgeError::Redirect { .. }
+            | JudgeError::StructuredOutputRefused { .. }
+            | JudgeError::Spawn { .. }
+            | JudgeError::MissingKey { .. }
+    )
+}
+
+/// A deterministic sample of `n` of `cases` for `seed`, spread over the kinds of case (each
+/// kind gives its first case before any gives a second), in the order of `cases`. All of them
+/// when `n` is at least their number.
+///
+/// The same cases, seed and `n` give the same sample on every machine and release: the order
+/// within a kind is a fixed hash of the seed and the case's id.
+pub fn sample_judge_cases(cases: &[JudgeCase], n: usize, seed: u64) -> Vec<JudgeCase> {
+    if n >= cases.len() {
+        return cases.to_vec();
+    }
+    let mut by_kind: BTreeMap<&str, Vec<(u64, usize)>> = BTreeMap::new();
+    for (index, case) in cases.iter().enumerate() {
+        by_kind.entry(&case.kind).or_default().push((rank(seed, &case.id), index));
+    }
+    let mut keyed: Vec<(usize, u64, usize)> = Vec::with_capacity(cases.len());
+    for ranked in by_kind.values_mut() {
+        ranked.sort_unstable();
+        keyed.extend(ranked.iter().enumerate().map(|(place, &(rank, index))| (place, rank, index)));
+    }
+    keyed.sort_unstable();
+    let mut chosen: Vec<usize> = keyed.into_iter().take(n).map(|(_, _, index)| index).collect();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|index| cases[index].clone()).collect()
+}
+
+/// A fixed 64-bit hash of `seed` and `id` (FNV-1a, then SplitMix64's finaliser to spread it).
+fn rank(seed: u64, id: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ seed;
+    for byte in id.bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^ (hash >> 31)
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {
@@ -171,12 +249,31 @@ fn summarise(outcomes: Vec<CaseOutcome>) -> JudgeCalibration {
         errors: outcomes.iter().filter(|o| o.verdict.is_none()).count(),
         per_kind,
         outcomes,
+        unasked: 0,
+        stopped_by: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_is_deterministic_spread_over_kinds_and_in_the_sets_order() {
+        let cases = shipped_judge_cases().unwrap();
+        let sample = sample_judge_cases(&cases, 12, 7);
+        assert_eq!(sample.len(), 12);
+        assert_eq!(sample, sample_judge_cases(&cases, 12, 7), "same seed, same sample");
+        assert_ne!(sample, sample_judge_cases(&cases, 12, 8), "another seed, another sample");
+        let kinds: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.kind.as_str()).collect();
+        let sampled: std::collections::BTreeSet<&str> = sample.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(sampled, kinds, "every kind is in a sample at least as large as the kinds");
+        let positions: Vec<usize> =
+            sample.iter().map(|s| cases.iter().position(|c| c.id == s.id).unwrap()).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "in the set's order: {positions:?}");
+        assert_eq!(sample_judge_cases(&cases, 500, 7), cases);
+        assert!(sample_judge_cases(&cases, 0, 7).is_empty());
+    }
 
     #[test]
     fn a_set_nested_past_the_limit_is_refused_at_its_line() {

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::AnswerProblem;
 use super::JudgeError;
-use super::provider::JudgeConfig;
+use super::provider::{JudgeConfig, Provider};
+use super::structured::{self, StructuredOutput};
 use super::wire::{self, Ask, Completion};
 
 /// The most bytes of an answer read.
@@ -70,7 +71,48 @@ impl Client {
     /// Asks `ask` and returns the answer parsed as JSON (the object the schema describes; the
     /// caller checks its fields).
     pub(crate) fn ask(&self, ask: &Ask<'_>) -> Result<(Value, Completion), JudgeError> {
-        let request = wire::request(&self.config, ask);
+        match self.config.structured_output() {
+            StructuredOutput::Auto if self.config.provider() == Provider::OpenAi => self.ask_auto(ask),
+            mode => self.ask_in(ask, mode),
+        }
+    }
+
+    /// `auto` for an OpenAI-compatible server: the mode this base URL was found to accept, or,
+    /// while none is known, each mode in turn until one is not refused. The base URL's entry
+    /// stays locked while probing, so the other clients and threads wait for the finding and
+    /// the server is probed once per process, not per call.
+    fn ask_auto(&self, ask: &Ask<'_>) -> Result<(Value, Completion), JudgeError> {
+        let entry = structured::found_for(self.config.base_url());
+        // A poisoned lock only means a thread panicked while probing; what it found is whole.
+        let mut found = entry.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if found.confirmed {
+            let mode = found.mode;
+            drop(found);
+            return self.ask_in(ask, mode);
+        }
+        loop {
+            let mode = found.mode;
+            let result = self.ask_in(ask, mode);
+            if let (Err(JudgeError::StructuredOutputRefused { status, message, .. }), Some(next)) =
+                (&result, mode.fallback())
+            {
+                tracing::info!(judge = %self.name(), base_url = %self.config.redact(self.config.base_url()), status, "the server refused structured output {mode} ({message}); trying {next}");
+                found.mode = next;
+                continue;
+            }
+            // The server took the request's shape when it answered at all (a bad answer
+            // too); after any other error the next question probes again.
+            if matches!(result, Ok(_) | Err(JudgeError::BadAnswer { .. })) {
+                found.confirmed = true;
+                tracing::debug!(judge = %self.name(), "structured output for this server: {mode}");
+            }
+            return result;
+        }
+    }
+
+    /// Asks `ask` with structured output `mode`, retrying what is worth retrying.
+    fn ask_in(&self, ask: &Ask<'_>, mode: StructuredOutput) -> Result<(Value, Completion), JudgeError> {
+        let request = wire::request(&self.config, ask, mode);
         let mut attempt = 0u32;
         loop {
             // Checked and counted in one step, so threads sharing the judge cannot overspend.
@@ -83,10 +125,8 @@ impl Client {
             {
                 return Err(JudgeError::Budget { max });
             }
-            match self.attempt(&request) {
+            match self.attempt(&request, mode) {
                 Attempt::Done(completion) => {
-                    self.counters.input_tokens.fetch_add(completion.input_tokens, Ordering::SeqCst);
-                    self.counters.output_tokens.fetch_add(completion.output_tokens, Ordering::SeqCst);
                     let value = parse_json(&completion.text)
                         .map_err(|problem| JudgeError::BadAnswer { judge: self.name(), problem })?;
                     return Ok((value, completion));
@@ -122,7 +162,7 @@ impl Client {
         full.mul_f64(0.5 + 0.5 * jitter)
     }
 
-    fn attempt(&self, request: &wire::WireRequest) -> Attempt {
+    fn attempt(&self, request: &wire::WireRequest, mode: StructuredOutput) -> Attempt {
         let name = self.name();
         let mut call = self.agent.post(&request.url).header("content-type", "application/json");
         for (header, value) in &request.headers {
@@ -183,12 +223,28 @@ impl Client {
             }
         };
         if (200..300).contains(&status) {
+            // Counted before the answer is read: a cut-off, refused or empty answer was billed.
+            let (input, output) = wire::usage(self.config.provider(), &text);
+            self.counters.input_tokens.fetch_add(input, Ordering::SeqCst);
+            self.counters.output_tokens.fetch_add(output, Ordering::SeqCst);
             return match wire::parse(self.config.provider(), &text) {
                 Ok(completion) => Attempt::Done(completion),
                 Err(problem) => Attempt::Fail(JudgeError::BadAnswer { judge: name, problem }),
             };
         }
         let message = wire::error_message(&text);
+        // Refused because of the `response_format` asked for: no retry makes it acceptable
+        // (llama-cpp-python refuses it with a 500).
+        let sent_format = self.config.provider() == Provider::OpenAi
+            && matches!(mode, StructuredOutput::JsonSchema | StructuredOutput::JsonObject);
+        if sent_format && structured::is_refusal(status, &text) {
+            return Attempt::Fail(JudgeError::StructuredOutputRefused {
+                judge: name,
+                mode: mode.name(),
+                status,
+                message,
+            });
+        }
         match status {
             401 | 403 => Attempt::Fail(JudgeError::Unauthorized {
                 judge: name,

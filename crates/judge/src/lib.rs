@@ -41,6 +41,8 @@ mod prompt;
 #[cfg(feature = "http")]
 mod provider;
 #[cfg(feature = "http")]
+mod structured;
+#[cfg(feature = "http")]
 mod wire;
 mod yaml;
 
@@ -49,13 +51,15 @@ pub use answer::AnswerProblem;
 pub use cache::VerdictCache;
 pub use cases::{
     CaseOutcome, JudgeCalibration, JudgeCase, KindScore, calibrate_judge, parse_judge_cases,
-    shipped_judge_cases,
+    sample_judge_cases, shipped_judge_cases,
 };
 pub use command::CommandJudge;
 #[cfg(feature = "http")]
 pub use llm::{LlmJudge, MatchVerdict};
 #[cfg(feature = "http")]
 pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
+#[cfg(feature = "http")]
+pub use structured::StructuredOutput;
 pub use yaml::YamlError;
 
 use serde::{Deserialize, Serialize};
@@ -321,6 +325,27 @@ pub enum JudgeError {
     UnknownProvider {
         /// The name given.
         name: String,
+    },
+    /// A structured-output mode that is not `auto`, `json-schema`, `json-object` or `prompt`.
+    #[error("unknown structured output mode `{name}`: expected auto, json-schema, json-object or prompt")]
+    UnknownStructuredOutput {
+        /// The name given.
+        name: String,
+    },
+    /// The server refused the request because of the structured output asked for (its
+    /// `response_format`), in a mode chosen explicitly: `auto` would have tried the next one.
+    #[error(
+        "judge {judge}: the server refused structured output `{mode}` (HTTP {status}: {message}); set the structured output to `auto` (--structured-output auto) to find what it accepts"
+    )]
+    StructuredOutputRefused {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// The mode refused (`json-schema`, `json-object`).
+        mode: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The server's message.
+        message: String,
     },
     /// The chosen provider has no API key in the environment.
     #[error("the {provider} judge needs an API key: set {variables}")]

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::JudgeError;
+use super::structured::StructuredOutput;
 
 /// An LLM provider that can judge findings over HTTPS. Providers are added as they are
 /// supported, so a `match` on it needs a wildcard arm.
@@ -117,6 +118,8 @@ pub struct JudgeConfig {
     pub max_backoff: Duration,
     /// Refuse to send more than this many requests (`None`: no limit).
     pub max_calls: Option<u64>,
+    /// How an OpenAI-compatible server is asked for the answer's schema.
+    structured_output: StructuredOutput,
 }
 
 impl std::fmt::Debug for JudgeConfig {
@@ -130,6 +133,7 @@ impl std::fmt::Debug for JudgeConfig {
             .field("timeout", &self.timeout)
             .field("retries", &self.retries)
             .field("max_calls", &self.max_calls)
+            .field("structured_output", &self.structured_output)
             .finish_non_exhaustive()
     }
 }
@@ -157,7 +161,21 @@ impl JudgeConfig {
             backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(60),
             max_calls: None,
+            structured_output: StructuredOutput::Auto,
         }
+    }
+
+    /// Ask an OpenAI-compatible server for the answer's schema this way (default
+    /// [`StructuredOutput::Auto`]). Anthropic and Gemini always use their native structured
+    /// output, so this only changes requests of [`Provider::OpenAi`].
+    pub fn with_structured_output(mut self, mode: StructuredOutput) -> JudgeConfig {
+        self.structured_output = mode;
+        self
+    }
+
+    /// How an OpenAI-compatible server is asked for the answer's schema.
+    pub fn structured_output(&self) -> StructuredOutput {
+        self.structured_output
     }
 
     /// Use `model`.

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::AnswerProblem;
 use super::provider::{JudgeConfig, Provider};
+use super::structured::StructuredOutput;
 
 /// What to ask: instructions, the question, and the JSON Schema of the answer.
 #[derive(Debug, Clone)]
@@ -60,8 +61,16 @@ fn reasons(provider: Provider, model: &str) -> bool {
     }
 }
 
-/// The request for `ask` to `config`'s provider and model.
-pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>) -> WireRequest {
+/// The system part with the answer's schema stated, for a server that is not given it as a
+/// `json_schema` (the schema last, compact, so that it costs few tokens).
+fn with_schema_stated(system: &str, schema: &Value) -> String {
+    format!("{system}\n\nThe answer must be one JSON object that matches this JSON Schema:\n{schema}")
+}
+
+/// The request for `ask` to `config`'s provider and model. `mode` is how an OpenAI-compatible
+/// server is asked for the schema (never `Auto`: the client resolves it first); Anthropic and
+/// Gemini always get their native structured output.
+pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>, mode: StructuredOutput) -> WireRequest {
     let model = config.model();
     let base = config.base_url();
     let key = config.api_key().map(str::to_owned);
@@ -92,18 +101,33 @@ pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>) -> WireRequest {
         }
         Provider::OpenAi => {
             let headers = key.map(|key| vec![("authorization", format!("Bearer {key}"))]).unwrap_or_default();
+            let (system, response_format) = match mode {
+                StructuredOutput::JsonObject => (
+                    with_schema_stated(ask.system, ask.schema),
+                    // `schema` is llama.cpp's extension (both its servers turn it into a
+                    // grammar); a server that ignores it still returns JSON.
+                    Some(json!({"type": "json_object", "schema": ask.schema})),
+                ),
+                StructuredOutput::Prompt => (with_schema_stated(ask.system, ask.schema), None),
+                _ => (
+                    ask.system.to_owned(),
+                    Some(json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": ask.schema_name, "strict": true, "schema": ask.schema},
+                    })),
+                ),
+            };
             let mut body = json!({
                 "model": model,
                 "messages": [
-                    {"role": "system", "content": ask.system},
+                    {"role": "system", "content": system},
                     {"role": "user", "content": ask.user},
                 ],
-                "response_format": {
-                    "type": "json_schema",
-                    "json_schema": {"name": ask.schema_name, "strict": true, "schema": ask.schema},
-                },
             });
             if let Some(object) = body.as_object_mut() {
+                if let Some(format) = response_format {
+                    object.insert("response_format".into(), format);
+                }
                 if reasoning {
                     object.insert("max_completion_tokens".into(), json!(cap));
                 } else {
@@ -168,6 +192,28 @@ pub(crate) fn quote(text: &str) -> String {
 
 fn tokens(value: &Value, pointer: &str) -> u64 {
     value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The tokens a 2xx body of `provider` says were spent (input, output), whatever the answer
+/// is: a truncated, refused, empty or off-schema answer was still billed. (0, 0) for a body
+/// that is not JSON or has no usage.
+pub(crate) fn usage(provider: Provider, body: &str) -> (u64, u64) {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        return (0, 0);
+    };
+    match provider {
+        Provider::Anthropic => {
+            (tokens(&value, "/usage/input_tokens"), tokens(&value, "/usage/output_tokens"))
+        }
+        Provider::OpenAi => {
+            (tokens(&value, "/usage/prompt_tokens"), tokens(&value, "/usage/completion_tokens"))
+        }
+        Provider::Gemini => (
+            tokens(&value, "/usageMetadata/promptTokenCount"),
+            tokens(&value, "/usageMetadata/candidatesTokenCount")
+                + tokens(&value, "/usageMetadata/thoughtsTokenCount"),
+        ),
+    }
 }
 
 /// Reads a 2xx body of `provider` into the answer's text.

@@ -425,6 +425,12 @@ fn hint(error: &CalibrateError) -> Option<String> {
             ..
         } => "the judge's provider kept failing; see --judge-timeout and --judge-retries, or try again later"
             .to_owned(),
+        CalibrateError::ControlFailed { control: "echo", scorer: ScorerKind::Judge, .. } => {
+            "the judge matched findings that only quote the changed line: measure it with `revcal judge calibrate` (its false-match rate) and use a stronger judge model (--judge-model, or another --judge-provider)".to_owned()
+        }
+        CalibrateError::ControlFailed { control: "oracle", scorer: ScorerKind::Judge, .. } => {
+            "the judge did not match findings that state each defect: measure it with `revcal judge calibrate` and use a stronger judge model (--judge-model, or another --judge-provider)".to_owned()
+        }
         CalibrateError::ReviewerCouldNotRun { code: 127, .. } => {
             "check the command: is the program installed, on PATH (or a path relative to where revcal starts), and spelt right?".to_owned()
         }
@@ -504,6 +510,18 @@ fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::
             if let CalibrateError::JudgeErrors { report, .. } = &error {
                 print_report(&args.report, report, style, err_style)?;
             }
+            // A failed control stops the run before any report: say what the judge cost.
+            if let (CalibrateError::ControlFailed { .. }, Some(spent)) = (&error, reviewer.judge_spent()) {
+                eprintln!(
+                    "judge {}:{} spent {} calls · {} cache hits · {} input / {} output tokens",
+                    spent.provider,
+                    spent.model,
+                    spent.calls,
+                    spent.cache_hits,
+                    spent.input_tokens,
+                    spent.output_tokens
+                );
+            }
             return Err(error.into());
         }
     };
@@ -573,6 +591,9 @@ pub(crate) struct Reviewer<'a> {
     flags: &'a RunFlags,
     judge: JudgeChoice,
     pub(crate) scorer: ScorerKind,
+    /// The built-in judge of the last calibration set up, kept to tell what it spent when the
+    /// run ends in an error that carries no report.
+    llm_judge: std::sync::Mutex<Option<std::sync::Arc<revcal_judge::LlmJudge>>>,
 }
 
 impl<'a> Reviewer<'a> {
@@ -595,12 +616,13 @@ impl<'a> Reviewer<'a> {
             } else {
                 flags.judge.judge_cache.clone().or_else(revcal_judge::VerdictCache::default_dir)
             };
-            let builtin = crate::review::CalibrationReviewer::new(
-                &flags.reviewer,
-                Duration::from_secs(flags.review_timeout),
-                flags.max_review_calls,
-                cache,
-            )?;
+            let limits = crate::review::Limits {
+                timeout: Duration::from_secs(flags.review_timeout),
+                retries: flags.judge.judge_retries,
+                max_calls: flags.max_review_calls,
+                structured_output: flags.judge.structured_output.into(),
+            };
+            let builtin = crate::review::CalibrationReviewer::new(&flags.reviewer, limits, cache)?;
             eprintln!(
                 "reviewer: {} (built in)",
                 flags.reviewer.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
@@ -635,7 +657,14 @@ impl<'a> Reviewer<'a> {
         } else {
             JudgeChoice::None
         };
-        Ok(Reviewer { review_cmd: review_cmd.to_owned(), builtin, flags, judge, scorer })
+        Ok(Reviewer {
+            review_cmd: review_cmd.to_owned(),
+            builtin,
+            flags,
+            judge,
+            scorer,
+            llm_judge: Default::default(),
+        })
     }
 
     /// A calibration set up with the reviewer, scorer, judge, gates and limits.
@@ -670,9 +699,20 @@ impl<'a> Reviewer<'a> {
         match &self.judge {
             JudgeChoice::Command(command) => calibration
                 .judge(Box::new(CommandJudge::new(command.clone()).max_calls(flags.judge.max_judge_calls))),
-            JudgeChoice::Llm(config) => calibration.judge(Box::new(flags.judge.judge(config.clone()))),
+            JudgeChoice::Llm(config) => {
+                let judge = std::sync::Arc::new(flags.judge.judge(config.clone()));
+                *self.llm_judge.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
+                    Some(std::sync::Arc::clone(&judge));
+                calibration.judge(Box::new(judge))
+            }
             JudgeChoice::None => calibration,
         }
+    }
+
+    /// What the built-in judge of the last calibration set up has spent, if there is one.
+    pub(crate) fn judge_spent(&self) -> Option<revcal_judge::JudgeUsage> {
+        let judge = self.llm_judge.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        judge.as_ref().map(|judge| judge.spent())
     }
 
     /// What shards of one suite run must agree on besides the gates: the reviewer, the

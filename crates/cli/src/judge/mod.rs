@@ -9,14 +9,16 @@ pub(crate) use rubric::{RubricCalibrateArgs, run as rubric_calibrate};
 /// The largest judge-cases file `revcal judge calibrate --cases` reads.
 const MAX_CASES_FILE_BYTES: u64 = 16 << 20;
 
-pub(crate) use select::{JudgeFlags, ProviderArg, SETUP_HINT};
+pub(crate) use select::{JudgeFlags, ProviderArg, SETUP_HINT, SETUP_HINT_BUILT_IN, StructuredOutputArg};
 
 use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use revcal_calibrate::Progress;
 use revcal_judge::{
-    CommandJudge, Judge, JudgeCalibration, JudgeCase, calibrate_judge, parse_judge_cases, shipped_judge_cases,
+    CommandJudge, Judge, JudgeCalibration, JudgeCase, calibrate_judge, parse_judge_cases, sample_judge_cases,
+    shipped_judge_cases,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,7 +52,7 @@ enum JudgeCommand {
     /// with echoes of the changed line, right-location-wrong-defect findings, vague findings,
     /// prompt injections in the finding and in the code, and correct findings in plain words.
     #[command(after_help = crate::exit::with_table(
-        "Examples:\n  revcal judge calibrate\n  OPENAI_BASE_URL=http://localhost:11434/v1 REVCAL_JUDGE_MODEL=qwen2.5-coder:14b revcal judge calibrate\n  revcal judge calibrate --judge-cmd ./judge.sh --json",
+        "Examples:\n  revcal judge calibrate\n  revcal judge calibrate --sample 12 --seed 1     # a quick look: 12 cases, spread over the kinds\n  OPENAI_BASE_URL=http://localhost:11434/v1 REVCAL_JUDGE_MODEL=qwen2.5-coder:14b revcal judge calibrate\n  revcal judge calibrate --judge-cmd ./judge.sh --json\n\nWhen the --max-judge-calls budget or an error that every further case would meet (a refused key, a\nserver that keeps failing) stops the run, what was measured so far is printed, marked PARTIAL, and\nthe run exits 1.",
         crate::exit::JUDGE_TABLE,
     ))]
     Calibrate(CalibrateJudgeArgs),
@@ -68,9 +70,19 @@ struct CalibrateJudgeArgs {
     /// The highest false-match rate that passes (a false match inflates recall).
     #[arg(long, value_name = "F", default_value_t = 0.05)]
     max_false_match: f64,
+    /// Ask only N of the cases: a deterministic sample for --seed, spread over the kinds of
+    /// case (the report says it is a sample, and of how many).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    sample: Option<u64>,
+    /// Seed of the --sample (same seed, same cases).
+    #[arg(long, value_name = "S", default_value_t = 0, requires = "sample")]
+    seed: u64,
     /// An external judge instead of the built-in one (the --judge-cmd protocol).
     #[arg(long, value_name = "CMD", conflicts_with_all = ["judge_provider", "judge_model"])]
     judge_cmd: Option<String>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
     /// Print the measurement as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -89,7 +101,9 @@ pub(crate) fn run(args: JudgeArgs, style: &Style) -> anyhow::Result<ExitCode> {
 fn check(flags: &JudgeFlags, style: &Style) -> anyhow::Result<ExitCode> {
     let Some(config) = flags.config()? else {
         eprintln!("{}: no LLM judge is configured", style.error("error"));
-        eprintln!("{}: {SETUP_HINT}", style.bold("hint"));
+        // `judge check` tries the built-in judge only: a --judge-cmd command is tried with
+        // `revcal judge calibrate --judge-cmd CMD`.
+        eprintln!("{}: {SETUP_HINT_BUILT_IN}", style.bold("hint"));
         return Ok(ExitCode::from(JUDGE_ERROR));
     };
     let (provider, model, base) =
@@ -140,43 +154,115 @@ fn calibrate(args: &CalibrateJudgeArgs, style: &Style) -> anyhow::Result<ExitCod
             }
         },
     };
-    eprintln!("judging {} cases with {}", cases.len(), judge.name());
-    let measured = match calibrate_judge(judge.as_ref(), &cases, |_| {}) {
+    let all = cases.len();
+    let sample = args.sample.map(|n| Sample {
+        cases: usize::try_from(n).unwrap_or(usize::MAX).min(all),
+        of: all,
+        seed: args.seed,
+    });
+    let cases = match &sample {
+        Some(sample) => sample_judge_cases(&cases, sample.cases, sample.seed),
+        None => cases,
+    };
+    let progress = crate::calibrate::progress_bar(args.quiet);
+    let of =
+        sample.as_ref().map(|s| format!(" (a sample of {} with seed {})", s.of, s.seed)).unwrap_or_default();
+    progress(Progress::Stage {
+        label: format!("judging {} cases{of} with {}", cases.len(), judge.name()),
+        total: Some(cases.len() as u64),
+    });
+    let measured = calibrate_judge(judge.as_ref(), &cases, |_| progress(Progress::Step));
+    progress(Progress::Done);
+    let measured = match measured {
         Ok(measured) => measured,
         Err(error) => {
             eprintln!("{}: {:#}", style.error("error"), anyhow::Error::from(error));
             return Ok(ExitCode::from(JUDGE_ERROR));
         }
     };
-    let passed = measured.agreement >= args.min_agreement
+    let passed = !measured.is_partial()
+        && measured.agreement >= args.min_agreement
         && measured.false_match_rate.unwrap_or(0.0) <= args.max_false_match;
-    let summary = render(&measured, judge.as_ref(), args, passed, style);
+    let summary = render(&measured, judge.as_ref(), args, sample.as_ref(), passed, style);
+    if let Some(stopped_by) = &measured.stopped_by {
+        eprintln!("{}: {stopped_by}", style.error("error"));
+    }
     if args.json {
         eprint!("{summary}");
-        let mut text = serde_json::to_string_pretty(&measured).context("cannot serialise the measurement")?;
+        let mut document = serde_json::to_value(&measured).context("cannot serialise the measurement")?;
+        if let Some(object) = document.as_object_mut() {
+            if let Some(sample) = &sample {
+                object.insert(
+                    "sample".into(),
+                    serde_json::json!({"cases": sample.cases, "of": sample.of, "seed": sample.seed}),
+                );
+            }
+            // What the judge spent (a --judge-cmd command keeps no count).
+            if let Some(usage) = judge.usage() {
+                object.insert(
+                    "judge".into(),
+                    serde_json::to_value(usage).context("cannot serialise the usage")?,
+                );
+            }
+        }
+        let mut text = serde_json::to_string_pretty(&document).context("cannot serialise the measurement")?;
         text.push('\n');
         emit(&text)?;
     } else {
         emit(&summary)?;
     }
-    Ok(ExitCode::from(match (measured.errors, passed) {
-        (0, true) => 0,
-        (0, false) => JUDGE_BELOW_BAR,
+    Ok(ExitCode::from(match (measured.errors, measured.is_partial(), passed) {
+        (0, false, true) => 0,
+        (0, false, false) => JUDGE_BELOW_BAR,
         _ => JUDGE_ERROR,
     }))
+}
+
+/// The sample `--sample N --seed S` asked for: N of how many cases.
+struct Sample {
+    cases: usize,
+    of: usize,
+    seed: u64,
 }
 
 fn render(
     measured: &JudgeCalibration,
     judge: &dyn Judge,
     args: &CalibrateJudgeArgs,
+    sample: Option<&Sample>,
     passed: bool,
     style: &Style,
 ) -> String {
     let rate = |r: Option<f64>| r.map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}"));
-    let verdict = if passed && measured.errors == 0 { style.success("PASS") } else { style.error("FAIL") };
+    let verdict = if measured.is_partial() {
+        style.error("PARTIAL")
+    } else if passed && measured.errors == 0 {
+        style.success("PASS")
+    } else {
+        style.error("FAIL")
+    };
     let mut text = String::new();
     outln!(text, "{} {verdict}  judge {}", style.bold("revcal judge calibrate"), judge.name());
+    if let Some(stopped_by) = &measured.stopped_by {
+        outln!(
+            text,
+            "  partial      the run stopped after {} of {} cases ({stopped_by}); the figures below are of those {} cases only",
+            measured.cases,
+            measured.cases + measured.unasked,
+            measured.cases
+        );
+    }
+    if let Some(sample) = sample {
+        outln!(
+            text,
+            "  sample       {} of {} cases, seed {} (--sample {} --seed {} asks the same ones)",
+            sample.cases,
+            sample.of,
+            sample.seed,
+            sample.cases,
+            sample.seed
+        );
+    }
     outln!(
         text,
         "  agreement    {:.2}  {}/{} cases  (needs >= {:.2})",

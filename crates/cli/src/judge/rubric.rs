@@ -12,10 +12,11 @@ use revcal_rubric_model::Rubric;
 use revcal_rubric_repo::{CORRELATION_TARGET, calibration_correlation, criterion_correlations};
 use serde_json::{Value, json};
 
-use super::{JudgeFlags, SETUP_HINT};
+use super::{JudgeFlags, SETUP_HINT_BUILT_IN};
 use crate::args::LibraryArgs;
 use crate::output::emit;
 use crate::style::Style;
+use revcal_calibrate::Progress;
 
 /// `rubric calibrate`: the correlation is below the target.
 const BELOW_TARGET: u8 = 1;
@@ -25,7 +26,7 @@ const ERROR: u8 = 2;
 /// Arguments of `revcal rubric calibrate`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  revcal rubric calibrate user_story_quality_v1\n  revcal rubric calibrate user_story_quality_v1 --judge-provider openai --json\n\nExit status:\n  0  the overall correlation reaches the target (0.7)\n  1  it does not\n  2  usage or operational error: no judge, a judge error, no dataset"
+    after_help = "Examples:\n  revcal rubric calibrate user_story_quality_v1\n  revcal rubric calibrate user_story_quality_v1 --judge-provider openai --json\n\nWhen a judge error or the --max-judge-calls budget stops the run, the correlations of the\nartifacts scored so far are printed, marked PARTIAL, and the run exits 2.\n\nExit status:\n  0  the overall correlation reaches the target (0.7)\n  1  it does not\n  2  usage or operational error: no judge, a judge error, no dataset"
 )]
 pub(crate) struct RubricCalibrateArgs {
     /// The rubric whose calibration_dataset is scored.
@@ -35,6 +36,9 @@ pub(crate) struct RubricCalibrateArgs {
     /// Print the correlations as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
     #[command(flatten)]
     judge: JudgeFlags,
 }
@@ -106,19 +110,25 @@ pub(crate) fn run(args: RubricCalibrateArgs, style: &Style) -> anyhow::Result<Ex
     })?;
     let Some(config) = args.judge.config()? else {
         eprintln!("{}: no LLM provider is configured", style.error("error"));
-        eprintln!("{}: {}", style.bold("hint"), SETUP_HINT.trim_end_matches("; or pass --judge-cmd CMD"));
+        eprintln!("{}: {SETUP_HINT_BUILT_IN}", style.bold("hint"));
         return Ok(ExitCode::from(ERROR));
     };
     let judge = args.judge.judge(config);
     let instructions = rubric_text(&rubric);
     let schema = schema(&rubric);
-    eprintln!(
-        "scoring {} artifacts of {} with {}",
-        examples.len(),
-        rubric.rubric_id,
-        revcal_judge::Judge::name(&judge)
-    );
+    let progress = crate::calibrate::progress_bar(args.quiet);
+    progress(Progress::Stage {
+        label: format!(
+            "scoring {} artifacts of {} with {}",
+            examples.len(),
+            rubric.rubric_id,
+            revcal_judge::Judge::name(&judge)
+        ),
+        total: Some(examples.len() as u64),
+    });
     let mut scored: Vec<BTreeMap<String, f64>> = Vec::with_capacity(examples.len());
+    // The error that stopped the run, with the line of the artifact it stopped at.
+    let mut stopped: Option<(usize, anyhow::Error)> = None;
     for example in &examples {
         let render = |nonce: &str| {
             let system = format!(
@@ -135,15 +145,11 @@ Answer with one JSON object and nothing else: each criterion's name with its sco
         let answer = match judge.ask_json("scores", &schema, render, |answer| check_scores(&rubric, answer)) {
             Ok(answer) => answer,
             Err(error) => {
-                eprintln!(
-                    "{}: artifact on line {}: {:#}",
-                    style.error("error"),
-                    example.line,
-                    anyhow::Error::from(error)
-                );
-                return Ok(ExitCode::from(ERROR));
+                stopped = Some((example.line, anyhow::Error::from(error)));
+                break;
             }
         };
+        progress(Progress::Step);
         scored.push(
             rubric
                 .criteria
@@ -152,7 +158,14 @@ Answer with one JSON object and nothing else: each criterion's name with its sco
                 .collect(),
         );
     }
-    let per_criterion = criterion_correlations(&examples, &scored).context("cannot correlate the scores")?;
+    progress(Progress::Done);
+    if let Some((line, error)) = &stopped {
+        eprintln!("{}: artifact on line {line}: {error:#}", style.error("error"));
+    }
+    // What was measured: every artifact, or those scored before the run stopped.
+    let total = examples.len();
+    let examples = &examples[..scored.len()];
+    let per_criterion = criterion_correlations(examples, &scored).context("cannot correlate the scores")?;
     // Overall: every (artifact, criterion) pair both the humans and the model scored, pooled.
     let (mut by_model, mut by_humans) = (Vec::new(), Vec::new());
     for (example, model) in examples.iter().zip(&scored) {
@@ -167,8 +180,15 @@ Answer with one JSON object and nothing else: each criterion's name with its sco
     let spent = judge.spent();
 
     let mut text = String::new();
-    let passed = overall.as_ref().is_ok_and(|rho| *rho >= CORRELATION_TARGET);
-    let verdict = if passed { style.success("PASS") } else { style.error("FAIL") };
+    let partial = stopped.is_some();
+    let passed = !partial && overall.as_ref().is_ok_and(|rho| *rho >= CORRELATION_TARGET);
+    let verdict = if partial {
+        style.error("PARTIAL")
+    } else if passed {
+        style.success("PASS")
+    } else {
+        style.error("FAIL")
+    };
     let _ = writeln!(
         text,
         "{} {verdict}  {}  judge {}:{}  {} artifacts",
@@ -178,6 +198,14 @@ Answer with one JSON object and nothing else: each criterion's name with its sco
         spent.model,
         examples.len()
     );
+    if partial {
+        let _ = writeln!(
+            text,
+            "  partial  the run stopped after {} of {total} artifacts (the error above); the correlations below are of those {} only",
+            examples.len(),
+            examples.len()
+        );
+    }
     let show = |result: &Result<f64, revcal_rubric_repo::CorrelationError>| match result {
         Ok(rho) => format!("{rho:>5.2}  {}", if *rho >= CORRELATION_TARGET { "ok" } else { "below target" }),
         Err(error) => format!("  n/a  {error}"),
@@ -207,6 +235,8 @@ Answer with one JSON object and nothing else: each criterion's name with its sco
             "criteria": per_criterion.iter().map(|(k, v)| (k.clone(), json!(number(v)))).collect::<serde_json::Map<_, _>>(),
             "scores": scored,
             "judge": spent,
+            "partial": partial,
+            "artifacts": total,
         });
         let mut out = serde_json::to_string_pretty(&document).context("cannot serialise the result")?;
         out.push('\n');
@@ -214,5 +244,11 @@ Answer with one JSON object and nothing else: each criterion's name with its sco
     } else {
         emit(&text)?;
     }
-    Ok(if passed { ExitCode::SUCCESS } else { ExitCode::from(BELOW_TARGET) })
+    Ok(if partial {
+        ExitCode::from(ERROR)
+    } else if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(BELOW_TARGET)
+    })
 }

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use revcal_judge::{JudgeConfig, LlmJudge, Provider, VerdictCache};
+use revcal_judge::{JudgeConfig, LlmJudge, Provider, StructuredOutput, VerdictCache};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -25,6 +25,33 @@ impl From<ProviderArg> for Provider {
             ProviderArg::Anthropic => Provider::Anthropic,
             ProviderArg::Openai => Provider::OpenAi,
             ProviderArg::Gemini => Provider::Gemini,
+        }
+    }
+}
+
+/// How an OpenAI-compatible server is asked for the answer's JSON Schema, as named on the
+/// command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StructuredOutputArg {
+    /// json-schema, else json-object, else prompt: whichever the server accepts, found once
+    /// per base URL.
+    Auto,
+    /// response_format json_schema (OpenAI, vLLM, ollama, llama.cpp's llama-server).
+    JsonSchema,
+    /// response_format json_object with the schema, and the schema in the prompt
+    /// (llama-cpp-python's server).
+    JsonObject,
+    /// No response_format: the schema in the prompt only.
+    Prompt,
+}
+
+impl From<StructuredOutputArg> for StructuredOutput {
+    fn from(arg: StructuredOutputArg) -> StructuredOutput {
+        match arg {
+            StructuredOutputArg::Auto => StructuredOutput::Auto,
+            StructuredOutputArg::JsonSchema => StructuredOutput::JsonSchema,
+            StructuredOutputArg::JsonObject => StructuredOutput::JsonObject,
+            StructuredOutputArg::Prompt => StructuredOutput::Prompt,
         }
     }
 }
@@ -56,6 +83,11 @@ pub(crate) struct JudgeFlags {
     /// the --judge-cmd command).
     #[arg(long, value_name = "N")]
     pub(crate) max_judge_calls: Option<u64>,
+    /// How an OpenAI-compatible server is asked for the answer's JSON Schema; every answer
+    /// is checked by revcal whatever the mode. Anthropic and Gemini always use their own
+    /// structured output, so only auto goes with them.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredOutputArg::Auto)]
+    pub(crate) structured_output: StructuredOutputArg,
 }
 
 impl JudgeFlags {
@@ -64,11 +96,21 @@ impl JudgeFlags {
     pub(crate) fn config(&self) -> anyhow::Result<Option<JudgeConfig>> {
         let config = JudgeConfig::from_env(self.judge_provider.map(Provider::from), self.judge_model.clone())
             .context("cannot set up the LLM judge")?;
+        let mode = StructuredOutput::from(self.structured_output);
+        if let Some(config) = &config
+            && config.provider() != Provider::OpenAi
+            && mode != StructuredOutput::Auto
+        {
+            anyhow::bail!(
+                "--structured-output {mode} applies to OpenAI-compatible servers; the {} judge always uses its own structured output (leave --structured-output at auto)",
+                config.provider()
+            );
+        }
         Ok(config.map(|mut config| {
             config.timeout = Duration::from_secs(self.judge_timeout);
             config.retries = self.judge_retries;
             config.max_calls = self.max_judge_calls;
-            config.redacting(crate::secrets::known())
+            config.with_structured_output(mode).redacting(crate::secrets::known())
         }))
     }
 
@@ -90,5 +132,8 @@ impl JudgeFlags {
     }
 }
 
-/// What to do when no judge is configured, in this command line's words.
-pub(crate) const SETUP_HINT: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama), GEMINI_API_KEY or GOOGLE_API_KEY; or pass --judge-cmd CMD";
+/// What to do when no built-in judge is configured, for a command that takes no
+/// `--judge-cmd` (`judge check`, `rubric calibrate`).
+pub(crate) const SETUP_HINT_BUILT_IN: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama or llama.cpp), GEMINI_API_KEY or GOOGLE_API_KEY";
+/// What to do when no judge is configured, for a command that takes `--judge-cmd`.
+pub(crate) const SETUP_HINT: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama or llama.cpp), GEMINI_API_KEY or GOOGLE_API_KEY; or pass --judge-cmd CMD";

@@ -1005,7 +1005,15 @@ fn a_judge_that_always_says_match_fails_the_echo_control() {
         &provider_env("gemini", &server),
     );
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("echo control"), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("echo control"), "{err}");
+    // What to do, and what the broken judge cost.
+    assert!(err.contains("revcal judge calibrate") && err.contains("stronger judge model"), "{err}");
+    let calls = server.requests().len();
+    assert!(calls > 0);
+    let spent =
+        format!("spent {calls} calls · 0 cache hits · {} input / {} output tokens", 80 * calls, 10 * calls);
+    assert!(err.contains(&spent), "{spent} in {err}");
 }
 
 #[test]

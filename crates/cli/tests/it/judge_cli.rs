@@ -338,3 +338,179 @@ fn judge_check_never_follows_a_redirect_with_the_key() {
         assert_eq!(server.requests().len(), 1, "{provider}");
     }
 }
+
+/// What llama-cpp-python 0.3.36's server answers to `response_format.type: json_schema`.
+const JSON_SCHEMA_REFUSED: &str = r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}","type":"internal_server_error","param":null,"code":null}}"#;
+
+fn response_format_type(request: &crate::http_server::Recorded) -> Option<String> {
+    request.json().pointer("/response_format/type").and_then(|t| t.as_str()).map(str::to_owned)
+}
+
+#[test]
+fn judge_commands_adapt_to_a_server_that_only_accepts_json_object() {
+    let server = TestServer::start(|_, request| match response_format_type(request).as_deref() {
+        Some("json_schema") => Reply::new(500, JSON_SCHEMA_REFUSED),
+        _ => Reply::new(200, openai_answer(&verdict_text(true), "stop")),
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let output = revcal(&["judge", "check"], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let kinds: Vec<_> = server.requests().iter().map(response_format_type).collect();
+    assert_eq!(kinds, [Some("json_schema".to_owned()), Some("json_object".to_owned())]);
+    // Asked explicitly, json-schema fails at once and says what to do.
+    let output = revcal(&["judge", "check", "--structured-output", "json-schema"], &env);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--structured-output auto"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 3, "not retried");
+    // prompt sends no response_format at all.
+    let output = revcal(&["judge", "check", "--structured-output", "prompt"], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let last = server.requests().pop().unwrap();
+    assert!(last.json().get("response_format").is_none());
+    assert!(prompt_of(&last).contains("JSON Schema"), "{}", prompt_of(&last));
+}
+
+#[test]
+fn structured_output_other_than_auto_is_refused_for_anthropic_and_gemini() {
+    let server = TestServer::start(|_, _| Reply::new(200, gemini_answer(&verdict_text(true), "STOP")));
+    let output = revcal(&["judge", "check", "--structured-output", "json-object"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("applies to OpenAI-compatible servers"), "{}", stderr(&output));
+    assert!(server.requests().is_empty());
+    let output = revcal(&["judge", "check", "--structured-output", "grammar"], &gemini_env(&server));
+    assert_eq!(output.status.code(), Some(1), "an unknown mode is a usage error");
+}
+
+#[test]
+fn every_command_that_builds_an_llm_judge_takes_structured_output() {
+    for command in
+        [&["judge", "check"][..], &["judge", "calibrate"], &["calibrate"], &["rubric", "calibrate"]]
+    {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = stdout(&revcal(&args, &[]));
+        assert!(help.contains("--structured-output <MODE>"), "{command:?}: {help}");
+        assert!(help.contains("json-object"), "{command:?}");
+    }
+    // rubric calibrate asks its nested question in the mode given.
+    let humans = human_scores();
+    let server = TestServer::start(move |_, request| {
+        let scores = humans[&artifact_of(&prompt_of(request))].to_string();
+        Reply::new(200, openai_answer(&serde_json::to_string(&scores).unwrap(), "stop"))
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let args = [
+        "rubric",
+        "calibrate",
+        "user_story_quality_v1",
+        "--rubrics",
+        &rubrics_dir(),
+        "--no-judge-cache",
+        "--structured-output",
+        "json-object",
+    ];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for request in &requests {
+        assert_eq!(response_format_type(request).as_deref(), Some("json_object"));
+        assert!(request.json()["response_format"]["schema"]["required"].is_array());
+    }
+}
+
+fn always_match_openai() -> (TestServer, Vec<(&'static str, String)>) {
+    let server = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    (server, env)
+}
+
+#[test]
+fn judge_calibrate_asks_a_deterministic_sample_and_says_it_is_one() {
+    let (server, env) = always_match_openai();
+    let args = ["judge", "calibrate", "--no-judge-cache", "--sample", "12", "--seed", "3", "--json"];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let measured: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(measured["cases"], 12);
+    assert_eq!(measured["sample"], serde_json::json!({"cases": 12, "of": 103, "seed": 3}));
+    assert_eq!(
+        (measured["judge"]["calls"].as_u64(), measured["judge"]["inputTokens"].as_u64()),
+        (Some(12), Some(12 * 90))
+    );
+    assert!(stderr(&output).contains("sample       12 of 103 cases, seed 3"), "{}", stderr(&output));
+    let first: Vec<String> =
+        server.requests().iter().map(prompt_of).map(|p| defect_and_finding(&p).unwrap().1).collect();
+    assert_eq!(first.len(), 12);
+    revcal(&args, &env);
+    let second: Vec<String> =
+        server.requests()[12..].iter().map(prompt_of).map(|p| defect_and_finding(&p).unwrap().1).collect();
+    assert_eq!(first, second, "same seed, same cases");
+    let output = revcal(&["judge", "calibrate", "--seed", "3"], &env);
+    assert_eq!(output.status.code(), Some(1), "--seed without --sample is a usage error");
+}
+
+#[test]
+fn judge_calibrate_shows_progress_per_case_off_a_terminal() {
+    let (_server, env) = always_match_openai();
+    let output = revcal(&["judge", "calibrate", "--no-judge-cache", "--sample", "3"], &env);
+    let err = stderr(&output);
+    assert!(
+        err.contains("judging 3 cases (a sample of 103 with seed 0) with openai:gpt-4.1-mini (3)"),
+        "{err}"
+    );
+    assert!(err.lines().any(|line| line.starts_with("revcal:") && line.ends_with(" 3/3")), "{err}");
+    let quiet = revcal(&["judge", "calibrate", "--no-judge-cache", "--sample", "3", "--quiet"], &env);
+    assert!(!stderr(&quiet).contains("revcal:"), "{}", stderr(&quiet));
+}
+
+#[test]
+fn a_budget_that_stops_judge_calibrate_prints_what_was_measured_and_says_it_is_partial() {
+    let (server, env) = always_match_openai();
+    let output = revcal(&["judge", "calibrate", "--no-judge-cache", "--max-judge-calls", "5"], &env);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("PARTIAL"), "{text}");
+    assert!(text.contains("stopped after 5 of 103 cases"), "{text}");
+    assert!(text.contains("agreement") && text.contains("5 cases"), "{text}");
+    assert!(stderr(&output).contains("budget of 5 calls"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 5);
+    let output =
+        revcal(&["judge", "calibrate", "--no-judge-cache", "--max-judge-calls", "5", "--json"], &env);
+    let measured: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!((measured["cases"].as_u64(), measured["unasked"].as_u64()), (Some(5), Some(98)));
+}
+
+#[test]
+fn a_rubric_calibration_stopped_by_an_error_prints_the_partial_correlations() {
+    let humans = human_scores();
+    let total = humans.len();
+    let server = TestServer::start(move |index, request| {
+        if index >= 4 {
+            return Reply::new(401, r#"{"error": {"message": "key revoked"}}"#);
+        }
+        let scores = humans[&artifact_of(&prompt_of(request))].to_string();
+        Reply::new(200, openai_answer(&serde_json::to_string(&scores).unwrap(), "stop"))
+    });
+    let env = vec![("OPENAI_BASE_URL", format!("{}/v1", server.url()))];
+    let args =
+        ["rubric", "calibrate", "user_story_quality_v1", "--rubrics", &rubrics_dir(), "--no-judge-cache"];
+    let output = revcal(&args, &env);
+    assert_eq!(output.status.code(), Some(2), "{}{}", stdout(&output), stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("PARTIAL"), "{text}");
+    assert!(text.contains(&format!("stopped after 4 of {total} artifacts")), "{text}");
+    assert!(text.contains("overall"), "{text}");
+    let err = stderr(&output);
+    assert!(err.contains("key revoked"), "{err}");
+    assert!(err.contains(&format!("scoring {total} artifacts of user_story_quality_v1")), "{err}");
+}
+
+#[test]
+fn judge_check_without_a_judge_does_not_suggest_a_flag_it_does_not_take() {
+    let output = revcal(&["judge", "check"], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(!stderr(&output).contains("--judge-cmd"), "{}", stderr(&output));
+    let output = revcal(&["judge", "check", "--judge-cmd", "true"], &[]);
+    assert_eq!(output.status.code(), Some(1), "and it refuses the flag as a usage error");
+}

@@ -120,8 +120,29 @@ fn judge_errors_are_counted_apart_never_as_matches_and_a_spent_budget_stops() {
     let server = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
     let mut config = JudgeConfig::new(Provider::OpenAi, None).with_base_url(format!("{}/v1", server.url()));
     config.max_calls = Some(3);
-    let error = calibrate_judge(&LlmJudge::new(config), &cases, |_| {}).unwrap_err();
-    assert!(matches!(error, JudgeError::Budget { max: 3 }), "{error:?}");
+    let measured = calibrate_judge(&LlmJudge::new(config), &cases, |_| {}).unwrap();
+    assert!(measured.is_partial());
+    assert_eq!((measured.cases, measured.unasked), (3, cases.len() - 3), "what was measured is kept");
+    assert_eq!(measured.outcomes.len(), 3);
+    assert!(measured.stopped_by.as_deref().is_some_and(|e| e.contains("budget of 3 calls")), "{measured:?}");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn an_error_every_further_question_would_meet_stops_the_run_at_once() {
+    let cases = shipped_judge_cases().unwrap();
+    let server = TestServer::start(|_, _| Reply::new(401, r#"{"error": {"message": "bad key"}}"#));
+    let config = JudgeConfig::new(Provider::OpenAi, None).with_base_url(format!("{}/v1", server.url()));
+    let measured = calibrate_judge(&LlmJudge::new(config), &cases, |_| {}).unwrap();
+    assert_eq!((measured.cases, measured.unasked), (0, cases.len()));
+    assert!(
+        measured.stopped_by.as_deref().is_some_and(|e| e.contains("refused the API key")),
+        "{measured:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "not asked 103 times");
+    let json = serde_json::to_value(&measured).unwrap();
+    assert_eq!(json["unasked"].as_u64(), Some(cases.len() as u64));
+    assert!(json["stoppedBy"].is_string());
 }
 
 #[test]

@@ -580,3 +580,43 @@ fn a_redirect_is_an_error_and_the_key_never_follows_it() {
         }
     }
 }
+
+#[test]
+fn tokens_reported_on_a_failed_answer_are_still_counted() {
+    // Each answer fails (cut off, refused, empty, off the schema, not JSON), but the provider
+    // reported what it spent: the counters carry it, or a failing local model looks free.
+    let cases: Vec<(Provider, String, (u64, u64))> = vec![
+        (Provider::OpenAi, openai_answer(r#""{\"match\": tr""#, "length"), (90, 12)),
+        (Provider::OpenAi, openai_answer("null", "length"), (90, 12)),
+        (Provider::OpenAi, openai_answer(r#""""#, "stop"), (90, 12)),
+        (Provider::OpenAi, openai_answer(r#""Sure! It matches.""#, "stop"), (90, 12)),
+        (Provider::OpenAi, openai_answer(r#""{\"match\": \"yes\", \"reason\": \"r\"}""#, "stop"), (90, 12)),
+        (
+            Provider::OpenAi,
+            r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"no"},"finish_reason":"stop"}],"usage":{"prompt_tokens":650,"completion_tokens":3}}"#.into(),
+            (650, 3),
+        ),
+        (
+            Provider::Anthropic,
+            r#"{"content":[{"type":"text","text":"{\"match\": tr"}],"stop_reason":"max_tokens","usage":{"input_tokens":700,"output_tokens":1024}}"#.into(),
+            (700, 1024),
+        ),
+        (
+            Provider::Anthropic,
+            r#"{"content":[],"stop_reason":"refusal","usage":{"input_tokens":40,"output_tokens":2}}"#.into(),
+            (40, 2),
+        ),
+        (Provider::Gemini, gemini_answer(r#""{\"match\": tr""#, "MAX_TOKENS"), (80, 10)),
+        (Provider::Gemini, gemini_answer(r#""""#, "STOP"), (80, 10)),
+    ];
+    for (provider, body, tokens) in cases {
+        let answer = body.clone();
+        let server = TestServer::start(move |_, _| Reply::new(200, answer.clone()));
+        let judge = judge(provider, &server);
+        let error = judge.judge(&request()).unwrap_err();
+        assert!(matches!(error, JudgeError::BadAnswer { .. }), "{provider} {body}: {error:?}");
+        let spent = judge.spent();
+        assert_eq!((spent.input_tokens, spent.output_tokens), tokens, "{provider} {body}");
+        assert_eq!(spent.calls, 1);
+    }
+}

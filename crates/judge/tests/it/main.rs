@@ -5,3 +5,4 @@ mod http_server;
 mod judge;
 mod judge_cases;
 mod judge_http;
+mod structured_output;
