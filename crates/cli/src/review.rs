@@ -153,6 +153,10 @@ pub(crate) struct ReviewArgs {
     /// per member and council.json).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The most findings a review may report (the most serious first); an answer with more
+    /// is an error.
+    #[arg(long, value_name = "N", default_value_t = revcal_review::MAX_FINDINGS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_findings: usize,
     /// Lines of unchanged code shown around each change.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CONTEXT_LINES)]
     context: u32,
@@ -174,6 +178,8 @@ pub(crate) struct Limits {
     pub(crate) max_calls: Option<u64>,
     /// How an OpenAI-compatible server is asked for JSON (other providers: their own way).
     pub(crate) structured_output: StructuredOutput,
+    /// The most findings a review is asked for.
+    pub(crate) max_findings: usize,
 }
 
 /// The provider configuration for `spec` (or the detected provider when `None`), with the
@@ -212,7 +218,9 @@ pub(crate) fn council(
     let mut members = Vec::with_capacity(specs.len());
     for spec in specs {
         let config = config_for(spec, limits)?;
-        let mut member = LlmReviewer::new(config, rubric.clone()).with_focus(focus)?;
+        let mut member = LlmReviewer::new(config, rubric.clone())
+            .with_focus(focus)?
+            .with_max_findings(limits.max_findings);
         if let Some(dir) = &cache {
             member = member.with_cache(VerdictCache::new(dir.clone()));
         }
@@ -253,6 +261,7 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
             retries: ask.retries,
             max_calls: ask.max_calls,
             structured_output: ask.structured_output.into(),
+            max_findings: args.max_findings,
         },
         cache_dir(ask.no_cache, ask.cache.clone()),
     )?;
@@ -401,21 +410,28 @@ pub(crate) struct CalibrationReviewer {
     configs: Vec<JudgeConfig>,
     rubric: Rubric,
     cache: Option<PathBuf>,
+    max_findings: usize,
 }
 
 impl CalibrationReviewer {
     /// The models of `specs`, asked with `code_review_v1` of the library the environment
     /// selects (`$REVCAL_RUBRICS`, ./rubrics, else the built-in one).
-    pub(crate) fn new(specs: &[ModelSpec], limits: Limits, cache: Option<PathBuf>) -> Result<CalibrationReviewer> {
+    pub(crate) fn new(
+        specs: &[ModelSpec],
+        limits: Limits,
+        cache: Option<PathBuf>,
+    ) -> Result<CalibrationReviewer> {
         let (library, _) = crate::library::load(&LibraryArgs { rubrics: None })?;
         let rubric = library.get("code_review_v1").context(
             "the rubric library has no `code_review_v1`, which the built-in reviewer's prompt is built from",
         )?;
-        let configs = specs
-            .iter()
-            .map(|spec| config_for(Some(spec), limits))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(CalibrationReviewer { configs, rubric: Rubric::clone(&rubric), cache })
+        let configs = specs.iter().map(|spec| config_for(Some(spec), limits)).collect::<Result<Vec<_>>>()?;
+        Ok(CalibrationReviewer {
+            configs,
+            rubric: Rubric::clone(&rubric),
+            cache,
+            max_findings: limits.max_findings,
+        })
     }
 
     /// The providers the reviewer asks.
@@ -429,7 +445,8 @@ impl CalibrationReviewer {
             .configs
             .iter()
             .map(|config| {
-                let member = LlmReviewer::new(config.clone(), self.rubric.clone());
+                let member = LlmReviewer::new(config.clone(), self.rubric.clone())
+                    .with_max_findings(self.max_findings);
                 match &self.cache {
                     Some(dir) => member.with_cache(VerdictCache::new(dir.clone())),
                     None => member,

@@ -118,6 +118,9 @@ pub struct JudgeConfig {
     pub max_backoff: Duration,
     /// Refuse to send more than this many requests (`None`: no limit).
     pub max_calls: Option<u64>,
+    /// The most output tokens an answer may take (`None`: enough for a verdict, 1,024, or
+    /// 16,000 for models that reason first). An answer cut off at the cap is an error.
+    pub max_output_tokens: Option<u64>,
     /// How an OpenAI-compatible server is asked for the answer's schema.
     structured_output: StructuredOutput,
 }
@@ -161,6 +164,7 @@ impl JudgeConfig {
             backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(60),
             max_calls: None,
+            max_output_tokens: None,
             structured_output: StructuredOutput::Auto,
         }
     }

@@ -75,7 +75,11 @@ pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>, mode: StructuredOutpu
     let base = config.base_url();
     let key = config.api_key().map(str::to_owned);
     let reasoning = reasons(config.provider(), model);
-    let cap = if reasoning { MAX_OUTPUT_TOKENS_REASONING } else { MAX_OUTPUT_TOKENS };
+    let cap = match (reasoning, config.max_output_tokens) {
+        (true, asked) => asked.unwrap_or(0).max(MAX_OUTPUT_TOKENS_REASONING),
+        (false, Some(asked)) => asked,
+        (false, None) => MAX_OUTPUT_TOKENS,
+    };
     match config.provider() {
         Provider::Anthropic => {
             let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
@@ -113,7 +117,7 @@ pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>, mode: StructuredOutpu
                     ask.system.to_owned(),
                     Some(json!({
                         "type": "json_schema",
-                        "json_schema": {"name": ask.schema_name, "strict": true, "schema": ask.schema},
+                        "json_schema": {"name": ask.schema_name, "strict": true, "schema": without_lengths(ask.schema)},
                     })),
                 ),
             };
@@ -145,7 +149,7 @@ pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>, mode: StructuredOutpu
                 "contents": [{"role": "user", "parts": [{"text": ask.user}]}],
                 "generationConfig": {
                     "temperature": 0,
-                    "maxOutputTokens": if reasoning { MAX_OUTPUT_TOKENS_REASONING } else { 4096 },
+                    "maxOutputTokens": if reasoning { cap } else { config.max_output_tokens.unwrap_or(4096) },
                     "responseMimeType": "application/json",
                     "responseSchema": gemini_schema(ask.schema),
                 },
@@ -157,12 +161,34 @@ pub(crate) fn request(config: &JudgeConfig, ask: &Ask<'_>, mode: StructuredOutpu
     }
 }
 
+/// `schema` without string lengths (`minLength`, `maxLength`), which OpenAI's strict mode
+/// does not take. They are there for servers that turn the schema into a grammar (llama.cpp's),
+/// where they keep a small model from writing one string forever; revcal checks every
+/// answer itself either way.
+fn without_lengths(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| !matches!(key.as_str(), "minLength" | "maxLength"))
+                .map(|(key, value)| (key.clone(), without_lengths(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_lengths).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Gemini's schema dialect (an OpenAPI subset): upper-case types, no `additionalProperties`.
 fn gemini_schema(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()
                 .filter(|(key, _)| key.as_str() != "additionalProperties")
+                // Gemini takes `enum` for strings only; a number's bounds stay as its
+                // minimum and maximum.
+                .filter(|(key, _)| {
+                    key.as_str() != "enum" || map.get("type").and_then(Value::as_str) == Some("string")
+                })
                 .map(|(key, value)| {
                     let value = match (key.as_str(), value) {
                         ("type", Value::String(t)) => Value::String(t.to_ascii_uppercase()),

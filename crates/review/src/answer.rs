@@ -69,34 +69,56 @@ pub struct ReviewAnswer {
     pub rationale: String,
 }
 
+/// The most findings a review is asked for by default (what a review message of the ledger
+/// holds).
+pub const MAX_FINDINGS: usize = 50;
+/// The most characters a finding's message, a suggestion or the rationale is asked for.
+const MAX_TEXT_CHARS: usize = 600;
+
 /// The JSON Schema of an answer for `rubric` with `focus` areas: every property required, no
 /// others (what OpenAI's strict mode and Anthropic's forced tool need).
-pub fn answer_schema(rubric: &Rubric, focus: &[&FocusArea]) -> Value {
-    let string = json!({"type": "string"});
+pub fn answer_schema(rubric: &Rubric, focus: &[&FocusArea], max_findings: usize) -> Value {
+    // Lengths bound what a server that turns the schema into a grammar (llama.cpp's) lets a
+    // small model write; OpenAI's strict mode does not take them, and the judge's client
+    // leaves them out there. Longer answers are still read: the check below has no limit.
+    let text = |max: usize| json!({"type": "string", "maxLength": max});
+    let string = text(MAX_TEXT_CHARS);
     let finding = json!({
         "type": "object",
         "properties": {
-            "file": string,
+            "file": text(300),
             "line": {"type": "integer"},
             "severity": {"type": "string", "enum": ["critical", "major", "minor"]},
-            "category": string,
+            "category": text(40),
             "message": string,
             "suggestion": string,
-            "repro": string,
+            "repro": text(300),
         },
         "required": ["file", "line", "severity", "category", "message", "suggestion", "repro"],
         "additionalProperties": false,
     });
-    let scores: Map<String, Value> =
-        rubric.criteria.iter().map(|c| (c.name.clone(), json!({"type": "number"}))).collect();
+    // Whole points of the scale, listed: servers that turn the schema into a grammar
+    // (llama.cpp's) then cannot produce a score outside it, which they do not ensure from a
+    // minimum and maximum; the anchors are bands of whole points anyway.
+    let (min, max) = (rubric.scale.min, rubric.scale.max);
+    let points: Vec<u32> = (min..=max).collect();
+    let scores: Map<String, Value> = rubric
+        .criteria
+        .iter()
+        .map(|c| (c.name.clone(), json!({"type": "integer", "enum": points})))
+        .collect();
     let criteria: Vec<&str> = rubric.criteria.iter().map(|c| c.name.as_str()).collect();
     let mut properties = Map::new();
-    properties.insert("findings".into(), json!({"type": "array", "items": finding}));
+    properties
+        .insert("findings".into(), json!({"type": "array", "items": finding, "maxItems": max_findings}));
     properties.insert(
         "rubric_scores".into(),
         json!({"type": "object", "properties": scores, "required": criteria, "additionalProperties": false}),
     );
-    properties.insert("confidence".into(), json!({"type": "number"}));
+    // Tenths, listed for the same reason as the scores (a grammar holds to a list, not to a
+    // minimum and maximum); the check accepts any number within 0..1.
+    let tenths: Vec<f64> = (0..=10).map(|tenth| f64::from(tenth) / 10.0).collect();
+    properties.insert("confidence".into(), json!({"type": "number", "enum": tenths}));
     let mut required = vec!["findings", "rubric_scores", "confidence"];
     if !focus.is_empty() {
         let ids: Vec<&str> =

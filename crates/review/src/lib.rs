@@ -31,7 +31,7 @@
 //! assert_eq!(change.files[0].changed_lines, vec![1]);
 //!
 //! // The provider is asked for JSON fitting this schema; here is what a model answered.
-//! assert_eq!(answer_schema(&rubric, &[])["required"][0], "findings");
+//! assert_eq!(answer_schema(&rubric, &[], 20)["required"][0], "findings");
 //! let answer = json!({
 //!     "findings": [{"file": "a.py", "line": 1, "severity": "major", "category": "bug",
 //!                   "message": "`>=` lets n = 0 through", "suggestion": "", "repro": ""}],
@@ -51,7 +51,7 @@ mod error;
 pub mod prompt;
 mod reviewer;
 
-pub use answer::{FindingSeverity, ReviewAnswer, ReviewFinding, answer_schema, parse_answer};
+pub use answer::{FindingSeverity, MAX_FINDINGS, ReviewAnswer, ReviewFinding, answer_schema, parse_answer};
 pub use change::{Change, ChangedFile, DEFAULT_CONTEXT_LINES, DEFAULT_MAX_CHANGE_BYTES};
 pub use error::ReviewError;
 pub use reviewer::{Council, LlmReviewer};

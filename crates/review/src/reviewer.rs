@@ -4,7 +4,7 @@
 use revcal_judge::{JudgeConfig, JudgeUsage, LlmJudge, VerdictCache};
 use revcal_rubric_model::{FocusArea, Rubric};
 
-use crate::answer::{ReviewAnswer, answer_schema, parse_answer};
+use crate::answer::{MAX_FINDINGS, ReviewAnswer, answer_schema, parse_answer};
 use crate::change::Change;
 use crate::error::ReviewError;
 use crate::prompt;
@@ -15,14 +15,32 @@ pub struct LlmReviewer {
     client: LlmJudge,
     rubric: Rubric,
     focus: Vec<FocusArea>,
+    max_findings: usize,
     name: String,
 }
 
+/// Output tokens a review may take when the configuration sets none: room for many findings.
+const REVIEW_OUTPUT_TOKENS: u64 = 8192;
+
 impl LlmReviewer {
     /// A reviewer asking `config`'s provider and model, with `rubric` (and no focus area).
-    pub fn new(config: JudgeConfig, rubric: Rubric) -> LlmReviewer {
+    pub fn new(mut config: JudgeConfig, rubric: Rubric) -> LlmReviewer {
         let name = format!("{}:{}", config.provider(), config.model());
-        LlmReviewer { client: LlmJudge::new(config), rubric, focus: Vec::new(), name }
+        config.max_output_tokens = config.max_output_tokens.or(Some(REVIEW_OUTPUT_TOKENS));
+        LlmReviewer {
+            client: LlmJudge::new(config),
+            rubric,
+            focus: Vec::new(),
+            max_findings: MAX_FINDINGS,
+            name,
+        }
+    }
+
+    /// Ask for at most `max` findings (default [`MAX_FINDINGS`]); an answer with more is an
+    /// error. A small cap keeps a small model's answer short.
+    pub fn with_max_findings(mut self, max: usize) -> LlmReviewer {
+        self.max_findings = max;
+        self
     }
 
     /// Also cover the rubric's focus areas named in `focus` (case-insensitive): their checks
@@ -89,18 +107,29 @@ impl LlmReviewer {
     /// `n` is its own cache entry, so repeated reviews are not one cached answer repeated.
     pub fn review_nth(&self, change: &Change, n: usize) -> Result<ReviewAnswer, ReviewError> {
         let focus = self.focus();
-        let schema = answer_schema(&self.rubric, &focus);
+        let schema = answer_schema(&self.rubric, &focus, self.max_findings);
         // The schema's name goes to the provider (OpenAI's json_schema name, Anthropic's tool)
         // and into the cache key: it tells the reviews of one change apart.
         let schema_name = if n <= 1 { "review".to_owned() } else { format!("review_{n}") };
-        let render = |nonce: &str| (prompt::system(&self.rubric, &focus, nonce), prompt::user(change, nonce));
+        let render = |nonce: &str| {
+            (prompt::system(&self.rubric, &focus, self.max_findings, nonce), prompt::user(change, nonce))
+        };
+        let check = |answer: &serde_json::Value| {
+            let review = parse_answer(&self.rubric, &focus, answer)?;
+            if review.findings.len() > self.max_findings {
+                return Err(format!(
+                    "{} findings, more than the {} asked for",
+                    review.findings.len(),
+                    self.max_findings
+                ));
+            }
+            Ok(review)
+        };
         let answer = self
             .client
-            .ask_json(&schema_name, &schema, render, |answer| {
-                parse_answer(&self.rubric, &focus, answer).map(|_| ())
-            })
+            .ask_json(&schema_name, &schema, render, |answer| check(answer).map(|_| ()))
             .map_err(|source| ReviewError::Model { reviewer: self.name.clone(), source })?;
-        parse_answer(&self.rubric, &focus, &answer).map_err(|message| ReviewError::Model {
+        check(&answer).map_err(|message| ReviewError::Model {
             reviewer: self.name.clone(),
             source: revcal_judge::JudgeError::BadAnswer {
                 judge: self.name.clone(),

@@ -621,6 +621,7 @@ impl<'a> Reviewer<'a> {
                 retries: flags.judge.judge_retries,
                 max_calls: flags.max_review_calls,
                 structured_output: flags.judge.structured_output.into(),
+                max_findings: revcal_review::MAX_FINDINGS,
             };
             let builtin = crate::review::CalibrationReviewer::new(&flags.reviewer, limits, cache)?;
             eprintln!(

@@ -122,6 +122,13 @@ fn each_provider_gets_the_fenced_change_and_a_schema_and_the_review_is_scored() 
             }
         };
         let required: Vec<String> = serde_json::from_value(schema["required"].clone()).unwrap();
+        // Scores are whole points of the scale, listed where the provider takes an integer
+        // enum (Gemini takes enums of strings only); string lengths are left out for
+        // OpenAI's strict mode.
+        let accuracy = &schema["properties"]["rubric_scores"]["properties"]["accuracy"];
+        assert_eq!(accuracy.get("enum").is_some(), provider != "gemini", "{provider}: {accuracy}");
+        let message = &schema["properties"]["findings"]["items"]["properties"]["message"];
+        assert_eq!(message.get("maxLength").is_some(), provider != "openai", "{provider}: {message}");
         assert_eq!(
             required,
             ["findings", "rubric_scores", "confidence", "rationale"],
