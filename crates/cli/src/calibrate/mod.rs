@@ -242,6 +242,10 @@ pub(crate) struct RunFlags {
     /// Stop (exit 1) rather than send more than N requests to each model of --reviewer.
     #[arg(long, value_name = "N", requires = "reviewer")]
     pub(crate) max_review_calls: Option<u64>,
+    /// With --reviewer: the most findings each review may report (the most serious first; a
+    /// small cap keeps a small local model's answer short).
+    #[arg(long, value_name = "N", requires = "reviewer", default_value_t = revcal_review::MAX_FINDINGS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub(crate) max_review_findings: usize,
     /// Exit codes that mean the reviewer finished; any other is a crash. Linters exit 1 when
     /// they find something (ruff, ESLint: `0,1`); pylint's code is a bit mask (`0-31`).
     #[arg(long, value_name = "LIST", default_value = "0,2", value_parser = parse_exit_codes)]
@@ -621,7 +625,7 @@ impl<'a> Reviewer<'a> {
                 retries: flags.judge.judge_retries,
                 max_calls: flags.max_review_calls,
                 structured_output: flags.judge.structured_output.into(),
-                max_findings: revcal_review::MAX_FINDINGS,
+                max_findings: flags.max_review_findings,
             };
             let builtin = crate::review::CalibrationReviewer::new(&flags.reviewer, limits, cache)?;
             eprintln!(
