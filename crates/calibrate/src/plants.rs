@@ -296,7 +296,7 @@ pub enum PlantError {
 /// reads JSON).
 ///
 /// The file may hold at most [`MAX_PLANTS_FILE_BYTES`] and nest at most
-/// [`MAX_NESTING`](crate::input::MAX_NESTING) levels; both are checked before the deserializer
+/// [`MAX_NESTING`](revcal_judge::yaml::MAX_NESTING) levels; both are checked before the deserializer
 /// runs.
 pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
     read_entries(path)

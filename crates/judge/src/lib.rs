@@ -42,7 +42,7 @@ mod prompt;
 mod provider;
 #[cfg(feature = "http")]
 mod wire;
-mod yaml;
+pub mod yaml;
 
 pub use answer::AnswerProblem;
 #[cfg(feature = "http")]
