@@ -2,8 +2,8 @@
 //! a size limit checked while reading, so `/dev/zero` or a runaway file costs at most the
 //! limit, and a nesting limit checked on the YAML events before any deserializer sees them
 //! (serde_yaml takes seconds on a document nested 100,000 deep). It is also calibrate's one
-//! door to YAML ([`from_yaml`], [`to_yaml`]): serde_yaml is archived upstream, so no other
-//! module calls it.
+//! door to YAML ([`from_yaml`]; revcal-bugs writes the bugs file): serde_yaml is archived
+//! upstream, so no other module calls it.
 
 use std::io::Read;
 use std::path::Path;
@@ -46,11 +46,6 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
 /// [`yaml_error`] does, never quoting the text.
 pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_yaml::from_str(text).map_err(|error| yaml_error(&error))
-}
-
-/// `value` as YAML text; `Err` says why it could not be written.
-pub(crate) fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, String> {
-    serde_yaml::to_string(value).map_err(|error| error.to_string())
 }
 
 /// A YAML error (also JSON read as YAML) in words that name the position, the field and the

@@ -492,7 +492,7 @@ fn resolve_patch(
     sources: &dyn Sources,
     cache: &mut BTreeMap<String, String>,
 ) -> Result<Result<Plant, String>, String> {
-    let hunks = crate::bugs::hunks(patch);
+    let hunks = revcal_bugs::hunks(patch);
     if hunks.is_empty() {
         return Err("`patch` holds no hunk of a unified diff".into());
     }

@@ -117,10 +117,7 @@ impl Workspace {
         std::fs::create_dir_all(&tmp)
             .map_err(|cause| BugsError::Io { what: format!("create {}", tmp.display()), cause })?;
         let source = repo.display().to_string();
-        git(
-            dir.path(),
-            &["clone", "--quiet", "--shared", "--no-checkout", &source, "tree"].map(str::to_owned),
-        )?;
+        git(dir.path(), &["clone", "--quiet", "--shared", "--no-checkout", &source, "tree"])?;
         let env = vec![
             ("TMPDIR", tmp.display().to_string()),
             // One build directory per clone, outside the tree: `git clean` keeps it, so each
@@ -133,8 +130,8 @@ impl Workspace {
         Ok(Workspace { _dir: dir, tree, env, token: token.to_owned() })
     }
 
-    fn git(&self, args: &[&str]) -> Result<Vec<u8>, BugsError> {
-        git(&self.tree, &args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
+    fn git<S: AsRef<str>>(&self, args: &[S]) -> Result<Vec<u8>, BugsError> {
+        git(&self.tree, args)
     }
 
     /// The tree at `commit`, with untracked files removed (ignored ones, build caches, kept).
