@@ -266,7 +266,12 @@ mod tests {
     #[test]
     fn the_summary_counts_per_trial_and_per_category() {
         let mut round = planted_round(vec![PlantStatus::Caught, PlantStatus::Missed]);
-        round.trials.push(Trial { trial: 2, statuses: vec![PlantStatus::Caught, PlantStatus::Caught], flagged: true, findings: Vec::new() });
+        round.trials.push(Trial {
+            trial: 2,
+            statuses: vec![PlantStatus::Caught, PlantStatus::Caught],
+            flagged: true,
+            findings: Vec::new(),
+        });
         let summary = Summary::of(&[round]);
         assert_eq!((summary.planted_rounds, summary.reviews, summary.plants, summary.caught), (1, 2, 2, 3));
         assert_eq!(summary.flagged_planted, 2);

@@ -251,7 +251,11 @@ pub(crate) fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, la
             line: u64::from(finding.line),
             body: String::new(),
         },
-        &revcal_record::TouchedLines { file: file.to_owned(), first: u64::from(first), last: u64::from(last) },
+        &revcal_record::TouchedLines {
+            file: file.to_owned(),
+            first: u64::from(first),
+            last: u64::from(last),
+        },
     )
 }
 
