@@ -2,17 +2,15 @@
 //! a size limit checked while reading, so `/dev/zero` or a runaway file costs at most the
 //! limit, and a nesting limit checked on the YAML events before any deserializer sees them
 //! (serde_yaml takes seconds on a document nested 100,000 deep). It is also calibrate's one
-//! door to YAML ([`from_yaml`], [`to_yaml`]): serde_yaml is archived upstream, so no other
-//! module calls it.
+//! door to YAML ([`from_yaml`]; revcal-bugs writes the bugs file): serde_yaml is archived
+//! upstream, so no other module calls it.
 
 use std::io::Read;
 use std::path::Path;
 
-use saphyr_parser::{Event, Parser};
-
-/// How deeply a YAML or JSON input may nest lists and maps. Plants files and judge cases
-/// need three levels.
-pub(crate) const MAX_NESTING: usize = 64;
+/// The nesting limit of every YAML or JSON input, checked on the parser's events before any
+/// deserializer runs: the judge's, so that judge cases and calibrate's files share one rule.
+pub(crate) use revcal_judge::yaml::check_nesting;
 
 /// Why an input was refused before it was parsed.
 #[derive(Debug, thiserror::Error)]
@@ -44,51 +42,10 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|error| InputError::NotUtf8 { offset: error.utf8_error().valid_up_to() })
 }
 
-/// `Err((line, message))` when `text` (YAML, or JSON, which YAML reads) nests lists and maps
-/// deeper than [`MAX_NESTING`], or is not YAML at all; stops reading at the first problem.
-pub(crate) fn check_nesting(text: &str) -> Result<(), (usize, String)> {
-    let mut parser = Parser::new_from_str(text);
-    let mut depth = 0usize;
-    while let Some(next) = parser.next_event() {
-        // A syntax error is reported from here too: past it, serde_yaml would read the same
-        // text without the nesting limit.
-        let (event, span) = next.map_err(|error| {
-            let line = error.marker().line().max(1);
-            // The scanner refuses 255 levels of flow nesting while it looks ahead, before the
-            // events reach the count below: the same problem, said the same way.
-            match error.info() {
-                "recursion limit exceeded" => (line, too_deep()),
-                info => (line, info.to_owned()),
-            }
-        })?;
-        match event {
-            Event::SequenceStart(..) | Event::MappingStart(..) => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    let line = span.start.line().max(1);
-                    return Err((line, too_deep()));
-                }
-            }
-            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-fn too_deep() -> String {
-    format!("nested deeper than {MAX_NESTING} levels")
-}
-
 /// `text` (YAML, or JSON, which YAML reads) read into a `T`; `Err` says what is wrong as
 /// [`yaml_error`] does, never quoting the text.
 pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_yaml::from_str(text).map_err(|error| yaml_error(&error))
-}
-
-/// `value` as YAML text; `Err` says why it could not be written.
-pub(crate) fn to_yaml<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, String> {
-    serde_yaml::to_string(value).map_err(|error| error.to_string())
 }
 
 /// A YAML error (also JSON read as YAML) in words that name the position, the field and the
@@ -210,16 +167,6 @@ fn scrub_values(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nesting_is_refused_past_the_limit_at_its_line() {
-        let fine = format!("{}1{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
-        assert!(check_nesting(&fine).is_ok());
-        let deep = format!("- a\n- {}", "[".repeat(MAX_NESTING + 1));
-        let (line, message) = check_nesting(&deep).unwrap_err();
-        assert_eq!(line, 2);
-        assert!(message.contains("64 levels"), "{message}");
-    }
 
     #[test]
     fn parse_errors_name_the_position_and_type_never_the_value() {

@@ -22,9 +22,9 @@
 //! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
 //!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
 //! - findings: read by [`revcal_findings::parse_findings`];
-//! - real bugs, in the [`bugs`] module: [`bugs::BugMiner`] mines a repository's fixes into
-//!   [`bugs::Bug`]s; [`bugs::read_bugs_file`] and [`bugs::write_bugs_yaml`] read and write the
-//!   bugs file;
+//! - real bugs, in the [`bugs`] module (revcal-bugs' miner, re-exported): [`bugs::BugMiner`]
+//!   mines a repository's fixes into [`bugs::Bug`]s; [`bugs::read_bugs_file`] and
+//!   [`bugs::write_bugs_yaml`] read and write the bugs file;
 //! - suites, in the [`suite`] module: a [`suite::Suite`] of many commits, run by
 //!   [`suite::run_units`], sharded ([`suite::Shard`], [`suite::ShardResult`]) and merged
 //!   ([`suite::merge`]) into one [`Report`];

@@ -296,7 +296,7 @@ pub enum PlantError {
 /// reads JSON).
 ///
 /// The file may hold at most [`MAX_PLANTS_FILE_BYTES`] and nest at most
-/// [`MAX_NESTING`](crate::input::MAX_NESTING) levels; both are checked before the deserializer
+/// [`MAX_NESTING`](revcal_judge::yaml::MAX_NESTING) levels; both are checked before the deserializer
 /// runs.
 pub(crate) fn read_plants_file(path: &Path) -> Result<Vec<PlantSpec>, PlantError> {
     read_entries(path)
@@ -492,7 +492,7 @@ fn resolve_patch(
     sources: &dyn Sources,
     cache: &mut BTreeMap<String, String>,
 ) -> Result<Result<Plant, String>, String> {
-    let hunks = crate::bugs::hunks(patch);
+    let hunks = revcal_bugs::hunks(patch);
     if hunks.is_empty() {
         return Err("`patch` holds no hunk of a unified diff".into());
     }

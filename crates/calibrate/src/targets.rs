@@ -101,52 +101,51 @@ impl Repository {
             ),
             None => None,
         };
-        let mut changed = Vec::new();
-        self.diff_trees(base_tree, tree, "", &mut changed)?;
+        let mut changed = self.changed_files(base_tree, tree)?;
         changed.sort();
         Ok(CommitInfo { id: commit.id().to_string(), base: base.map(|b| b.to_string()), changed, tree })
     }
 
-    /// Collects blobs added or modified from `old` to `new`, descending only into subtrees
-    /// whose ids differ (so a 10,000-file tree with a small commit reads a few trees).
-    fn diff_trees(
+    /// The files (regular blobs, executable or not: links and submodules are no place to
+    /// plant) added or modified from `old` (none: the empty tree) to `new`, by gix's tree
+    /// diff, which descends only into subtrees whose ids differ (so a 10,000-file tree with
+    /// a small commit reads a few trees). Tried again as a whole, like any object read, while
+    /// a `git gc` moves the objects.
+    fn changed_files(
         &self,
         old: Option<gix::ObjectId>,
         new: gix::ObjectId,
-        prefix: &str,
-        out: &mut Vec<String>,
-    ) -> Result<(), CalibrateError> {
-        let new_entries = self.tree_entries(new)?;
-        let old_entries = match old {
-            Some(old) => self.tree_entries(old)?,
-            None => Vec::new(),
-        };
-        for (name, mode, oid) in new_entries {
-            let previous = old_entries.iter().find(|(old_name, _, _)| *old_name == name);
-            if previous.is_some_and(|(_, old_mode, old_oid)| *old_oid == oid && *old_mode == mode) {
-                continue;
-            }
-            let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
-            if mode.is_tree() {
-                let old_subtree = previous.filter(|(_, m, _)| m.is_tree()).map(|(_, _, o)| *o);
-                self.diff_trees(old_subtree, oid, &path, out)?;
-            } else if mode.is_blob() {
-                out.push(path);
-            }
-        }
-        Ok(())
-    }
-
-    fn tree_entries(
-        &self,
-        id: gix::ObjectId,
-    ) -> Result<Vec<(String, gix::object::tree::EntryMode, gix::ObjectId)>, CalibrateError> {
-        let tree = crate::tree::retrying(|| self.repo.find_tree(id)).map_err(git_error("read a tree"))?;
-        let decoded = tree.decode().map_err(git_error("decode a tree"))?;
-        Ok(decoded
-            .entries
-            .iter()
-            .map(|entry| (entry.filename.to_str_lossy().into_owned(), entry.mode, entry.oid.to_owned()))
+    ) -> Result<Vec<String>, CalibrateError> {
+        use gix::diff::tree::recorder::Change;
+        let records = crate::tree::retrying(|| {
+            let new_tree = self.repo.find_tree(new).map_err(git_error("read a tree"))?;
+            let old_tree = match old {
+                Some(old) => Some(self.repo.find_tree(old).map_err(git_error("read a tree"))?),
+                None => None,
+            };
+            let old_entries = old_tree.as_ref().map_or(&[][..], |tree| tree.data.as_slice());
+            let hash = self.repo.object_hash();
+            let mut recorder = gix::diff::tree::Recorder::default();
+            gix::diff::tree(
+                gix::objs::TreeRefIter::from_bytes(old_entries, hash),
+                gix::objs::TreeRefIter::from_bytes(&new_tree.data, hash),
+                gix::diff::tree::State::default(),
+                &self.repo.objects,
+                &mut recorder,
+            )
+            .map_err(git_error("compare the commit's tree with its parent's"))?;
+            Ok::<_, CalibrateError>(recorder.records)
+        })?;
+        Ok(records
+            .into_iter()
+            .filter_map(|change| match change {
+                Change::Addition { entry_mode, path, .. } | Change::Modification { entry_mode, path, .. }
+                    if entry_mode.is_blob() =>
+                {
+                    Some(path.to_str_lossy().into_owned())
+                }
+                _ => None,
+            })
             .collect())
     }
 }
@@ -327,5 +326,78 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("name fallback target files"), "{error}");
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.symlinks=true"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// The files a commit changed are what git itself lists as added or modified regular
+    /// files (`git diff-tree -r --no-renames --diff-filter=AMT`, links and submodules left
+    /// out), through nested and new directories, a file that became a directory and the
+    /// reverse, a mode change, deletions and a first commit.
+    #[test]
+    fn changed_files_are_what_git_lists_as_added_or_modified() {
+        use std::os::unix::fs::{PermissionsExt, symlink};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let write = |path: &str, text: &str| {
+            let path = repo.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        git(repo, &["init", "-q"]);
+        for path in [
+            "a.rs",
+            "deep/x/y/kept.rs",
+            "deep/x/y/edited.rs",
+            "gone.rs",
+            "becomes_dir",
+            "dir_goes/f.rs",
+            "run.sh",
+        ] {
+            write(path, path);
+        }
+        symlink("a.rs", repo.join("link_kept")).unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", "first"]);
+
+        write("deep/x/y/edited.rs", "changed");
+        write("deep/x/new/z.rs", "new");
+        write("fresh/nested/file.py", "new");
+        std::fs::remove_file(repo.join("gone.rs")).unwrap();
+        std::fs::remove_file(repo.join("becomes_dir")).unwrap();
+        write("becomes_dir/inner.rs", "now a file in a directory");
+        std::fs::remove_dir_all(repo.join("dir_goes")).unwrap();
+        write("dir_goes", "now a file");
+        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        symlink("a.rs", repo.join("new_link")).unwrap();
+        git(repo, &["add", "-A"]);
+        git(repo, &["commit", "-qm", "second"]);
+
+        let opened = Repository::discover(repo).unwrap();
+        for (rev, files) in [("HEAD", 6), ("HEAD~1", 7)] {
+            let listed =
+                git(repo, &["diff-tree", "-r", "--root", "--no-renames", "--no-commit-id", "--raw", rev]);
+            let mut expected: Vec<String> = listed
+                .lines()
+                .filter_map(|line| {
+                    let (meta, path) = line.split_once('\t')?;
+                    let fields: Vec<&str> = meta.split(' ').collect();
+                    let regular = fields[1].starts_with("100");
+                    (regular && !fields[4].starts_with('D')).then(|| path.to_owned())
+                })
+                .collect();
+            expected.sort();
+            assert_eq!(expected.len(), files, "{listed}");
+            assert_eq!(opened.commit(rev).unwrap().changed, expected, "{rev}");
+        }
     }
 }

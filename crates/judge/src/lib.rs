@@ -44,7 +44,7 @@ mod provider;
 mod structured;
 #[cfg(feature = "http")]
 mod wire;
-mod yaml;
+pub mod yaml;
 
 pub use answer::AnswerProblem;
 #[cfg(feature = "http")]

@@ -2,12 +2,14 @@
 //! crate calls it): a nesting limit checked on the events before any deserializer runs
 //! (serde_yaml takes seconds on a document nested 100,000 deep), then the document read into
 //! a type, its error kept behind [`YamlError`] so that the YAML library is not part of the
-//! public API.
+//! public API. [`check_nesting`] is public: revcal-calibrate checks plants, bugs and suite
+//! files with it, so every YAML input revcal reads has the same limit, said the same way.
 
 use saphyr_parser::{Event, Parser};
 
-/// How deeply a set of judge cases may nest lists and maps (it needs three levels).
-const MAX_NESTING: usize = 64;
+/// How deeply a YAML or JSON input (judge cases, plants, bugs and suite files) may nest lists
+/// and maps; each of them needs three levels.
+pub const MAX_NESTING: usize = 64;
 
 /// A YAML (or JSON) document that could not be read into the type asked for.
 #[derive(Debug)]
@@ -35,7 +37,7 @@ pub(crate) fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, 
 
 /// `Err((line, message))` when `text` (YAML, or JSON, which YAML reads) nests lists and maps
 /// deeper than [`MAX_NESTING`], or is not YAML at all; stops reading at the first problem.
-pub(crate) fn check_nesting(text: &str) -> Result<(), (usize, String)> {
+pub fn check_nesting(text: &str) -> Result<(), (usize, String)> {
     let mut parser = Parser::new_from_str(text);
     let mut depth = 0usize;
     while let Some(next) = parser.next_event() {

@@ -3,19 +3,19 @@
 //! is what `revcal elo record` turns into review traffic, and what the false-alarm figure is
 //! computed from.
 //!
-//! "Flagged" is the calibration record's definition (`revcal_elo::flagged`), not a second
+//! "Flagged" is the calibration record's definition (`revcal_record::flagged`), not a second
 //! one: a planted round is flagged when a plant of it is caught; a clean round when a
 //! finding names the same file (base names compared) at a line within
-//! [`revcal_elo::LOCATE_TOLERANCE`] of a touched line.
+//! [`revcal_record::LOCATE_TOLERANCE`] of a touched line.
 
 use super::{CleanExcluded, CleanRounds, Interval, ratio, wilson_interval_of_mean};
 use serde::{Deserialize, Serialize};
 
 /// Located findings kept per review (the first ones, those near the change first): the most
 /// a review message carries as comments.
-pub const MAX_ROUND_FINDINGS: usize = revcal_elo::MAX_REVIEW_COMMENTS;
+pub const MAX_ROUND_FINDINGS: usize = revcal_record::MAX_REVIEW_COMMENTS;
 /// The longest finding body kept, in characters.
-pub const MAX_FINDING_CHARS: usize = revcal_elo::MAX_COMMENT_CHARS;
+pub const MAX_FINDING_CHARS: usize = revcal_record::MAX_COMMENT_CHARS;
 
 /// One change shown to the reviewer, once per trial: an entry of the report's `rounds`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,17 +121,17 @@ pub struct LocatedFinding {
 }
 
 impl ReviewRound {
-    /// The round in the calibration record's form (`revcal_elo::Round`), trials included:
+    /// The round in the calibration record's form (`revcal_record::Round`), trials included:
     /// what `revcal elo record` records of it.
-    pub fn to_record(&self) -> revcal_elo::Round {
-        revcal_elo::Round {
+    pub fn to_record(&self) -> revcal_record::Round {
+        revcal_record::Round {
             round: self.round as u64,
             entry: self.entry.clone(),
             commit: self.commit.clone(),
             plants: self
                 .plants
                 .iter()
-                .map(|plant| revcal_elo::Plant {
+                .map(|plant| revcal_record::Plant {
                     file: plant.file.clone(),
                     line: u64::from(plant.line),
                     category: plant.category.clone(),
@@ -140,7 +140,7 @@ impl ReviewRound {
             touched: self
                 .touched
                 .iter()
-                .map(|lines| revcal_elo::TouchedLines {
+                .map(|lines| revcal_record::TouchedLines {
                     file: lines.file.clone(),
                     first: u64::from(lines.first),
                     last: u64::from(lines.last),
@@ -150,33 +150,33 @@ impl ReviewRound {
         }
     }
 
-    /// Sets each trial's `flagged` by the calibration record's rule (`revcal_elo::flagged`).
+    /// Sets each trial's `flagged` by the calibration record's rule (`revcal_record::flagged`).
     pub(crate) fn decide_flags(&mut self) {
         let record = self.to_record();
         for (trial, recorded) in self.trials.iter_mut().zip(&record.trials) {
-            trial.flagged = revcal_elo::flagged(&record, recorded);
+            trial.flagged = revcal_record::flagged(&record, recorded);
         }
     }
 }
 
 impl RoundTrial {
     /// The trial in the calibration record's form.
-    pub fn to_record(&self) -> revcal_elo::Trial {
-        revcal_elo::Trial {
+    pub fn to_record(&self) -> revcal_record::Trial {
+        revcal_record::Trial {
             trial: self.trial as u64,
             statuses: self
                 .statuses
                 .iter()
                 .map(|status| match status {
-                    RoundStatus::Caught => revcal_elo::PlantStatus::Caught,
-                    RoundStatus::Missed => revcal_elo::PlantStatus::Missed,
+                    RoundStatus::Caught => revcal_record::PlantStatus::Caught,
+                    RoundStatus::Missed => revcal_record::PlantStatus::Missed,
                 })
                 .collect(),
             flagged: self.flagged,
             findings: self
                 .findings
                 .iter()
-                .map(|finding| revcal_elo::Finding {
+                .map(|finding| revcal_record::Finding {
                     file: finding.file.clone(),
                     line: u64::from(finding.line),
                     body: finding.body.clone(),
@@ -243,15 +243,19 @@ pub(crate) fn keep_findings(
 }
 
 /// Whether a finding names `file` at a line within the tolerance of `first..=last`: the
-/// calibration record's rule (`revcal_elo::locates`).
+/// calibration record's rule (`revcal_record::locates`).
 pub(crate) fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, last: u32) -> bool {
-    revcal_elo::locates(
-        &revcal_elo::Finding {
+    revcal_record::locates(
+        &revcal_record::Finding {
             file: finding.file.clone(),
             line: u64::from(finding.line),
             body: String::new(),
         },
-        &revcal_elo::TouchedLines { file: file.to_owned(), first: u64::from(first), last: u64::from(last) },
+        &revcal_record::TouchedLines {
+            file: file.to_owned(),
+            first: u64::from(first),
+            last: u64::from(last),
+        },
     )
 }
 

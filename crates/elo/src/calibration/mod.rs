@@ -6,16 +6,23 @@
 //! review round the change (the plants it carried with their bug categories, or, for a
 //! clean round, the lines the unplanted change touched) and per trial what the reviewer
 //! did (each plant caught or missed, its located findings, whether it flagged the change),
-//! with the figures a reader checks (`summary`). This crate depends on no other revcal
-//! crate: the calibration side writes this form, and `revcal elo record` reads it.
+//! with the figures a reader checks (`summary`). The rounds' types and the rule for a
+//! flagged change are `revcal-record`'s (re-exported here), the one revcal crate this crate
+//! depends on: the calibration side writes rounds of that form, and `revcal elo record` reads
+//! them.
 
 mod figures;
 mod report;
 mod traffic;
 
-pub use figures::{CategoryFigures, LOCATE_TOLERANCE, Summary, flagged, locates};
 pub use report::report_sha256;
-pub use traffic::{MAX_COMMENT_CHARS, MAX_REVIEW_COMMENTS, RoundMessages};
+// The rounds, their figures and the rule for a flagged change are revcal-record's, shared
+// with the calibration side; this crate keeps their names.
+pub use revcal_record::{
+    CategoryFigures, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS, MAX_REVIEW_COMMENTS, Plant, PlantStatus,
+    Round, Summary, TouchedLines, Trial, flagged, locates,
+};
+pub use traffic::RoundMessages;
 
 use crate::canonical::parse_strict;
 use crate::link::{
@@ -60,100 +67,6 @@ pub struct CalibrationRecord {
     pub rounds: Vec<Round>,
     /// The figures a reader checks, recomputed from the rounds on reading.
     pub summary: Summary,
-}
-
-/// One review round: a change shown to the reviewer, once per trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Round {
-    /// The round's number (1-based; increasing through the record).
-    pub round: u64,
-    /// The suite entry the round belongs to, for a suite.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entry: Option<String>,
-    /// The round's commit when it is not the record's (a suite entry's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// The bugs planted in the change; empty for a clean round.
-    #[serde(default)]
-    pub plants: Vec<Plant>,
-    /// For a clean round only: the lines the change touched (its hunks on the new side).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub touched: Vec<TouchedLines>,
-    /// What the reviewer did, trial by trial (numbered 1, 2, ... in order).
-    pub trials: Vec<Trial>,
-}
-
-impl Round {
-    /// True for a round that carried a plant.
-    pub fn is_planted(&self) -> bool {
-        !self.plants.is_empty()
-    }
-}
-
-/// One planted bug.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Plant {
-    /// The file, relative to the repository root.
-    pub file: String,
-    /// The planted line (1-based).
-    pub line: u64,
-    /// The bug category, e.g. `off-by-one`.
-    pub category: String,
-}
-
-/// Lines a clean round's change touched in one file: `first` to `last`, 1-based, inclusive.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TouchedLines {
-    /// The file, relative to the repository root.
-    pub file: String,
-    /// The first line touched.
-    pub first: u64,
-    /// The last line touched (>= `first`).
-    pub last: u64,
-}
-
-/// What the reviewer did in one trial of a round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Trial {
-    /// The trial's number (1-based).
-    pub trial: u64,
-    /// Per plant of the round, in its order: caught (located and identified by the
-    /// calibration's scorer) or missed. Empty for a clean round.
-    #[serde(default)]
-    pub statuses: Vec<PlantStatus>,
-    /// Whether the reviewer flagged the change: for a planted round, it caught at least one
-    /// plant; for a clean round, a finding locates a line the change touched (see
-    /// [`LOCATE_TOLERANCE`]). Checked against the statuses and findings on reading.
-    pub flagged: bool,
-    /// The reviewer's located findings (a finding without a file and line is not here).
-    #[serde(default)]
-    pub findings: Vec<Finding>,
-}
-
-/// A plant's fate in one trial.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PlantStatus {
-    /// A finding located the plant and the scorer found that it describes the defect.
-    Caught,
-    /// No finding did.
-    Missed,
-}
-
-/// One located finding of the reviewer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Finding {
-    /// The file the finding names.
-    pub file: String,
-    /// The line it names (1-based).
-    pub line: u64,
-    /// What it says (the review's comment; a blank one reads `(no text)`).
-    pub body: String,
 }
 
 /// Why a calibration record was refused, or could not become messages.

@@ -6,7 +6,7 @@
 //! naming the round. Every `ts` is the record's: the same record and keys always give the
 //! same messages, and so the same ids.
 
-use super::{CalibrationRecord, RecordError, Round, Trial};
+use super::{CalibrationRecord, MAX_COMMENT_CHARS, MAX_REVIEW_COMMENTS, RecordError, Round, Trial};
 use crate::identity::Keypair;
 use crate::link::{CalibrationLink, LinkedPlant, MAX_PLANT_PATH_BYTES};
 use crate::message::{
@@ -15,10 +15,6 @@ use crate::message::{
 use crate::signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage};
 use serde_json::{Map, json};
 
-/// The most findings a review carries as comments (the first ones, in the record's order).
-pub const MAX_REVIEW_COMMENTS: usize = 50;
-/// The longest comment body, in characters; a longer finding is cut there.
-pub const MAX_COMMENT_CHARS: usize = 1000;
 /// Plants an outcome's `incident_details` names before it says how many more there are.
 const DETAILED_PLANTS: usize = 10;
 

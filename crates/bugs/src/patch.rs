@@ -1,22 +1,24 @@
-//! Reading the unified diffs that re-introduce bugs: which files and lines they touch.
+//! Reading the unified diffs that re-introduce bugs: which files and lines they touch. The
+//! miner reads a fix's diff with it, and revcal-calibrate a bugs file's `patch` when it
+//! plants one.
 
 /// One hunk of a unified diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Hunk {
+pub struct Hunk {
     /// The file the hunk changes (the `+++ b/` side).
-    pub(crate) file: String,
+    pub file: String,
     /// First line of the hunk on the old side (1-based).
-    pub(crate) old_start: u32,
+    pub old_start: u32,
     /// First line of the hunk on the new side (1-based).
-    pub(crate) new_start: u32,
+    pub new_start: u32,
     /// The hunk's lines, each with its marker (`' '`, `'-'`, `'+'`).
-    pub(crate) lines: Vec<(char, String)>,
+    pub lines: Vec<(char, String)>,
 }
 
 impl Hunk {
     /// The new-side lines the hunk adds or next to which it removes lines: `(first, last)`,
     /// 1-based. A pure removal spans the line after it (where the text went missing).
-    pub(crate) fn new_span(&self) -> (u32, u32) {
+    pub fn new_span(&self) -> (u32, u32) {
         let mut line = self.new_start;
         let mut first: Option<u32> = None;
         let mut last = line;
@@ -39,7 +41,7 @@ impl Hunk {
     }
 
     /// The removed (`-`) and added (`+`) lines.
-    pub(crate) fn changes(&self) -> (Vec<&str>, Vec<&str>) {
+    pub fn changes(&self) -> (Vec<&str>, Vec<&str>) {
         let pick = |wanted: char| {
             self.lines.iter().filter(|(marker, _)| *marker == wanted).map(|(_, text)| text.as_str()).collect()
         };
@@ -49,7 +51,7 @@ impl Hunk {
 
 /// The hunks of a unified diff (`git diff` output), in order. Lines outside hunks (headers,
 /// `\ No newline at end of file`) are skipped; a malformed hunk header ends the file's hunks.
-pub(crate) fn hunks(diff: &str) -> Vec<Hunk> {
+pub fn hunks(diff: &str) -> Vec<Hunk> {
     let mut out: Vec<Hunk> = Vec::new();
     let mut file: Option<String> = None;
     let mut current: Option<Hunk> = None;

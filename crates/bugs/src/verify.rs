@@ -117,10 +117,7 @@ impl Workspace {
         std::fs::create_dir_all(&tmp)
             .map_err(|cause| BugsError::Io { what: format!("create {}", tmp.display()), cause })?;
         let source = repo.display().to_string();
-        git(
-            dir.path(),
-            &["clone", "--quiet", "--shared", "--no-checkout", &source, "tree"].map(str::to_owned),
-        )?;
+        git(dir.path(), &["clone", "--quiet", "--shared", "--no-checkout", &source, "tree"])?;
         let env = vec![
             ("TMPDIR", tmp.display().to_string()),
             // One build directory per clone, outside the tree: `git clean` keeps it, so each
@@ -133,14 +130,10 @@ impl Workspace {
         Ok(Workspace { _dir: dir, tree, env, token: token.to_owned() })
     }
 
-    fn git(&self, args: &[&str]) -> Result<Vec<u8>, BugsError> {
-        git(&self.tree, &args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
-    }
-
     /// The tree at `commit`, with untracked files removed (ignored ones, build caches, kept).
     fn checkout(&self, commit: &str) -> Result<(), BugsError> {
-        self.git(&["checkout", "--quiet", "--force", "--detach", commit])?;
-        self.git(&["clean", "--quiet", "--force", "-d"])?;
+        git(&self.tree, &["checkout", "--quiet", "--force", "--detach", commit])?;
+        git(&self.tree, &["clean", "--quiet", "--force", "-d"])?;
         Ok(())
     }
 
@@ -155,12 +148,13 @@ impl Workspace {
             BugsError::Git { message, .. } => message.lines().next().unwrap_or("git apply failed").to_owned(),
             other => other.to_string(),
         };
-        let plain =
-            self.git(&["apply", "--reverse", "--whitespace=nowarn", &path]).map(drop).map_err(first_line);
+        let plain = git(&self.tree, &["apply", "--reverse", "--whitespace=nowarn", &path])
+            .map(drop)
+            .map_err(first_line);
         match plain {
             Err(error) if merge => {
                 // A conflicted merge leaves markers behind: the caller checks out again.
-                self.git(&["apply", "--reverse", "--3way", "--whitespace=nowarn", &path])
+                git(&self.tree, &["apply", "--reverse", "--3way", "--whitespace=nowarn", &path])
                     .map(drop)
                     .map_err(|_| format!("{error}; a three-way merge conflicts too"))
             }
@@ -253,7 +247,7 @@ fn reversal_onto_target(
     // Against the target's tree (a three-way merge also updates the index).
     let mut args = vec!["diff", "--no-ext-diff", "--no-color", "HEAD", "--"];
     args.extend(candidate.sources.iter().map(String::as_str));
-    let patch_text = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
+    let patch_text = String::from_utf8_lossy(&git(&workspace.tree, &args)?).into_owned();
     workspace.checkout(settings.target)?;
     if patch::hunks(&patch_text).is_empty() {
         return Ok(Err(RejectReason::ReversalDoesNotApply {
@@ -273,7 +267,7 @@ pub(crate) fn verify(
 ) -> Result<Result<Bug, RejectReason>, Abort> {
     let mut args = vec!["diff", "--no-ext-diff", "--no-color", &candidate.parent, &candidate.id, "--"];
     args.extend(candidate.sources.iter().map(String::as_str));
-    let fix_diff = String::from_utf8_lossy(&workspace.git(&args)?).into_owned();
+    let fix_diff = String::from_utf8_lossy(&git(&workspace.tree, &args)?).into_owned();
 
     // First what costs no test run: a fix that cannot be put back into the target is no
     // bug of the target, whatever its tests say.
@@ -379,8 +373,8 @@ pub(crate) fn verify(
         // Checked in reversal_onto_target; kept as a rejection rather than a panic.
         return Ok(Err(RejectReason::ReversalDoesNotApply { detail: "the patch holds no hunk".into() }));
     };
-    let body =
-        String::from_utf8_lossy(&workspace.git(&["log", "-1", "--format=%b", &candidate.id])?).into_owned();
+    let body = String::from_utf8_lossy(&git(&workspace.tree, &["log", "-1", "--format=%b", &candidate.id])?)
+        .into_owned();
     Ok(Ok(Bug {
         file: first.file.clone(),
         line: first.new_span().0,

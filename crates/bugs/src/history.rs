@@ -183,10 +183,7 @@ pub(crate) fn log(
 /// How many commits of `range` are on its first-parent line (`git rev-list --count
 /// --first-parent`).
 pub(crate) fn count_first_parent(repo: &Path, range: &str) -> Result<usize, BugsError> {
-    let args: Vec<String> = ["rev-list", "--count", "--first-parent", "--end-of-options", range, "--"]
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect();
+    let args = ["rev-list", "--count", "--first-parent", "--end-of-options", range, "--"];
     let output = git(repo, &args)?;
     let text = String::from_utf8_lossy(&output);
     text.trim().parse().map_err(|_| BugsError::Git {

@@ -134,7 +134,7 @@ fn first_sentence(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bugs::patch::hunks;
+    use crate::patch::hunks;
 
     fn one_line(fixed: &str, buggy: &str) -> Vec<Hunk> {
         hunks(&format!("--- a/a.py\n+++ b/a.py\n@@ -3,1 +3,1 @@\n-{fixed}\n+{buggy}\n"))

@@ -17,14 +17,13 @@
 mod file;
 mod history;
 mod patch;
-
-pub(crate) use patch::hunks;
 mod runner;
 mod schedule;
 mod shape;
 mod verify;
 
-pub use file::{Bug, read_bugs_file, write_bugs_yaml};
+pub use file::{Bug, write_bugs_yaml};
+pub use patch::{Hunk, hunks};
 pub use runner::Ecosystem;
 pub use verify::Phase;
 
@@ -75,9 +74,9 @@ pub enum BugsError {
 }
 
 /// Runs git in `dir` (through `revcal_process::git`, the one runner of git) and returns its
-/// standard output.
-pub(crate) fn git(dir: &Path, args: &[String]) -> Result<Vec<u8>, BugsError> {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+/// standard output: the crate's one git helper, giving git's error the miner's shape.
+pub(crate) fn git<S: AsRef<str>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, BugsError> {
+    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
     revcal_process::git(dir, &args).map_err(|error| BugsError::Git {
         dir: error.dir,
         args: error.args,
@@ -302,10 +301,10 @@ pub enum MineEvent {
     },
 }
 
-/// Mines a repository's history for real bugs; see the [module documentation](self).
+/// Mines a repository's history for real bugs; see the [crate documentation](crate).
 ///
 /// ```no_run
-/// use revcal_calibrate::bugs::BugMiner;
+/// use revcal_bugs::BugMiner;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let report = BugMiner::new("path/to/repo").max_bugs(10).jobs(2).mine(&mut |_event| {})?;
 /// println!("{} of {} candidates verified", report.verified.len(), report.candidates);
@@ -432,11 +431,11 @@ impl BugMiner {
         let signals = SignalWatch::install()
             .map_err(|cause| BugsError::Io { what: "install the signal handlers".into(), cause })?;
         // The clones are made from elsewhere: they need the work tree's root, absolute.
-        let root = git(&self.repo, &["rev-parse".into(), "--show-toplevel".into()])?;
+        let root = git(&self.repo, &["rev-parse", "--show-toplevel"])?;
         let repo = PathBuf::from(String::from_utf8_lossy(&root).trim());
         let target = String::from_utf8_lossy(&git(
             &repo,
-            &["rev-parse".into(), "--verify".into(), format!("{}^{{commit}}", self.target)],
+            &["rev-parse", "--verify", &format!("{}^{{commit}}", self.target)],
         )?)
         .trim()
         .to_owned();
