@@ -139,6 +139,20 @@ fn the_mode_is_probed_once_per_base_url_not_per_call() {
 }
 
 #[test]
+fn threads_asking_a_new_server_at_once_probe_it_once() {
+    let server = json_object_only();
+    let judge = LlmJudge::new(config(&server));
+    std::thread::scope(|scope| {
+        for _ in 0..6 {
+            scope.spawn(|| assert!(judge.judge(&request()).unwrap()));
+        }
+    });
+    let kinds: Vec<_> = server.requests().iter().map(format_type).collect();
+    assert_eq!(kinds.iter().filter(|k| k.as_deref() == Some("json_schema")).count(), 1, "{kinds:?}");
+    assert_eq!(kinds.len(), 7);
+}
+
+#[test]
 fn explicit_modes_send_exactly_the_documented_request_shape() {
     let server = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
     let schema_in_prompt = r#""required":["match","reason"]"#;
