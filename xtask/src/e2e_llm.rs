@@ -48,19 +48,17 @@ const START_TIMEOUT: Duration = Duration::from_secs(300);
 /// `--judge-timeout` for each call: CPU inference on a loaded machine is slow, and a timeout
 /// here would measure the machine, not revcal.
 const JUDGE_TIMEOUT_SECS: &str = "600";
-/// Every variable that configures revcal's judge; cleared so that the environment cannot
-/// send a step to another provider.
-const JUDGE_VARIABLES: [&str; 9] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_BASE_URL",
-    "REVCAL_JUDGE_PROVIDER",
-    "REVCAL_JUDGE_MODEL",
-];
+/// Every variable that configures revcal's judge (each provider's key and base URL, the
+/// provider and model choices): cleared so that the caller's environment cannot send a step
+/// to another provider.
+fn judge_variables() -> Vec<&'static str> {
+    let mut variables = vec![revcal_judge::PROVIDER_VARIABLE, revcal_judge::MODEL_VARIABLE];
+    for provider in revcal_judge::Provider::ALL {
+        variables.extend(provider.key_variables());
+        variables.push(provider.base_url_variable());
+    }
+    variables
+}
 
 /// One step of the run: a name and a function that runs revcal against the server and
 /// checks what came back.
@@ -121,7 +119,7 @@ impl Run {
     fn revcal(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.revcal);
         command.args(args).env_remove("RUST_LOG").env("NO_COLOR", "1");
-        for variable in JUDGE_VARIABLES {
+        for variable in judge_variables() {
             command.env_remove(variable);
         }
         command
@@ -609,6 +607,20 @@ INFO:     127.0.0.1:39540 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
             kept: RefCell::default(),
         };
         assert_eq!(run.server_calls().unwrap(), (2, 1));
+    }
+
+    #[test]
+    fn every_judge_variable_is_cleared() {
+        let variables = judge_variables();
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_BASE_URL",
+            "GOOGLE_API_KEY",
+            "GEMINI_BASE_URL",
+            "REVCAL_JUDGE_MODEL",
+        ] {
+            assert!(variables.contains(&name), "{name}");
+        }
     }
 
     #[test]
