@@ -214,6 +214,17 @@ fn an_error_that_does_not_name_the_response_format_is_no_reason_to_fall_back() {
     assert!(matches!(error, JudgeError::Status { status: 400, .. }), "{error:?}");
     assert_eq!(server.requests().len(), 1);
     assert_eq!(format_type(&server.requests()[0]).as_deref(), Some("json_schema"));
+    // OpenAI's answer to a schema it cannot enforce: the schema's mistake, not the mode's.
+    let server = TestServer::start(|_, _| {
+        Reply::new(
+            400,
+            r#"{"error": {"message": "Invalid schema for response_format 'verdict': In context=(), 'additionalProperties' is required to be supplied and to be false.", "type": "invalid_request_error", "param": "response_format", "code": null}}"#,
+        )
+    });
+    let error = LlmJudge::new(config(&server)).judge(&request()).unwrap_err();
+    assert!(matches!(error, JudgeError::Status { status: 400, .. }), "{error:?}");
+    assert!(error.to_string().contains("additionalProperties"), "{error}");
+    assert_eq!(server.requests().len(), 1, "no fallback");
 }
 
 #[test]
