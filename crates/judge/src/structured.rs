@@ -102,11 +102,14 @@ pub(crate) fn found_for(base_url: &str) -> Arc<Mutex<Found>> {
 /// Whether an error answer (status and body) refuses the request because of its
 /// `response_format`: llama-cpp-python answers HTTP 500 with the validation error of its
 /// request model, FastAPI servers 422, others 400. Authentication, rate-limit and timeout
-/// statuses never are.
+/// statuses never are, nor is a server that took the mode but found the schema itself
+/// invalid (OpenAI's "Invalid schema for response_format"): another mode would hide a
+/// schema's mistake and keep the whole process off structured output.
 pub(crate) fn is_refusal(status: u16, body: &str) -> bool {
     if !(400..600).contains(&status) || matches!(status, 401 | 403 | 404 | 408 | 429) {
         return false;
     }
     let body = body.to_ascii_lowercase();
-    ["response_format", "json_schema", "json_object"].iter().any(|word| body.contains(word))
+    !body.contains("invalid schema")
+        && ["response_format", "json_schema", "json_object"].iter().any(|word| body.contains(word))
 }

@@ -78,7 +78,7 @@ struct CalibrateJudgeArgs {
     #[arg(long, value_name = "S", default_value_t = 0, requires = "sample")]
     seed: u64,
     /// An external judge instead of the built-in one (the --judge-cmd protocol).
-    #[arg(long, value_name = "CMD", conflicts_with_all = ["judge_provider", "judge_model"])]
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["judge_provider", "judge_model", "structured_output"])]
     judge_cmd: Option<String>,
     /// No progress on stderr.
     #[arg(long, short)]

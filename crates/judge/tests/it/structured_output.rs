@@ -139,6 +139,20 @@ fn the_mode_is_probed_once_per_base_url_not_per_call() {
 }
 
 #[test]
+fn threads_asking_a_new_server_at_once_probe_it_once() {
+    let server = json_object_only();
+    let judge = LlmJudge::new(config(&server));
+    std::thread::scope(|scope| {
+        for _ in 0..6 {
+            scope.spawn(|| assert!(judge.judge(&request()).unwrap()));
+        }
+    });
+    let kinds: Vec<_> = server.requests().iter().map(format_type).collect();
+    assert_eq!(kinds.iter().filter(|k| k.as_deref() == Some("json_schema")).count(), 1, "{kinds:?}");
+    assert_eq!(kinds.len(), 7);
+}
+
+#[test]
 fn explicit_modes_send_exactly_the_documented_request_shape() {
     let server = TestServer::start(|_, _| Reply::new(200, openai_answer(&verdict_text(true), "stop")));
     let schema_in_prompt = r#""required":["match","reason"]"#;
@@ -200,6 +214,17 @@ fn an_error_that_does_not_name_the_response_format_is_no_reason_to_fall_back() {
     assert!(matches!(error, JudgeError::Status { status: 400, .. }), "{error:?}");
     assert_eq!(server.requests().len(), 1);
     assert_eq!(format_type(&server.requests()[0]).as_deref(), Some("json_schema"));
+    // OpenAI's answer to a schema it cannot enforce: the schema's mistake, not the mode's.
+    let server = TestServer::start(|_, _| {
+        Reply::new(
+            400,
+            r#"{"error": {"message": "Invalid schema for response_format 'verdict': In context=(), 'additionalProperties' is required to be supplied and to be false.", "type": "invalid_request_error", "param": "response_format", "code": null}}"#,
+        )
+    });
+    let error = LlmJudge::new(config(&server)).judge(&request()).unwrap_err();
+    assert!(matches!(error, JudgeError::Status { status: 400, .. }), "{error:?}");
+    assert!(error.to_string().contains("additionalProperties"), "{error}");
+    assert_eq!(server.requests().len(), 1, "no fallback");
 }
 
 #[test]
