@@ -78,10 +78,10 @@ fn steps() -> Vec<Step> {
         Step { name: "judge check", run: judge_check },
         Step { name: "judge calibrate --sample 12", run: judge_calibrate },
         Step { name: "judge calibrate --sample 12, again", run: judge_calibrate_again },
-        // TO ADD (issue 29, items 1 and 2): `revcal review` on a fixture repository, and
-        // `revcal calibrate --reviewer openai:gemma-3-270m` on it: the findings and the review
-        // document parse and fit their schemas, a rerun is served by the cache, the report
-        // names the reviewer's calls and tokens.
+        Step { name: "review", run: review },
+        Step { name: "review, again", run: review_again },
+        Step { name: "calibrate --reviewer", run: calibrate_reviewer },
+        Step { name: "calibrate --reviewer, again", run: calibrate_reviewer_again },
     ]
 }
 
@@ -109,6 +109,8 @@ struct Run {
     base_url: String,
     server_log: PathBuf,
     cache: PathBuf,
+    /// A repository whose last commit the reviewer reviews, with a plants file beside it.
+    fixture: PathBuf,
     /// Results earlier steps keep for later ones (the first calibration, for the rerun).
     kept: RefCell<BTreeMap<&'static str, Value>>,
 }
@@ -205,6 +207,7 @@ pub(crate) fn run(root: &Path, args: &[&str]) -> Result<ExitCode> {
         base_url: server.base_url.clone(),
         server_log: server.log.clone(),
         cache: work.path().join("judge-cache"),
+        fixture: fixture(work.path())?,
         kept: RefCell::default(),
     };
     let mut measured = Vec::new();
@@ -349,7 +352,8 @@ impl Server {
                 .args(["-m", "llama_cpp.server", "--model"])
                 .arg(dir.join("models").join(MODEL_FILE))
                 .args(["--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--n_ctx", "2048", "--n_threads", threads])
+                // Room for the reviewer's prompt (about 3,000 tokens of rubric) and its answer.
+                .args(["--n_ctx", "8192", "--n_threads", threads])
                 .env("PYTHONUNBUFFERED", "1")
                 .stdin(Stdio::null())
                 .stdout(file.try_clone()?)
@@ -582,6 +586,216 @@ fn judge_calibrate_again(run: &Run) -> Result<Figures> {
     Ok(figures)
 }
 
+/// The reviewer's fixture: `repo/` (two commits: the second changes `add`, `is_adult` and
+/// `first`) and `plants.yaml` beside it (three plants in the second commit's lines).
+fn fixture(work: &Path) -> Result<PathBuf> {
+    let dir = work.join("fixture");
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(repo.join("src"))?;
+    let git = |args: &[&str]| {
+        check(
+            Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=e2e",
+                    "-c",
+                    "user.email=e2e@example.com",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(&repo)
+                .stdout(Stdio::null()),
+            "git",
+        )
+    };
+    git(&["init", "-q"])?;
+    std::fs::write(repo.join("src/calc.py"), "def add(a, b):\n    return 0\n")?;
+    git(&["add", "."])?;
+    git(&["commit", "-qm", "calc"])?;
+    std::fs::write(
+        repo.join("src/calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef is_adult(age):\n    return age >= 18\n\n\ndef first(items):\n    return items[0]\n",
+    )?;
+    git(&["commit", "-qam", "calc: add, is_adult, first"])?;
+    std::fs::write(
+        dir.join("plants.yaml"),
+        r#"- {file: src/calc.py, line: 2, original: "return a + b", mutated: "return a - b", category: arithmetic, defect: "add subtracts: every sum is wrong"}
+- {file: src/calc.py, line: 6, original: ">=", mutated: ">", category: off-by-one, defect: "an 18-year-old is no longer an adult"}
+- {file: src/calc.py, line: 10, original: "items[0]", mutated: "items[1]", category: boundary, defect: "first returns the second item"}
+"#,
+    )?;
+    Ok(dir)
+}
+
+/// The reviewer's flags: one finding at most (a 270M model otherwise writes findings until
+/// its output runs out), the same timeout and cache as the judge.
+const REVIEW_FINDINGS: &str = "1";
+
+/// `revcal review --commit HEAD` of the fixture: the answer fits the review's schema, the
+/// findings are what `revcal calibrate` reads and the review what `revcal score` scores.
+fn review_once(run: &Run) -> Result<(Figures, String)> {
+    let before = run.server_calls()?;
+    let out = run.fixture.join("review");
+    let cache = run.cache.display().to_string();
+    let out_arg = out.display().to_string();
+    let args = [
+        "review",
+        "--reviewer",
+        "openai:gemma-3-270m",
+        "--max-findings",
+        REVIEW_FINDINGS,
+        "--timeout",
+        JUDGE_TIMEOUT_SECS,
+        "--cache",
+        &cache,
+        "--out",
+        &out_arg,
+        "--format",
+        "findings",
+    ];
+    let (output, wall) = timed(run.revcal(&args).current_dir(run.fixture.join("repo")))?;
+    if output.status.code() != Some(0) {
+        bail!("revcal review exited {}: {}", output.status, text(&output.stdout));
+    }
+    let printed: Value =
+        serde_json::from_slice(&output.stdout).context("review --format findings printed no JSON")?;
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(out.join("findings.json"))?)?;
+    if printed != written {
+        bail!("the findings printed and written differ");
+    }
+    let findings = written["findings"].as_array().context("no findings list")?;
+    if findings.len() > 1
+        || findings.iter().any(|f| !f["file"].is_string() || f["line"].as_u64().unwrap_or(0) == 0)
+    {
+        bail!("findings do not fit the schema: {written}");
+    }
+    // The review document is a review `revcal score` reads (0 pass, 1 fail, 2 unclear; 3 is
+    // invalid input).
+    let review = out.join("review.json").display().to_string();
+    let scored = run.revcal(&["score", &review, "--json"]).output()?;
+    if !matches!(scored.status.code(), Some(0..=2)) {
+        bail!("revcal score refused the review ({}): {}", scored.status, text(&scored.stderr));
+    }
+    let verdict: Value = serde_json::from_slice(&scored.stdout)?;
+    let after = run.server_calls()?;
+    let (answered, refused) = (after.0 - before.0, after.1 - before.1);
+    Ok((
+        Figures {
+            wall,
+            answered,
+            refused,
+            note: format!("{} finding(s), verdict {}", findings.len(), verdict["verdict"]),
+            ..Figures::default()
+        },
+        text(&output.stderr),
+    ))
+}
+
+/// The first review: one probe refused, one answer.
+fn review(run: &Run) -> Result<Figures> {
+    let (mut figures, _) = review_once(run)?;
+    if (figures.answered, figures.refused) != (1, 1) {
+        bail!(
+            "expected 1 answered request and 1 refused probe, the server logged {} and {}",
+            figures.answered,
+            figures.refused
+        );
+    }
+    figures.calls = 2;
+    Ok(figures)
+}
+
+/// The same review again: answered from the cache, no request.
+fn review_again(run: &Run) -> Result<Figures> {
+    let (mut figures, _) = review_once(run)?;
+    if (figures.answered, figures.refused) != (0, 0) {
+        bail!(
+            "the cached review went to the server ({} answered, {} refused)",
+            figures.answered,
+            figures.refused
+        );
+    }
+    figures.cache_hits = 1;
+    figures.note.push_str("; from the cache");
+    Ok(figures)
+}
+
+/// `revcal calibrate --reviewer` on the fixture (plants file, string scorer: this tests the
+/// reviewer's wire, not a judge): the report names the reviewer and what it spent, equal to
+/// what the server logged.
+fn calibrate_with_reviewer(run: &Run) -> Result<(Value, Figures)> {
+    let before = run.server_calls()?;
+    let plants = run.fixture.join("plants.yaml").display().to_string();
+    let cache = run.cache.display().to_string();
+    let args = [
+        "calibrate",
+        "--reviewer",
+        "openai:gemma-3-270m",
+        "--max-review-findings",
+        REVIEW_FINDINGS,
+        "--review-timeout",
+        JUDGE_TIMEOUT_SECS,
+        "--plants-file",
+        &plants,
+        "--scorer",
+        "string",
+        "--min-recall",
+        "0",
+        "--judge-cache",
+        &cache,
+        "--json",
+        "-q",
+    ];
+    let (output, wall) = timed(run.revcal(&args).current_dir(run.fixture.join("repo")))?;
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("calibrate printed no JSON report ({})", output.status))?;
+    if output.status.code() != Some(0) {
+        bail!("revcal calibrate exited {}", output.status);
+    }
+    if report["reviewer"] != "openai:gemma-3-270m" || report["plants"].as_array().map(Vec::len) != Some(3) {
+        bail!("the report does not name the reviewer or its 3 plants: {}", report["reviewer"]);
+    }
+    let usage = &report["reviewerUsage"][0];
+    let count =
+        |key: &str| usage[key].as_u64().with_context(|| format!("no reviewerUsage[0].{key} in the report"));
+    let after = run.server_calls()?;
+    let (answered, refused) = (after.0 - before.0, after.1 - before.1);
+    let figures = Figures {
+        wall,
+        answered,
+        refused,
+        calls: count("calls")?,
+        cache_hits: count("cacheHits")?,
+        input_tokens: count("inputTokens")?,
+        output_tokens: count("outputTokens")?,
+        note: format!("recall {} (string scorer), {} finding(s)", report["recall"], report["findings"]),
+    };
+    if figures.calls != answered + refused {
+        bail!("the report counts {} reviewer calls, the server logged {}", figures.calls, answered + refused);
+    }
+    Ok((report, figures))
+}
+
+fn calibrate_reviewer(run: &Run) -> Result<Figures> {
+    let (report, figures) = calibrate_with_reviewer(run)?;
+    if figures.answered != 1 || figures.input_tokens == 0 {
+        bail!("expected one answered review with its tokens counted: {}", report["reviewerUsage"]);
+    }
+    run.kept.borrow_mut().insert("reviewed", report);
+    Ok(figures)
+}
+
+fn calibrate_reviewer_again(run: &Run) -> Result<Figures> {
+    let first = run.kept.borrow().get("reviewed").cloned().context("the first calibration did not run")?;
+    let (report, mut figures) = calibrate_with_reviewer(run)?;
+    if figures.calls != 0 || figures.cache_hits != 1 || report["recall"] != first["recall"] {
+        bail!("expected the review from the cache with the same recall: {}", report["reviewerUsage"]);
+    }
+    figures.note.push_str("; from the cache");
+    Ok(figures)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,6 +818,7 @@ INFO:     127.0.0.1:39540 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
             base_url: String::new(),
             server_log: log,
             cache: PathBuf::new(),
+            fixture: PathBuf::new(),
             kept: RefCell::default(),
         };
         assert_eq!(run.server_calls().unwrap(), (2, 1));

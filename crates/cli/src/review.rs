@@ -502,7 +502,11 @@ impl revcal_calibrate::in_process::InProcessReviewer for InProcess {
         let change =
             Change::of_work_tree(request.checkout, request.base, self.context, self.max_change_bytes)
                 .map_err(|error| chain(&error))?;
-        let answers = self.council.review_nth(&change, request.trial).map_err(|error| chain(&error))?;
+        // The run's error names the reviewer already: a model's error is told from its cause.
+        let answers = self.council.review_nth(&change, request.trial).map_err(|error| match &error {
+            revcal_review::ReviewError::Model { source, .. } => chain(source),
+            other => chain(other),
+        })?;
         serde_json::to_string(&findings_of(self.council.members(), &answers))
             .map_err(|error| error.to_string())
     }

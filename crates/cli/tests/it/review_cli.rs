@@ -334,6 +334,7 @@ fn calibrate_refuses_a_judge_of_the_built_in_reviewers_provider_and_stops_on_its
     .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("reviewer openai:m gave no review"), "{}", stderr(&output));
+    assert_eq!(stderr(&output).matches("gave no review").count(), 1, "said once: {}", stderr(&output));
     assert!(stderr(&output).contains("401"), "{}", stderr(&output));
     assert_untouched(&sandbox, &before);
 }
