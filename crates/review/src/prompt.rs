@@ -10,25 +10,6 @@ use revcal_rubric_model::{FocusArea, Rubric};
 
 use crate::change::Change;
 
-/// The rubric as the reviewer reads it: what its review will be scored on.
-pub fn rubric_text(rubric: &Rubric) -> String {
-    let mut text = format!(
-        "RUBRIC {} ({}), for artifacts of type {}.\nScale: {} (worst) to {} (best); fractional scores are allowed.\n",
-        rubric.rubric_id, rubric.name, rubric.artifact_type, rubric.scale.min, rubric.scale.max
-    );
-    if let Some(description) = &rubric.description {
-        let _ = writeln!(text, "{}", description.trim());
-    }
-    for criterion in &rubric.criteria {
-        let _ = writeln!(text, "\nCRITERION {}: {}", criterion.name, criterion.description.trim());
-        let _ = writeln!(text, "  threshold (a passing artifact scores at least): {}", criterion.threshold);
-        for (key, anchor) in criterion.anchors.iter() {
-            let _ = writeln!(text, "  anchor {key}: {}", anchor.trim());
-        }
-    }
-    text
-}
-
 /// The focus areas as the reviewer reads them: what to check, and the red flags to raise.
 fn focus_text(areas: &[&FocusArea]) -> String {
     let mut text = String::new();
@@ -56,7 +37,7 @@ change with no defect gets no finding.\n\n\
 Your review will be scored on the rubric below; write the review that scores best on it, then \
 score your own review on each criterion as an impartial assessor would.\n\n",
     );
-    text.push_str(&rubric_text(rubric));
+    text.push_str(&rubric.prompt_text(false));
     if !focus.is_empty() {
         text.push_str("\nThe review must also cover these focus areas; raise a red flag by its id when the change shows it.\n");
         text.push_str(&focus_text(focus));

@@ -87,6 +87,34 @@ impl Rubric {
     pub fn has_shares(&self) -> bool {
         self.criteria.iter().any(|c| c.share.is_some())
     }
+
+    /// The rubric as a model reads it in a prompt: its id, name, artifact type, scale and
+    /// description, then each criterion with its description, threshold and anchors (and its
+    /// examples when `with_examples`: a scorer of artifacts uses them, a reviewer needs only
+    /// the anchors).
+    pub fn prompt_text(&self, with_examples: bool) -> String {
+        use std::fmt::Write as _;
+        let mut text = format!(
+            "RUBRIC {} ({}), for artifacts of type {}.\nScale: {} (worst) to {} (best).\n",
+            self.rubric_id, self.name, self.artifact_type, self.scale.min, self.scale.max
+        );
+        if let Some(description) = &self.description {
+            let _ = writeln!(text, "{}", description.trim());
+        }
+        for criterion in &self.criteria {
+            let _ = writeln!(text, "\nCRITERION {}: {}", criterion.name, criterion.description.trim());
+            let _ = writeln!(text, "  threshold (a passing artifact scores at least): {}", criterion.threshold);
+            for (key, anchor) in criterion.anchors.iter() {
+                let _ = writeln!(text, "  anchor {key}: {}", anchor.trim());
+            }
+            if with_examples {
+                for (key, example) in criterion.examples.iter() {
+                    let _ = writeln!(text, "  example {key}: {}", example.trim());
+                }
+            }
+        }
+        text
+    }
 }
 
 /// An inclusive integer scale.

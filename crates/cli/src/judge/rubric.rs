@@ -43,28 +43,6 @@ pub(crate) struct RubricCalibrateArgs {
     judge: JudgeFlags,
 }
 
-/// The rubric as the model reads it: scale, criteria with thresholds, anchors and examples.
-fn rubric_text(rubric: &Rubric) -> String {
-    let mut text = format!(
-        "RUBRIC {} ({}), for artifacts of type {}.\nScale: {} (worst) to {} (best); fractional scores are allowed.\n",
-        rubric.rubric_id, rubric.name, rubric.artifact_type, rubric.scale.min, rubric.scale.max
-    );
-    if let Some(description) = &rubric.description {
-        let _ = writeln!(text, "{}", description.trim());
-    }
-    for criterion in &rubric.criteria {
-        let _ = writeln!(text, "\nCRITERION {}: {}", criterion.name, criterion.description.trim());
-        let _ = writeln!(text, "  threshold (a passing artifact scores at least): {}", criterion.threshold);
-        for (key, anchor) in criterion.anchors.iter() {
-            let _ = writeln!(text, "  anchor {key}: {}", anchor.trim());
-        }
-        for (key, example) in criterion.examples.iter() {
-            let _ = writeln!(text, "  example {key}: {}", example.trim());
-        }
-    }
-    text
-}
-
 /// The answer's schema: one number per criterion, nothing else.
 fn schema(rubric: &Rubric) -> Value {
     let properties: serde_json::Map<String, Value> =
@@ -114,7 +92,7 @@ pub(crate) fn run(args: RubricCalibrateArgs, style: &Style) -> anyhow::Result<Ex
         return Ok(ExitCode::from(ERROR));
     };
     let judge = args.judge.judge(config);
-    let instructions = rubric_text(&rubric);
+    let instructions = rubric.prompt_text(true);
     let schema = schema(&rubric);
     let progress = crate::calibrate::progress_bar(args.quiet);
     progress(Progress::Stage {
