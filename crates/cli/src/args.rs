@@ -14,7 +14,7 @@ use std::path::PathBuf;
     version,
     propagate_version = true,
     max_term_width = 100,
-    after_help = "Start with:\n  revcal demo                          two bundled reviewers measured: no setup, no API key\n  revcal calibrate --review-cmd CMD    measure your reviewer on bugs planted in HEAD\n  revcal score review.json             a review's weighted score and verdict\n  revcal rubric lint rubrics           check a rubric library\n\nEach command's --help has examples and its exit codes."
+    after_help = "Start with:\n  revcal demo                          two bundled reviewers measured: no setup, no API key\n  revcal calibrate --review-cmd CMD    measure your reviewer on bugs planted in HEAD\n  revcal score review.json             a review's weighted score and verdict\n  revcal review --reviewer P:M         an LLM reviews HEAD's change (docs/review.md)\n  revcal rubric lint rubrics           check a rubric library\n\nEach command's --help has examples and its exit codes."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]

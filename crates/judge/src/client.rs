@@ -127,8 +127,12 @@ impl Client {
             }
             match self.attempt(&request, mode) {
                 Attempt::Done(completion) => {
-                    let value = parse_json(&completion.text)
-                        .map_err(|problem| JudgeError::BadAnswer { judge: self.name(), problem })?;
+                    let value = parse_json(&completion.text).map_err(|problem| {
+                        // The error quotes the answer's start; the whole of it, for whoever
+                        // must find out what a model wrote, is at debug level (`-vv`).
+                        tracing::debug!(judge = %self.name(), answer = %self.config.redact(&completion.text), "an answer that is not the JSON asked for");
+                        JudgeError::BadAnswer { judge: self.name(), problem }
+                    })?;
                     return Ok((value, completion));
                 }
                 Attempt::Fail(error) => return Err(error),
@@ -311,16 +315,63 @@ fn parse_json(text: &str) -> Result<Value, AnswerProblem> {
         .or_else(|| trimmed.strip_prefix("```"))
         .and_then(|rest| rest.strip_suffix("```"))
         .map_or(trimmed, str::trim);
-    match serde_json::from_str::<Value>(inner) {
+    // Raw control characters inside strings (a newline in a message) are not JSON, but
+    // llama.cpp's grammars let models write them; they are read as their escapes, as
+    // Python's `json.loads(strict=False)` reads them.
+    let parsed = serde_json::from_str::<Value>(inner).or_else(|error| {
+        serde_json::from_str::<Value>(&escape_controls_in_strings(inner)).map_err(|_| error)
+    });
+    match parsed {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(_) => Err(AnswerProblem::Shape(format!("the answer is not a JSON object: {}", wire::quote(text)))),
         Err(_) => Err(AnswerProblem::NotJson(wire::quote(text))),
     }
 }
 
+/// `text` with every control character inside a JSON string written as its escape
+/// (`\n`, `\t`, `\u0001`); everything outside strings is left as it is.
+fn escape_controls_in_strings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string && !escaped && c.is_control() && (c as u32) < 0x20 {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                other => out.push_str(&format!("\\u{:04x}", other as u32)),
+            }
+            continue;
+        }
+        out.push(c);
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_inside_strings_are_read_as_their_escapes() {
+        let answer = "{\"message\": \"line one\nline\ttwo\u{1}\", \"q\": \"a \\\"quoted\\\"\nword\"}\n";
+        let value = parse_json(answer).unwrap();
+        assert_eq!(value["message"], "line one\nline\ttwo\u{1}");
+        assert_eq!(value["q"], "a \"quoted\"\nword");
+        // Outside strings nothing changes: a broken document stays broken.
+        assert!(matches!(parse_json("{\"a\": 1,\n\n}"), Err(AnswerProblem::NotJson(_))));
+    }
 
     #[test]
     fn loopback_hosts_are_recognised() {

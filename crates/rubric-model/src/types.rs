@@ -103,7 +103,8 @@ impl Rubric {
         }
         for criterion in &self.criteria {
             let _ = writeln!(text, "\nCRITERION {}: {}", criterion.name, criterion.description.trim());
-            let _ = writeln!(text, "  threshold (a passing artifact scores at least): {}", criterion.threshold);
+            let _ =
+                writeln!(text, "  threshold (a passing artifact scores at least): {}", criterion.threshold);
             for (key, anchor) in criterion.anchors.iter() {
                 let _ = writeln!(text, "  anchor {key}: {}", anchor.trim());
             }

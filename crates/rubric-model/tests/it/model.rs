@@ -183,3 +183,21 @@ proptest! {
         prop_assert!(version_problem(&version).is_none());
     }
 }
+
+#[test]
+fn the_prompt_text_lists_every_criterion_with_its_anchors_and_examples_only_when_asked() {
+    let rubric: Rubric = serde_yaml::from_str(RUBRIC).unwrap();
+    let with = rubric.prompt_text(true);
+    let without = rubric.prompt_text(false);
+    assert!(with.starts_with(&format!("RUBRIC {} ({})", rubric.rubric_id, rubric.name)), "{with}");
+    for criterion in &rubric.criteria {
+        assert!(without.contains(&format!("CRITERION {}: ", criterion.name)), "{without}");
+        for (key, anchor) in criterion.anchors.iter() {
+            assert!(without.contains(&format!("  anchor {key}: {}", anchor.trim())), "{without}");
+        }
+        for (key, example) in criterion.examples.iter() {
+            let line = format!("  example {key}: {}", example.trim());
+            assert!(with.contains(&line) && !without.contains(&line), "{line}");
+        }
+    }
+}
