@@ -12,6 +12,9 @@ use crate::http_server::{
     Recorded, Reply, TestServer, anthropic_tool_answer, fenced_after, gemini_answer, openai_answer, prompt_of,
 };
 
+/// A `--judge-cmd` that matches when the finding's text is the plant's defect sentence.
+const DEFECT_JUDGE: &str = "req=$(cat)\ndefect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/')\ncase \"$req\" in *\"text\\\":\\\"$defect\"*) echo '{\"match\": true}';; *) echo '{\"match\": false}';; esac";
+
 /// The code_review_v1 scores every stand-in gives its own review.
 fn scores() -> Value {
     json!({"accuracy": 8, "completeness": 7, "clarity": 8, "conciseness": 8, "relevance": 9})
@@ -178,9 +181,18 @@ fn an_answer_that_does_not_fit_the_schema_is_an_error_and_writes_nothing() {
 /// sees in the change (in the plants file's words), `silent` reports nothing, `noisy` one
 /// finding that locates no plant.
 fn council_server() -> TestServer {
-    TestServer::start(|_, request: &Recorded| {
+    stand_in("openai")
+}
+
+/// The stand-in models of [`council_server`] in `provider`'s wire format (the model is named
+/// in the body, or for Gemini in the path).
+fn stand_in(provider: &'static str) -> TestServer {
+    TestServer::start(move |_, request: &Recorded| {
         let body = request.json();
-        let model = body["model"].as_str().unwrap_or_default().to_owned();
+        let model = match provider {
+            "gemini" => request.path.split("/models/").nth(1).and_then(|m| m.split(':').next()).unwrap_or_default().to_owned(),
+            _ => body["model"].as_str().unwrap_or_default().to_owned(),
+        };
         let prompt = prompt_of(request);
         let mut findings = Vec::new();
         match model.as_str() {
@@ -202,8 +214,40 @@ fn council_server() -> TestServer {
             "noisy" => findings.push(finding("README.md", 1, "minor", "the title is terse")),
             _ => {}
         }
-        reply_for("openai", &answer(findings))
+        reply_for(provider, &answer(findings))
     })
+}
+
+#[test]
+fn calibrate_runs_the_built_in_reviewer_of_each_provider() {
+    for provider in ["anthropic", "openai", "gemini"] {
+        let sandbox = Sandbox::new();
+        let before = snapshot(&sandbox.repo());
+        let server = stand_in(provider);
+        let (url_variable, key_variable) = variables(provider);
+        let judge = sandbox.script("judge.sh", DEFECT_JUDGE);
+        let reviewer = format!("{provider}:catcher");
+        let plants = sandbox.plants();
+        let output = revcal(
+            &sandbox,
+            &["calibrate", "--reviewer", &reviewer, "--plants-file", &plants, "--judge-cmd", &judge, "--json", "--no-judge-cache"],
+        )
+        .env(url_variable, server.url())
+        .env(key_variable, "sk-test-key-0123456789")
+        .output()
+        .unwrap();
+        assert!(output.status.success(), "{provider}: {}", stderr(&output));
+        let report = json(&output);
+        assert_eq!(report["recall"], 1.0, "{provider}: {report}");
+        assert_eq!(report["reviewer"], reviewer.as_str());
+        assert_eq!(report["reviewerUsage"][0]["provider"], provider, "{report}");
+        assert_eq!(report["reviewerUsage"][0]["calls"], 1, "{provider}: {report}");
+        let prompt = prompt_of(&server.requests()[0]);
+        let change = fenced_after(&prompt, "THE CHANGE", 0).unwrap_or_else(|| panic!("{provider}: {prompt}"));
+        assert!(change.contains("     2 +     return a - b\n"), "the plants are in the change reviewed: {change}");
+        assert!(!stdout(&output).contains("sk-test-key") && !stderr(&output).contains("sk-test-key"));
+        assert_untouched(&sandbox, &before);
+    }
 }
 
 #[test]
@@ -237,7 +281,7 @@ fn a_council_of_three_reviews_is_scored_and_calibrated_and_its_figures_recompute
     // Calibrated: the council reviews each checkout (two trials, two at once).
     let judge = sandbox.script(
         "judge.sh",
-        "req=$(cat)\ndefect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/')\ncase \"$req\" in *\"text\\\":\\\"$defect\"*) echo '{\"match\": true}';; *) echo '{\"match\": false}';; esac",
+        DEFECT_JUDGE,
     );
     let calibrate = |cache: &str| {
         let mut args = vec![
@@ -351,7 +395,7 @@ fn a_suite_runs_the_built_in_reviewer_in_each_unit_and_sums_what_it_spent() {
     .unwrap();
     let judge = sandbox.script(
         "judge.sh",
-        "req=$(cat)\ndefect=$(printf '%s' \"$req\" | sed 's/.*\"defect\":\"\\([^\"]*\\)\".*/\\1/')\ncase \"$req\" in *\"text\\\":\\\"$defect\"*) echo '{\"match\": true}';; *) echo '{\"match\": false}';; esac",
+        DEFECT_JUDGE,
     );
     let output = revcal(
         &sandbox,
