@@ -261,7 +261,7 @@ pub struct AnonymousQuery {
 }
 
 /// `Some` when `value` is an unsigned `REVIEW_LEADERBOARD` (no `sig`, no `pubkey`): the
-/// query, or what is wrong with it. `None` for anything else, which [`decode`] checks.
+/// query, or what is wrong with it. `None` for anything else, which [`decode_envelope`] checks.
 pub fn anonymous_query(value: &Value) -> Option<Result<AnonymousQuery, FieldError>> {
     let object = value.as_object()?;
     if object.get("type").and_then(Value::as_str) != Some(MessageType::ReviewLeaderboard.as_str())

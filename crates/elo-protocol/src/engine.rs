@@ -1,8 +1,8 @@
 //! The rating engine: a pure function over an ordered stream of signed messages.
 //!
-//! The ledger applies the same rules ([`check_review`], [`check_outcome`],
-//! [`Standing::score`]) against its SQLite state; `Ledger::replay` runs this engine over
-//! the stored messages and compares.
+//! The ledger (revcal-elo's `Ledger`) applies the same rules ([`check_review`],
+//! [`check_outcome`], [`Standing::score`]) against its stored state; `Ledger::replay` runs
+//! this engine over the stored messages and compares.
 
 use crate::identity::{AgentId, PublicKey};
 use crate::link::RoundKey;
