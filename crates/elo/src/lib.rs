@@ -2,6 +2,11 @@
 //! section 2), Ed25519 signatures over RFC 8785 canonical JSON, an ELO rating engine, an
 //! SQLite or PostgreSQL ledger, and signed receipts.
 //!
+//! This crate is the ledger; the protocol (messages, signatures, the rating rules,
+//! calibration records, receipts) is `revcal-elo-protocol`, re-exported here under the same
+//! names. An embedder that only signs, verifies or rates messages can depend on
+//! `revcal-elo-protocol` alone and build no database client.
+//!
 //! - [`SignedMessage::parse`] validates one message (every field, named on error), checks
 //!   that `from` is the id of `pubkey` and that `sig` verifies, and computes its id.
 //! - [`Engine`] (and [`rate`]) apply the rating rules to an ordered stream, purely.
@@ -48,46 +53,23 @@
 //! assert!(verify_receipt(&receipt.to_canonical().replace("50", "51"), &issuer).is_err());
 //! ```
 
-mod calibration;
-mod canonical;
-mod codec;
-mod engine;
-mod identity;
 mod ledger;
-mod link;
-mod message;
-mod policy;
-mod receipt;
-mod scope;
-mod signed;
 
-pub use calibration::{
-    CalibrationRecord, CategoryFigures, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS, MAX_RECORD_BYTES,
-    MAX_REVIEW_COMMENTS, MAX_TRIALS, Plant, PlantStatus, RECORD_FORMAT, RECORD_VERSION, RecordError, Round,
-    RoundMessages, Summary, TouchedLines, Trial, flagged, locates, report_sha256,
-};
-pub use canonical::{JsonError, parse_strict};
-pub use codec::FieldError;
-pub use engine::{Engine, Rejection, ScoredReview, rate};
-pub use identity::{AgentId, KeyError, KeyFile, Keypair, PublicKey, SignatureBytes};
 #[cfg(feature = "postgres")]
 pub use ledger::PostgresLocation;
 pub use ledger::{
     DEFAULT_LEDGER_FILE, Ledger, LedgerError, LedgerLocation, LineOutcome, LocationError, RatingChange,
     Recorded, Recording, Refusal, ReplayReport, Response, Stored,
 };
-pub use link::{
-    CalibrationLink, LinkedPlant, MAX_CATEGORY_BYTES, MAX_LINK_DOMAINS, MAX_PLANT_PATH_BYTES,
-    MAX_ROUND_PLANTS,
+pub use revcal_elo_protocol::{
+    AgentId, CalibrationLink, CalibrationRecord, CategoryFigures, Comment, Content, Engine, FieldError,
+    Finding, JsonError, KeyError, KeyFile, Keypair, LOCATE_TOLERANCE, LeaderboardEntry, LeaderboardQuery,
+    LeaderboardResult, LinkedPlant, MAX_CATEGORY_BYTES, MAX_COMMENT_CHARS, MAX_LINK_DOMAINS,
+    MAX_MESSAGE_BYTES, MAX_PLANT_PATH_BYTES, MAX_RECORD_BYTES, MAX_REVIEW_COMMENTS, MAX_ROUND_PLANTS,
+    MAX_TRIALS, MILLISECONDS_FROM, Message, MessageError, MessageId, MessageType, OutcomeClass,
+    OutcomeContent, Outcomes, Plant, PlantStatus, Policy, PolicyError, PublicKey, RECORD_FORMAT,
+    RECORD_VERSION, REVIEW_CHANNEL, Receipt, ReceiptCalibration, ReceiptError, ReceiptReview, RecordError,
+    Rejection, RequestContent, ReviewContent, ReviewVerdict, Round, RoundMessages, Scope, ScopeError,
+    ScoredReview, SignatureBytes, SignedMessage, Standing, Summary, TouchedLines, Trial, flagged, locates,
+    parse_strict, rate, report_sha256, sign_value, ts_millis, verify_receipt, verify_receipt_value,
 };
-pub use message::{
-    Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,
-    MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
-    ts_millis,
-};
-pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
-pub use receipt::{
-    Receipt, ReceiptCalibration, ReceiptError, ReceiptReview, verify_receipt, verify_receipt_value,
-};
-pub use scope::{Outcomes, Scope, ScopeError};
-pub use signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage, sign_value};

@@ -6,10 +6,11 @@
 //! ([`Summary`]).
 //!
 //! Both sides of a calibration use these types: `revcal-calibrate` writes a report's rounds
-//! in this form, and `revcal-elo` reads a calibration record made of them (its
+//! in this form, and `revcal-elo-protocol` reads a calibration record made of them (its
 //! `CalibrationRecord`, with the record's checks and its mapping to signed messages), so that
 //! a report and the ledger cannot count false alarms differently. The crate depends on serde
-//! alone; `revcal-elo` re-exports every item under the same names. docs/reputation.md
+//! alone; `revcal-elo-protocol` re-exports every item under the same names, and so does
+//! `revcal-elo`, the ledger. docs/reputation.md
 //! ("Verified outcomes") gives the JSON form.
 //!
 //! ```

@@ -1,12 +1,10 @@
 //! One protocol message in, one response out: what a chat server embedding the ledger calls.
 
 use super::{Ledger, LedgerError, Stored};
-use crate::canonical::{canonical_text, parse_strict, sha256_hex};
-use crate::codec;
-use crate::engine::Rejection;
-use crate::message::{Content, LeaderboardQuery, LeaderboardResult, Message, MessageId, REVIEW_CHANNEL};
-use crate::scope::Scope;
-use crate::signed::{MessageError, SignedMessage};
+use revcal_elo_protocol::{
+    Content, LeaderboardQuery, LeaderboardResult, Message, MessageError, MessageId, REVIEW_CHANNEL,
+    Rejection, Scope, SignedMessage, canonical_text, parse_strict,
+};
 use serde_json::{Value, json};
 
 /// Entries in a `REVIEW_LEADERBOARD_RESULT` when the query names no `limit`.
@@ -49,18 +47,11 @@ impl Response {
     }
 
     fn rejected(rejection: &Rejection) -> Response {
-        let field = match rejection {
-            Rejection::UnknownRequest { .. }
-            | Rejection::ReviewAfterOutcome { .. }
-            | Rejection::SecondOutcome { .. } => Some("content.request_id".to_owned()),
-            Rejection::SelfReview { .. } | Rejection::OutcomeNotFromRequester { .. } => {
-                Some("from".to_owned())
-            }
-            Rejection::NotStored { .. } => Some("type".to_owned()),
-            Rejection::CalibrationReplayed { .. } => Some("content.calibration".to_owned()),
-            Rejection::Replayed { .. } => None,
-        };
-        Response::Rejected { code: rejection.code().into(), field, reason: rejection.to_string() }
+        Response::Rejected {
+            code: rejection.code().into(),
+            field: rejection.field(),
+            reason: rejection.to_string(),
+        }
     }
 }
 
@@ -69,7 +60,7 @@ impl Ledger {
     /// answers `REVIEW_LEADERBOARD`, signed or not (`{"type": "REVIEW_LEADERBOARD"}` alone
     /// is a query), with a signed `REVIEW_LEADERBOARD_RESULT`.
     pub fn handle(&mut self, text: &str) -> Result<Response, LedgerError> {
-        if let Err(error) = crate::signed::check_size(text) {
+        if let Err(error) = revcal_elo_protocol::check_message_size(text) {
             return Ok(Response::invalid(&error));
         }
         let Ok(value) = parse_strict(text) else {
@@ -79,15 +70,13 @@ impl Ledger {
                 Ok(message) => self.handle_message(&message)?,
             });
         };
-        if let Some(query) = codec::anonymous_query(&value) {
+        if let Some(query) = revcal_elo_protocol::anonymous_query(&value) {
             return match query {
                 Err(error) => Ok(Response::invalid(&MessageError::Field(error))),
                 Ok(query) => {
                     // The asker's own name for itself: unverified, but the leaderboard is public.
                     let to = query.from.map_or_else(|| REVIEW_CHANNEL.to_owned(), |from| from.to_string());
-                    let id = canonical_text(&value)
-                        .ok()
-                        .map(|canonical| MessageId(sha256_hex(canonical.as_bytes())));
+                    let id = canonical_text(&value).ok().map(|canonical| MessageId::of_canonical(&canonical));
                     self.reply(to, id, &query.query)
                 }
             };

@@ -25,15 +25,10 @@ pub use replay::ReplayReport;
 pub use store::{LineOutcome, Stored};
 pub use verified::RatingChange;
 
-use crate::canonical::{JsonError, parse_strict};
-use crate::codec;
-use crate::engine::ScoredReview;
-use crate::identity::{AgentId, KeyError, KeyFile, Keypair};
-use crate::message::LeaderboardEntry;
-use crate::message::{Content, MessageId, ReviewVerdict};
-use crate::policy::{OutcomeClass, Policy, PolicyError, Standing};
-use crate::receipt::Receipt;
-use crate::signed::MessageError;
+use revcal_elo_protocol::{
+    AgentId, Content, JsonError, KeyError, KeyFile, Keypair, LeaderboardEntry, MessageError, MessageId,
+    OutcomeClass, Policy, PolicyError, Receipt, ReviewVerdict, ScoredReview, Standing, parse_strict,
+};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -344,8 +339,9 @@ impl Ledger {
     /// How a stored request names its change (`None` when it is not stored or names none).
     fn request_subject(&self, request: &MessageId) -> Result<Option<String>, LedgerError> {
         let body = self.storage.message_body(&request.to_bytes())?;
-        let envelope =
-            body.and_then(|body| parse_strict(&body).ok()).and_then(|value| codec::decode(&value).ok());
+        let envelope = body
+            .and_then(|body| parse_strict(&body).ok())
+            .and_then(|value| revcal_elo_protocol::decode_envelope(&value).ok());
         Ok(match envelope.map(|envelope| envelope.message.content) {
             Some(Content::Request(request)) => request.subject().map(str::to_owned),
             _ => None,

@@ -9,7 +9,7 @@
 
 use super::store::{BatchFailure, LineOutcome};
 use super::{Ledger, LedgerError};
-use crate::signed::{KeyCache, MessageError, SignedMessage};
+use revcal_elo_protocol::{KeyCache, MessageError, SignedMessage};
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -224,8 +224,7 @@ fn verify_chunks(shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::identity::Keypair;
-    use crate::message::{Content, Message, RequestContent};
+    use revcal_elo_protocol::{Content, Keypair, Message, RequestContent};
 
     fn request_lines(count: usize) -> Vec<String> {
         let key = Keypair::from_seed([7; 32]);

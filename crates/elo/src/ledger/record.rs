@@ -3,12 +3,7 @@
 use super::store::{Commit, Stored};
 use super::verified::RatingChange;
 use super::{Ledger, LedgerError};
-use crate::calibration::RoundMessages;
-use crate::engine::Rejection;
-use crate::identity::AgentId;
-use crate::message::{MessageId, MessageType};
-use crate::scope::Scope;
-use crate::signed::SignedMessage;
+use revcal_elo_protocol::{AgentId, MessageId, MessageType, Rejection, RoundMessages, Scope, SignedMessage};
 
 /// What recording a calibration did.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! with what the ledger materialised.
 
 use super::{Ledger, LedgerError};
-use crate::signed::{KeyCache, SignedMessage};
+use revcal_elo_protocol::{KeyCache, SignedMessage};
 use serde::Serialize;
 
 /// What a replay found.
@@ -35,7 +35,7 @@ impl Ledger {
         let mut keys = KeyCache::default();
         self.storage.each_message(&mut |seq, id_bytes, body| {
             // Stored as 32 bytes; shown as hex in mismatches.
-            let id = crate::canonical::hex(&id_bytes);
+            let id = revcal_elo_protocol::hex(&id_bytes);
             messages += 1;
             match SignedMessage::parse_with(&body, &mut keys) {
                 Err(error) => {

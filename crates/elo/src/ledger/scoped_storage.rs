@@ -4,7 +4,7 @@
 //! which requires it.
 
 use super::LedgerError;
-use crate::policy::Standing;
+use revcal_elo_protocol::Standing;
 
 /// One calibration outcome as stored: which round of which report it reports, who signed
 /// it and the domains it counts in.

@@ -8,7 +8,7 @@
 //! interleave, and each must see what the previous one committed.
 
 use super::LedgerError;
-use crate::policy::Standing;
+use revcal_elo_protocol::Standing;
 
 /// A stored request, as the rules need it.
 #[derive(Debug, Clone, PartialEq, Eq)]

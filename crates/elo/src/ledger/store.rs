@@ -4,11 +4,10 @@
 use super::storage::{BatchWrites, LatestRow, NewMessage, ScoredRow, Storage};
 use super::verified::{BatchScopes, RatingChange};
 use super::{Ledger, LedgerError};
-use crate::engine::{Rejection, RequestView, ScoredReview, check_outcome, check_review};
-use crate::identity::AgentId;
-use crate::message::{Content, MessageId, OutcomeContent, ReviewContent, ReviewVerdict};
-use crate::policy::{OutcomeClass, Standing};
-use crate::signed::{MessageError, SignedMessage};
+use revcal_elo_protocol::{
+    AgentId, Content, MessageError, MessageId, OutcomeClass, OutcomeContent, Rejection, RequestView,
+    ReviewContent, ReviewVerdict, ScoredReview, SignedMessage, Standing, check_outcome, check_review,
+};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
@@ -204,7 +203,7 @@ pub(super) struct SeenRows {
 /// The rules applied to one write transaction.
 struct Writer<'a> {
     storage: &'a dyn Storage,
-    policy: &'a crate::policy::Policy,
+    policy: &'a revcal_elo_protocol::Policy,
     /// Rows committed before this transaction.
     seen: &'a SeenRows,
     /// Rows this transaction wrote (committed only if it commits).

@@ -10,16 +10,11 @@
 use super::scoped_storage::{LinkRow, ScopedRow};
 use super::storage::Storage;
 use super::{Ledger, LedgerError};
-use crate::canonical::parse_strict;
-use crate::codec;
-use crate::engine::{Engine, Rejection, calibration_replayed};
-use crate::identity::{AgentId, PublicKey};
-use crate::link::RoundKey;
-use crate::message::{Content, LeaderboardEntry, MessageId, OutcomeContent};
-use crate::policy::{OutcomeClass, Policy, Standing};
-use crate::receipt::ReceiptCalibration;
-use crate::scope::{Scope, ScopedStandings, TrustSet, outcome_scopes};
-use crate::signed::SignedMessage;
+use revcal_elo_protocol::{
+    AgentId, Content, Engine, LeaderboardEntry, MessageId, OutcomeClass, OutcomeContent, Policy, PublicKey,
+    ReceiptCalibration, Rejection, RoundKey, Scope, ScopedStandings, SignedMessage, Standing, TrustSet,
+    calibration_replayed, outcome_scopes, parse_strict,
+};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -82,7 +77,7 @@ impl BatchScopes {
         let report = MessageId::parse(&link.report_sha256).map(|id| id.to_bytes()).unwrap_or_default();
         let (round, trial) = (to_i64(link.round), to_i64(link.trial));
         if let Some(stored) = storage.recorded_round(&authority, &report, round, trial)? {
-            let outcome_id = MessageId(crate::canonical::hex(&stored));
+            let outcome_id = MessageId::from_stored_bytes(&stored);
             return Ok(Err(calibration_replayed(outcome, &outcome_id)));
         }
         if self.trusted.is_none() {
@@ -354,8 +349,10 @@ impl Ledger {
         trusted: &TrustSet,
     ) -> Result<Option<ReceiptCalibration>, LedgerError> {
         let Some(body) = self.storage.message_body(&outcome_id.to_bytes())? else { return Ok(None) };
-        let envelope =
-            parse_strict(&body).ok().and_then(|value| codec::decode(&value).ok()).ok_or_else(|| {
+        let envelope = parse_strict(&body)
+            .ok()
+            .and_then(|value| revcal_elo_protocol::decode_envelope(&value).ok())
+            .ok_or_else(|| {
                 self.corrupt(format!("message {outcome_id}: the stored body does not read back"))
             })?;
         let Content::Outcome(OutcomeContent { calibration: Some(link), .. }) = &envelope.message.content

@@ -16,7 +16,7 @@ mod session;
 use super::LedgerError;
 use super::location::PostgresLocation;
 use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
-use crate::policy::Standing;
+use revcal_elo_protocol::Standing;
 use session::Session;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;

@@ -6,7 +6,7 @@ use super::{PostgresStorage, get, standing_at};
 use crate::ledger::LedgerError;
 use crate::ledger::scoped_storage::{LinkRow, ScopedRow, ScopedStorage, ScoredScopeRow};
 use crate::ledger::storage::to_i64;
-use crate::policy::Standing;
+use revcal_elo_protocol::Standing;
 
 /// Scored reviews per statement when they are all read back (a rebuild of the scoped
 /// standings): each statement short, the memory bounded.

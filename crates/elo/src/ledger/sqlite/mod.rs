@@ -6,7 +6,7 @@ mod scoped;
 
 use super::LedgerError;
 use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
-use crate::policy::Standing;
+use revcal_elo_protocol::Standing;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::path::Path;
 use std::time::{Duration, Instant};

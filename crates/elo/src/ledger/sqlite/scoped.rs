@@ -5,7 +5,7 @@ use super::{SqliteStorage, standing_at};
 use crate::ledger::LedgerError;
 use crate::ledger::scoped_storage::{LinkRow, ScopedRow, ScopedStorage, ScoredScopeRow};
 use crate::ledger::storage::to_i64;
-use crate::policy::Standing;
+use revcal_elo_protocol::Standing;
 use rusqlite::OptionalExtension;
 
 impl ScopedStorage for SqliteStorage {

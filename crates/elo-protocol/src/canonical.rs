@@ -24,7 +24,7 @@ pub(crate) fn canonical_bytes(value: &Value) -> Result<Vec<u8>, serde_json::Erro
 }
 
 /// The canonical form of `value` as text (RFC 8785 output is UTF-8).
-pub(crate) fn canonical_text(value: &Value) -> Result<String, serde_json::Error> {
+pub fn canonical_text(value: &Value) -> Result<String, serde_json::Error> {
     serde_json_canonicalizer::to_string(value)
 }
 
@@ -87,12 +87,12 @@ impl PartialEq for JsonError {
 impl Eq for JsonError {}
 
 /// Lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
 /// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for byte in bytes {

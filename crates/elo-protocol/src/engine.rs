@@ -1,8 +1,8 @@
 //! The rating engine: a pure function over an ordered stream of signed messages.
 //!
-//! The ledger applies the same rules ([`check_review`], [`check_outcome`],
-//! [`Standing::score`]) against its SQLite state; `Ledger::replay` runs this engine over
-//! the stored messages and compares.
+//! The ledger (revcal-elo's `Ledger`) applies the same rules ([`check_review`],
+//! [`check_outcome`], [`Standing::score`]) against its stored state; `Ledger::replay` runs
+//! this engine over the stored messages and compares.
 
 use crate::identity::{AgentId, PublicKey};
 use crate::link::RoundKey;
@@ -103,19 +103,34 @@ impl Rejection {
             Rejection::CalibrationReplayed { .. } => "calibration_replayed",
         }
     }
+
+    /// The field of the message at fault, when there is one (`content.request_id`, `from`,
+    /// `type`, `content.calibration`; none for a replayed message).
+    pub fn field(&self) -> Option<String> {
+        let field = match self {
+            Rejection::UnknownRequest { .. }
+            | Rejection::ReviewAfterOutcome { .. }
+            | Rejection::SecondOutcome { .. } => "content.request_id",
+            Rejection::SelfReview { .. } | Rejection::OutcomeNotFromRequester { .. } => "from",
+            Rejection::NotStored { .. } => "type",
+            Rejection::CalibrationReplayed { .. } => "content.calibration",
+            Rejection::Replayed { .. } => return None,
+        };
+        Some(field.to_owned())
+    }
 }
 
 /// What the rules need to know about a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RequestView {
+pub struct RequestView {
     /// Who sent it.
-    pub(crate) requester: AgentId,
+    pub requester: AgentId,
     /// The outcome that closed it, if any.
-    pub(crate) closed_by: Option<MessageId>,
+    pub closed_by: Option<MessageId>,
 }
 
 /// May `reviewer` review this request now?
-pub(crate) fn check_review(
+pub fn check_review(
     request_id: &MessageId,
     request: Option<&RequestView>,
     reviewer: &AgentId,
@@ -134,7 +149,7 @@ pub(crate) fn check_review(
 }
 
 /// May `sender` report this request's outcome now?
-pub(crate) fn check_outcome(
+pub fn check_outcome(
     request_id: &MessageId,
     request: Option<&RequestView>,
     sender: &AgentId,
@@ -313,7 +328,7 @@ impl Engine {
     }
 
     /// The standings of every scope but `All`.
-    pub(crate) fn scoped(&self) -> &ScopedStandings {
+    pub fn scoped(&self) -> &ScopedStandings {
         &self.scoped
     }
 
@@ -329,7 +344,7 @@ impl Engine {
 }
 
 /// The refusal of a calibration round already recorded as `outcome_id`.
-pub(crate) fn calibration_replayed(outcome: &OutcomeContent, outcome_id: &MessageId) -> Rejection {
+pub fn calibration_replayed(outcome: &OutcomeContent, outcome_id: &MessageId) -> Rejection {
     let link = outcome.calibration.as_ref();
     Rejection::CalibrationReplayed {
         report_sha256: link.map(|link| link.report_sha256.clone()).unwrap_or_default(),

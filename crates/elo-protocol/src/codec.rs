@@ -173,17 +173,17 @@ fn kind(value: &Value) -> &'static str {
 
 /// The envelope fields every signed message carries besides its typed body.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Envelope {
+pub struct Envelope {
     /// The validated message.
-    pub(crate) message: Message,
+    pub message: Message,
     /// `pubkey`, still base64 (decoded by the signature check).
-    pub(crate) pubkey: String,
+    pub pubkey: String,
     /// `sig`, still base64; `None` for a message not yet signed.
-    pub(crate) sig: Option<String>,
+    pub sig: Option<String>,
 }
 
 /// Validates a parsed message: every field present, typed and in range, no unknown fields.
-pub(crate) fn decode(value: &Value) -> Result<Envelope, FieldError> {
+pub fn decode_envelope(value: &Value) -> Result<Envelope, FieldError> {
     let mut fields = Fields::new("", value)?;
     let type_name = fields.string("type")?;
     let Some(message_type) = MessageType::from_wire(type_name) else {
@@ -253,16 +253,16 @@ fn decode_ts(value: &Value) -> Result<u64, FieldError> {
 /// A `REVIEW_LEADERBOARD` sent without `sig` and `pubkey`: anyone may ask for the
 /// leaderboard, so the query needs no signature. Every field but `type` is optional.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct AnonymousQuery {
+pub struct AnonymousQuery {
     /// The query's content (`{}` when absent).
-    pub(crate) query: LeaderboardQuery,
+    pub query: LeaderboardQuery,
     /// The asker as it names itself (unverified; the answer is addressed to it).
-    pub(crate) from: Option<AgentId>,
+    pub from: Option<AgentId>,
 }
 
 /// `Some` when `value` is an unsigned `REVIEW_LEADERBOARD` (no `sig`, no `pubkey`): the
-/// query, or what is wrong with it. `None` for anything else, which [`decode`] checks.
-pub(crate) fn anonymous_query(value: &Value) -> Option<Result<AnonymousQuery, FieldError>> {
+/// query, or what is wrong with it. `None` for anything else, which [`decode_envelope`] checks.
+pub fn anonymous_query(value: &Value) -> Option<Result<AnonymousQuery, FieldError>> {
     let object = value.as_object()?;
     if object.get("type").and_then(Value::as_str) != Some(MessageType::ReviewLeaderboard.as_str())
         || object.contains_key("sig")

@@ -85,7 +85,7 @@ impl Scope {
     }
 
     /// How the ledger stores the scope's standings (`All` lives in `ratings` and has none).
-    pub(crate) fn key(&self) -> Option<String> {
+    pub fn key(&self) -> Option<String> {
         match self {
             Scope::All => None,
             Scope::Verified => Some(VERIFIED.to_owned()),
@@ -95,7 +95,7 @@ impl Scope {
     }
 
     /// The scope stored as `key`; `None` for a key this build does not write.
-    pub(crate) fn from_key(key: &str) -> Option<Scope> {
+    pub fn from_key(key: &str) -> Option<Scope> {
         match key {
             VERIFIED => Some(Scope::Verified),
             REPORTED => Some(Scope::Reported),
@@ -137,23 +137,23 @@ const DOMAIN_PREFIX: &str = "domain:";
 /// The authorities a ledger trusts, by public key (base64). The whole key is compared, not
 /// the 64-bit agent id, which a determined forger could match by trying keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct TrustSet {
+pub struct TrustSet {
     keys: BTreeSet<String>,
 }
 
 impl TrustSet {
     /// A set holding `keys` (standard base64 of raw public keys).
-    pub(crate) fn from_keys(keys: impl IntoIterator<Item = String>) -> TrustSet {
+    pub fn from_keys(keys: impl IntoIterator<Item = String>) -> TrustSet {
         TrustSet { keys: keys.into_iter().collect() }
     }
 
     /// Adds a key.
-    pub(crate) fn insert(&mut self, key: &PublicKey) {
+    pub fn insert(&mut self, key: &PublicKey) {
         self.keys.insert(key.to_base64());
     }
 
     /// True when the key (base64) is trusted.
-    pub(crate) fn contains(&self, key: &str) -> bool {
+    pub fn contains(&self, key: &str) -> bool {
         self.keys.contains(key)
     }
 }
@@ -161,7 +161,7 @@ impl TrustSet {
 /// The scopes (by storage key) an outcome's scored reviews count in: for a verified
 /// outcome (`Some` of the domains its calibration link names) the verified scope and those
 /// domains, else the reported scope.
-pub(crate) fn outcome_scopes(verified_domains: Option<&[String]>) -> Vec<String> {
+pub fn outcome_scopes(verified_domains: Option<&[String]>) -> Vec<String> {
     match verified_domains {
         Some(domains) => std::iter::once(VERIFIED.to_owned())
             .chain(domains.iter().map(|domain| format!("{DOMAIN_PREFIX}{domain}")))
@@ -172,14 +172,14 @@ pub(crate) fn outcome_scopes(verified_domains: Option<&[String]>) -> Vec<String>
 
 /// Standings by (scope key, agent): the scoped folds of the rating rules.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct ScopedStandings {
+pub struct ScopedStandings {
     standings: BTreeMap<(String, String), Standing>,
 }
 
 impl ScopedStandings {
     /// Scores one review of `reviewer` in each of `scopes`, starting a reviewer new to a
     /// scope at the policy's start.
-    pub(crate) fn score(&mut self, policy: &Policy, scopes: &[String], reviewer: &str, class: OutcomeClass) {
+    pub fn score(&mut self, policy: &Policy, scopes: &[String], reviewer: &str, class: OutcomeClass) {
         for scope in scopes {
             self.standings
                 .entry((scope.clone(), reviewer.to_owned()))
@@ -189,23 +189,23 @@ impl ScopedStandings {
     }
 
     /// Sets a standing (one read back from the ledger).
-    pub(crate) fn set(&mut self, scope: String, reviewer: String, standing: Standing) {
+    pub fn set(&mut self, scope: String, reviewer: String, standing: Standing) {
         self.standings.insert((scope, reviewer), standing);
     }
 
     /// One standing.
-    pub(crate) fn get(&self, scope: &str, reviewer: &str) -> Option<&Standing> {
+    pub fn get(&self, scope: &str, reviewer: &str) -> Option<&Standing> {
         self.standings.get(&(scope.to_owned(), reviewer.to_owned()))
     }
 
     /// Every standing, by (scope key, agent).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(String, String), &Standing)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&(String, String), &Standing)> {
         self.standings.iter()
     }
 
     /// The standings of one scope, by agent (agents that do not parse are left out: this
     /// build writes none).
-    pub(crate) fn of_scope(&self, scope: &str) -> BTreeMap<AgentId, Standing> {
+    pub fn of_scope(&self, scope: &str) -> BTreeMap<AgentId, Standing> {
         self.standings
             .iter()
             .filter(|((key, _), _)| key == scope)
@@ -214,7 +214,7 @@ impl ScopedStandings {
     }
 
     /// Takes every standing out.
-    pub(crate) fn into_rows(self) -> Vec<(String, String, Standing)> {
+    pub fn into_rows(self) -> Vec<(String, String, Standing)> {
         self.standings.into_iter().map(|((scope, agent), standing)| (scope, agent, standing)).collect()
     }
 }

@@ -1,6 +1,6 @@
 //! Signed messages: parse, check the signature and the sender, compute the id; and sign.
 
-use crate::canonical::{JsonError, canonical_text, parse_strict, sha256_hex};
+use crate::canonical::{JsonError, canonical_text, parse_strict};
 use crate::codec::{self, FieldError};
 use crate::identity::{AgentId, KeyError, Keypair, PublicKey, SignatureBytes};
 use crate::message::{Message, MessageId};
@@ -94,7 +94,7 @@ pub struct SignedMessage {
 pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
 
 /// Refuses a text longer than [`MAX_MESSAGE_BYTES`].
-pub(crate) fn check_size(text: &str) -> Result<(), MessageError> {
+pub fn check_message_size(text: &str) -> Result<(), MessageError> {
     if text.len() > MAX_MESSAGE_BYTES { Err(MessageError::TooLarge { bytes: text.len() }) } else { Ok(()) }
 }
 
@@ -107,8 +107,8 @@ impl SignedMessage {
 
     /// As [`SignedMessage::parse`], reusing public keys already decoded in `keys` (decoding
     /// a key is a square root on the curve; a stream of messages has few distinct senders).
-    pub(crate) fn parse_with(text: &str, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
-        check_size(text)?;
+    pub fn parse_with(text: &str, keys: &mut KeyCache) -> Result<SignedMessage, MessageError> {
+        check_message_size(text)?;
         let value = parse_strict(text).map_err(MessageError::json)?;
         SignedMessage::checked(value, Check::Signature, keys)
     }
@@ -123,7 +123,7 @@ impl SignedMessage {
             query?;
             return Err(MessageError::UnsignedQuery);
         }
-        let envelope = codec::decode(&value)?;
+        let envelope = codec::decode_envelope(&value)?;
         let sig_text = envelope.sig.ok_or(MessageError::Unsigned)?;
         let (pubkey, expected) = keys.decode(&envelope.pubkey)?;
         let sig = SignatureBytes::from_base64(&sig_text, "sig")?;
@@ -147,7 +147,7 @@ impl SignedMessage {
             message: envelope.message,
             pubkey,
             sig,
-            id: MessageId(sha256_hex(canonical.as_bytes())),
+            id: MessageId::of_canonical(&canonical),
             canonical,
             signed_bytes,
         })
@@ -196,7 +196,7 @@ pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, Mess
         }
     }
     object.insert("pubkey".into(), Value::String(key.public().to_base64()));
-    codec::decode(&value)?;
+    codec::decode_envelope(&value)?;
     let signature = key.sign(canonical_of(&value)?.as_bytes());
     if let Value::Object(object) = &mut value {
         object.insert("sig".into(), Value::String(signature.to_base64()));
@@ -207,7 +207,7 @@ pub fn sign_value(mut value: Value, key: &Keypair) -> Result<SignedMessage, Mess
 
 /// Public keys already decoded, by their base64 text (bounded: cleared when full).
 #[derive(Debug, Default)]
-pub(crate) struct KeyCache {
+pub struct KeyCache {
     keys: std::collections::HashMap<String, (PublicKey, AgentId)>,
 }
 

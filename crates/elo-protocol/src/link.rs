@@ -92,16 +92,20 @@ pub(crate) fn is_sha256_hex(text: &str) -> bool {
 /// the same round from the same authority is refused, however its messages differ (another
 /// `ts`, another reviewer key): a calibration is counted once.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct RoundKey {
-    pub(crate) authority: String,
-    pub(crate) report_sha256: String,
-    pub(crate) round: u64,
-    pub(crate) trial: u64,
+pub struct RoundKey {
+    /// The authority's public key, in base64.
+    pub authority: String,
+    /// The hash of the calibration report.
+    pub report_sha256: String,
+    /// The round of the report.
+    pub round: u64,
+    /// The trial of the round.
+    pub trial: u64,
 }
 
 impl RoundKey {
     /// The key of `link` signed by `authority` (base64).
-    pub(crate) fn of(authority: String, link: &CalibrationLink) -> RoundKey {
+    pub fn of(authority: String, link: &CalibrationLink) -> RoundKey {
         RoundKey {
             authority,
             report_sha256: link.report_sha256.clone(),

@@ -29,8 +29,13 @@ impl MessageId {
         &self.0
     }
 
+    /// The id of the message whose RFC 8785 canonical text is `canonical`: its SHA-256.
+    pub fn of_canonical(canonical: &str) -> MessageId {
+        MessageId(crate::canonical::sha256_hex(canonical.as_bytes()))
+    }
+
     /// The 32 bytes the hex digits spell (how the ledger stores ids: half the index pages).
-    pub(crate) fn to_bytes(&self) -> [u8; 32] {
+    pub fn to_bytes(&self) -> [u8; 32] {
         let mut bytes = [0u8; 32];
         for (byte, pair) in bytes.iter_mut().zip(self.0.as_bytes().chunks_exact(2)) {
             *byte = (hex_value(pair[0]) << 4) | hex_value(pair[1]);
@@ -39,8 +44,15 @@ impl MessageId {
     }
 
     /// The id whose bytes are `bytes`; `None` unless there are exactly 32.
-    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<MessageId> {
-        (bytes.len() == 32).then(|| MessageId(crate::canonical::hex(bytes)))
+    pub fn from_bytes(bytes: &[u8]) -> Option<MessageId> {
+        (bytes.len() == 32).then(|| MessageId::from_stored_bytes(bytes))
+    }
+
+    /// The bytes a ledger stored as an id, in hex, however many there are: what a refusal
+    /// names as the stored id (a damaged row shows as it is stored; [`MessageId::from_bytes`]
+    /// refuses it).
+    pub fn from_stored_bytes(bytes: &[u8]) -> MessageId {
+        MessageId(crate::canonical::hex(bytes))
     }
 }
 
