@@ -6,6 +6,13 @@
 //! which finding and what each finding turned out to be) and [`ReportBuilder::build`] computes
 //! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
 //!
+//! A report pooled from many runs' reports (revcal-suite's, of a suite's units) is computed
+//! by the same code: [`assemble`] makes a report's figures (recall, precision, the gate, the
+//! recall interval, findings per plant, judge agreement) from its [`Counts`], [`scores_by`]
+//! the per-category and per-kind figures, [`settle`] the rounds' numbers, flags and
+//! false-alarm figures ([`CleanFigures`]); [`ratio`], [`wilson_interval_of_mean`] and
+//! [`GATE_EPSILON`] are the rules they follow, for a caller that checks figures it is given.
+//!
 //! ```
 //! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, ScorerKind, TrialRecord, render_junit};
 //!
@@ -35,18 +42,19 @@ mod rounds;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
-pub(crate) use builder::{Counts, GATE_EPSILON, assemble, scores_by};
+pub use builder::{Counts, GATE_EPSILON, assemble, scores_by};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;
 pub use human::render_human;
 pub use junit::render_junit;
+pub use rounds::{CleanFigures, settle};
 pub use rounds::{
     LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS, ReviewRound, RoundPlant, RoundStatus, RoundTrial,
     TouchedLines,
 };
-pub(crate) use rounds::{keep_findings, locates_lines, settle};
+pub(crate) use rounds::{keep_findings, locates_lines};
 pub use wilson::Interval;
-pub(crate) use wilson::wilson_interval_of_mean;
+pub use wilson::wilson_interval_of_mean;
 
 use std::collections::BTreeMap;
 
@@ -492,7 +500,8 @@ impl ControlOutcome {
     }
 }
 
-/// `part / whole`, `None` when `whole` is 0.
-pub(crate) fn ratio(part: usize, whole: usize) -> Option<f64> {
+/// `part / whole`, `None` when `whole` is 0: every ratio of a report (recall, precision,
+/// findings per plant, agreement) is this.
+pub fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
