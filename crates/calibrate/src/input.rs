@@ -50,8 +50,9 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|error| InputError::NotUtf8 { offset: error.utf8_error().valid_up_to() })
 }
 
-/// `text` (YAML, or JSON, which YAML reads) read into a `T`; `Err` says what is wrong as
-/// [`yaml_error`] does, never quoting the text.
+/// `text` (YAML, or JSON, which YAML reads) read into a `T`; `Err` says what is wrong by the
+/// position, the field and the type expected (`line 3 column 12: entries[0].trials: invalid
+/// type: a string, expected usize`), never quoting the text.
 pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_yaml::from_str(text).map_err(|error| yaml_error(&error))
 }
@@ -72,7 +73,7 @@ fn yaml_error(error: &serde_yaml::Error) -> String {
     }
 }
 
-/// A JSON error, said as [`yaml_error`] says a YAML one.
+/// A JSON error in the words [`from_yaml`] uses: the position and the field, never the text.
 pub fn json_error(error: &serde_json::Error) -> String {
     describe_parse_error(&error.to_string())
 }

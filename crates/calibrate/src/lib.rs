@@ -17,8 +17,9 @@
 //!   recorded in the report);
 //! - the report: [`Report`] with its records ([`PlantOutcome`], [`PlantStatus`],
 //!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
-//!   renderers ([`render_human`], [`render_junit`], [`render_html`]) and its builder
-//!   ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s);
+//!   builder ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of
+//!   [`FindingOutcome`]s) and its comparison with a baseline ([`Report::compare_with`]); its
+//!   renderings for people and CI (human, JUnit, HTML) are revcal-report's;
 //! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
 //!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
 //! - findings: read by [`revcal_findings::parse_findings`];
@@ -113,7 +114,6 @@ pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
     JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
     SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
-    render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

@@ -1,6 +1,7 @@
 //! The calibration report: every number described in docs/calibration.md#reading-the-report,
-//! computed in one place, and its renderings (JSON through serde, a human summary, JUnit XML,
-//! a self-contained HTML page).
+//! computed in one place, its JSON (through serde) and its comparison with a baseline. Its
+//! other renderings (a human summary, JUnit XML, a self-contained HTML page) are revcal-report's:
+//! they only read a finished report.
 //!
 //! The caller records what happened (each plant, and per trial which plants were caught by
 //! which finding and what each finding turned out to be) and [`ReportBuilder::build`] computes
@@ -14,7 +15,7 @@
 //! [`GATE_EPSILON`] are the rules they follow, for a caller that checks figures it is given.
 //!
 //! ```
-//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, ScorerKind, TrialRecord, render_junit};
+//! use revcal_calibrate::{FindingOutcome, Gates, Plant, PlantStatus, Report, ScorerKind, TrialRecord};
 //!
 //! let plant = |line, category: &str| Plant::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
 //! let mut trial = TrialRecord::new(Some(0));
@@ -29,24 +30,17 @@
 //! assert_eq!((report.caught, report.total, report.recall), (1, 2, 0.5));
 //! assert_eq!(report.precision, Some(0.5));
 //! assert!(report.gate_pass);
-//! assert!(render_junit(&report).contains(r#"failures="1""#));
+//! assert_eq!(report.plants[1].status, PlantStatus::Missed);
 //! ```
 
 mod baseline;
 mod builder;
-mod escape;
-mod html;
-mod human;
-mod junit;
 mod rounds;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
 pub use builder::{Counts, GATE_EPSILON, assemble, scores_by};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
-pub use html::render_html;
-pub use human::render_human;
-pub use junit::render_junit;
 pub use rounds::{CleanFigures, settle};
 pub use rounds::{
     LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS, ReviewRound, RoundPlant, RoundStatus, RoundTrial,

@@ -119,7 +119,7 @@ pub fn shards(data: &[u8]) {
     assert!((0.0..=1.0).contains(&report.recall), "recall {}", report.recall);
     let units: usize = merged.entries.iter().map(|entry| entry.trials).sum();
     assert_eq!(report.suite.as_ref().map(|suite| suite.units), Some(units));
-    let _ = revcal_calibrate::render_human(&report, false);
+    let _ = revcal_report::render_human(&report, false);
 }
 
 /// A protocol message: parsing never panics, a message that parses has the id of its
