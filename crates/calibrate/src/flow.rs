@@ -373,8 +373,10 @@ impl Calibration {
     pub fn jobs_count(&self) -> usize {
         self.jobs
     }
-    /// Run in the slots of `jobs`, shared with other calibrations (a suite's units).
-    pub(crate) fn shared_jobs(mut self, jobs: Arc<Jobs>) -> Self {
+    /// Run in the slots of `jobs`, shared with other calibrations (a suite's units): at most
+    /// `jobs.count()` reviews run at once over all of them, and this calibration's own
+    /// [`jobs`](Calibration::jobs) count is not used to make slots.
+    pub fn shared_jobs(mut self, jobs: Arc<Jobs>) -> Self {
         self.shared_jobs = Some(jobs);
         self
     }

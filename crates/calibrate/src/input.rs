@@ -3,18 +3,26 @@
 //! limit, and a nesting limit checked on the YAML events before any deserializer sees them
 //! (serde_yaml takes seconds on a document nested 100,000 deep). It is also calibrate's one
 //! door to YAML ([`from_yaml`]; revcal-bugs writes the bugs file): serde_yaml is archived
-//! upstream, so no other module calls it.
+//! upstream, so no other module calls it. And it holds the one rule for a path a file names
+//! ([`confine`]).
+//!
+//! It is public for the crates built over calibrate that read a user's files the same way
+//! (revcal-suite reads suite and shard files with it): the same limits, the same errors that
+//! name the position and the field but never quote the file.
 
 use std::io::Read;
 use std::path::Path;
 
+/// The one path rule for what an untrusted file names under a root.
+pub use crate::targets::{Expect, Unconfined, confine};
 /// The nesting limit of every YAML or JSON input, checked on the parser's events before any
 /// deserializer runs: the judge's, so that judge cases and calibrate's files share one rule.
-pub(crate) use revcal_judge::yaml::check_nesting;
+pub use revcal_judge::yaml::check_nesting;
 
 /// Why an input was refused before it was parsed.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum InputError {
+#[non_exhaustive]
+pub enum InputError {
     /// Reading failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -33,7 +41,7 @@ pub(crate) enum InputError {
 }
 
 /// The text of `path`, at most `limit` bytes of UTF-8.
-pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
+pub fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
@@ -42,9 +50,10 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|error| InputError::NotUtf8 { offset: error.utf8_error().valid_up_to() })
 }
 
-/// `text` (YAML, or JSON, which YAML reads) read into a `T`; `Err` says what is wrong as
-/// [`yaml_error`] does, never quoting the text.
-pub(crate) fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+/// `text` (YAML, or JSON, which YAML reads) read into a `T`; `Err` says what is wrong by the
+/// position, the field and the type expected (`line 3 column 12: entries[0].trials: invalid
+/// type: a string, expected usize`), never quoting the text.
+pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     serde_yaml::from_str(text).map_err(|error| yaml_error(&error))
 }
 
@@ -64,8 +73,8 @@ fn yaml_error(error: &serde_yaml::Error) -> String {
     }
 }
 
-/// A JSON error, said as [`yaml_error`] says a YAML one.
-pub(crate) fn json_error(error: &serde_json::Error) -> String {
+/// A JSON error in the words [`from_yaml`] uses: the position and the field, never the text.
+pub fn json_error(error: &serde_json::Error) -> String {
     describe_parse_error(&error.to_string())
 }
 

@@ -1,6 +1,8 @@
 //! How much of a run happens at once (`--jobs N`): at most N reviews, each in a job slot of
-//! its own, and at most N judge questions. One [`Jobs`] is shared by every unit of a suite,
-//! so a suite runs at most N reviews in all. It owns the run directory, which goes with it.
+//! its own, and at most N judge questions. One [`Jobs`] may be shared by several runs
+//! ([`Calibration::shared_jobs`](crate::Calibration::shared_jobs); revcal-suite shares one
+//! by every unit of a suite), so that they run at most N reviews in all. It owns the run
+//! directory (the scratch checkouts of the slots), which goes with it.
 
 use crate::error::CalibrateError;
 use crate::rundir::RunDir;
@@ -10,9 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// The slots and judge permits of a run, and its directory.
+/// The job slots and judge permits of one run or of several sharing them, and their run
+/// directory (removed when the last holder drops it).
 #[derive(Debug)]
-pub(crate) struct Jobs {
+pub struct Jobs {
     count: usize,
     run_dir: RunDir,
     slots: Mutex<SlotPool>,
@@ -41,8 +44,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Jobs {
-    /// `count` jobs (at least 1) and a new run directory.
-    pub(crate) fn new(count: usize) -> Result<Jobs, CalibrateError> {
+    /// `count` jobs (at least 1) and a new run directory; `Err` when the directory cannot be
+    /// made.
+    pub fn new(count: usize) -> Result<Jobs, CalibrateError> {
         Ok(Jobs {
             count: count.max(1),
             run_dir: RunDir::create()?,
@@ -55,7 +59,7 @@ impl Jobs {
     }
 
     /// How many reviews (and judge questions) may run at once.
-    pub(crate) fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.count
     }
 

@@ -17,17 +17,22 @@
 //!   recorded in the report);
 //! - the report: [`Report`] with its records ([`PlantOutcome`], [`PlantStatus`],
 //!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
-//!   renderers ([`render_human`], [`render_junit`], [`render_html`]) and its builder
-//!   ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s);
+//!   builder ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of
+//!   [`FindingOutcome`]s) and its comparison with a baseline ([`Report::compare_with`]); its
+//!   renderings for people and CI (human, JUnit, HTML) are revcal-report's;
 //! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
 //!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
 //! - findings: read by [`revcal_findings::parse_findings`];
 //! - real bugs, in the [`bugs`] module (revcal-bugs' miner, re-exported): [`bugs::BugMiner`]
 //!   mines a repository's fixes into [`bugs::Bug`]s; [`bugs::read_bugs_file`] and
 //!   [`bugs::write_bugs_yaml`] read and write the bugs file;
-//! - suites, in the [`suite`] module: a [`suite::Suite`] of many commits, run by
-//!   [`suite::run_units`], sharded ([`suite::Shard`], [`suite::ShardResult`]) and merged
-//!   ([`suite::merge`]) into one [`Report`];
+//! - for crates built over a calibration run (revcal-suite runs a suite of many commits as
+//!   many runs and pools their reports into one): [`jobs::Jobs`], job slots shared by several
+//!   runs ([`Calibration::shared_jobs`]); the [`report`] module's figures (`assemble`,
+//!   `Counts`, `scores_by`, `settle`, `ratio`, `wilson_interval_of_mean`, `GATE_EPSILON`), so
+//!   that a pooled report is computed by the same code as a run's; and the [`input`] module,
+//!   which reads a user's files within a size and nesting limit, the one door to YAML, and
+//!   confines the paths they name;
 //! - errors: [`CalibrateError`], with [`PlantError`], [`ApplyError`], [`revcal_judge::JudgeError`] and
 //!   [`ReportError`] as its sources.
 //!
@@ -84,8 +89,8 @@ mod error;
 mod flow;
 mod guard;
 pub mod in_process;
-mod input;
-mod jobs;
+pub mod input;
+pub mod jobs;
 mod judging;
 mod objects;
 mod plants;
@@ -98,7 +103,6 @@ mod scoring;
 mod scratch;
 mod selection;
 mod slots;
-pub mod suite;
 mod targets;
 mod tree;
 
@@ -110,7 +114,6 @@ pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
     JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
     SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
-    render_html, render_human, render_junit,
 };
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

@@ -1,13 +1,21 @@
 //! The calibration report: every number described in docs/calibration.md#reading-the-report,
-//! computed in one place, and its renderings (JSON through serde, a human summary, JUnit XML,
-//! a self-contained HTML page).
+//! computed in one place, its JSON (through serde) and its comparison with a baseline. Its
+//! other renderings (a human summary, JUnit XML, a self-contained HTML page) are revcal-report's:
+//! they only read a finished report.
 //!
 //! The caller records what happened (each plant, and per trial which plants were caught by
 //! which finding and what each finding turned out to be) and [`ReportBuilder::build`] computes
 //! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
 //!
+//! A report pooled from many runs' reports (revcal-suite's, of a suite's units) is computed
+//! by the same code: [`assemble`] makes a report's figures (recall, precision, the gate, the
+//! recall interval, findings per plant, judge agreement) from its [`Counts`], [`scores_by`]
+//! the per-category and per-kind figures, [`settle`] the rounds' numbers, flags and
+//! false-alarm figures ([`CleanFigures`]); [`ratio`], [`wilson_interval_of_mean`] and
+//! [`GATE_EPSILON`] are the rules they follow, for a caller that checks figures it is given.
+//!
 //! ```
-//! use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, ScorerKind, TrialRecord, render_junit};
+//! use revcal_calibrate::{FindingOutcome, Gates, Plant, PlantStatus, Report, ScorerKind, TrialRecord};
 //!
 //! let plant = |line, category: &str| Plant::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
 //! let mut trial = TrialRecord::new(Some(0));
@@ -22,31 +30,25 @@
 //! assert_eq!((report.caught, report.total, report.recall), (1, 2, 0.5));
 //! assert_eq!(report.precision, Some(0.5));
 //! assert!(report.gate_pass);
-//! assert!(render_junit(&report).contains(r#"failures="1""#));
+//! assert_eq!(report.plants[1].status, PlantStatus::Missed);
 //! ```
 
 mod baseline;
 mod builder;
-mod escape;
-mod html;
-mod human;
-mod junit;
 mod rounds;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
-pub(crate) use builder::{Counts, GATE_EPSILON, assemble, scores_by};
+pub use builder::{Counts, GATE_EPSILON, assemble, scores_by};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
-pub use html::render_html;
-pub use human::render_human;
-pub use junit::render_junit;
+pub use rounds::{CleanFigures, settle};
 pub use rounds::{
     LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS, ReviewRound, RoundPlant, RoundStatus, RoundTrial,
     TouchedLines,
 };
-pub(crate) use rounds::{keep_findings, locates_lines, settle};
+pub(crate) use rounds::{keep_findings, locates_lines};
 pub use wilson::Interval;
-pub(crate) use wilson::wilson_interval_of_mean;
+pub use wilson::wilson_interval_of_mean;
 
 use std::collections::BTreeMap;
 
@@ -492,7 +494,8 @@ impl ControlOutcome {
     }
 }
 
-/// `part / whole`, `None` when `whole` is 0.
-pub(crate) fn ratio(part: usize, whole: usize) -> Option<f64> {
+/// `part / whole`, `None` when `whole` is 0: every ratio of a report (recall, precision,
+/// findings per plant, agreement) is this.
+pub fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }

@@ -173,7 +173,7 @@ pub(crate) fn relative_parts<'a>(path: &'a str, root_name: &str) -> Result<Vec<&
 
 /// What a confined path must name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Expect {
+pub enum Expect {
     /// A regular file.
     File,
     /// A directory (the root itself, `.`, included).
@@ -182,7 +182,7 @@ pub(crate) enum Expect {
 
 /// Why a path was not confined to its root.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Unconfined {
+pub enum Unconfined {
     /// It stays inside, but a component does not exist (the reason names it).
     Missing(String),
     /// It leaves the root, goes through a link, or names the wrong kind of thing.
@@ -202,12 +202,7 @@ impl std::fmt::Display for Unconfined {
 /// from `root` without a symbolic link in any component (even one that points back inside:
 /// a link is checked where it is, never followed), to a `expect` kind of thing. Returns the
 /// path normalised (`/`-separated, no `.`). `root_name` names the root in the reasons.
-pub(crate) fn confine(
-    root: &Path,
-    root_name: &str,
-    path: &str,
-    expect: Expect,
-) -> Result<String, Unconfined> {
+pub fn confine(root: &Path, root_name: &str, path: &str, expect: Expect) -> Result<String, Unconfined> {
     let refuse = |reason: String| Unconfined::Refused(reason);
     let parts = relative_parts(path, root_name).map_err(refuse)?;
     if parts.is_empty() && expect == Expect::File {

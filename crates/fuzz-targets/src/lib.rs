@@ -99,27 +99,27 @@ pub fn plants(data: &[u8]) {
 /// and pooling the report give an error or a report, never a panic, and a merged report's
 /// figures hold together.
 pub fn shards(data: &[u8]) {
-    let files: Vec<(std::path::PathBuf, revcal_calibrate::suite::ShardResult)> = data
+    let files: Vec<(std::path::PathBuf, revcal_suite::ShardResult)> = data
         .split(|byte| *byte == 0)
         .take(4)
         .enumerate()
         .filter_map(|(index, part)| {
             let path = std::path::PathBuf::from(format!("shard-{index}.json"));
             let text = std::str::from_utf8(part).ok()?;
-            revcal_calibrate::suite::ShardResult::from_json(text, &path).ok().map(|shard| (path, shard))
+            revcal_suite::ShardResult::from_json(text, &path).ok().map(|shard| (path, shard))
         })
         .collect();
     if files.is_empty() {
         return;
     }
-    let Ok(merged) = revcal_calibrate::suite::merge(files) else { return };
+    let Ok(merged) = revcal_suite::merge(files) else { return };
     let _ = merged.require_gates(revcal_calibrate::Gates { min_recall: 0.5, min_precision: None }, 0.05);
     let report = merged.report();
     assert!(report.caught <= report.total, "caught {} of {}", report.caught, report.total);
     assert!((0.0..=1.0).contains(&report.recall), "recall {}", report.recall);
     let units: usize = merged.entries.iter().map(|entry| entry.trials).sum();
     assert_eq!(report.suite.as_ref().map(|suite| suite.units), Some(units));
-    let _ = revcal_calibrate::render_human(&report, false);
+    let _ = revcal_report::render_human(&report, false);
 }
 
 /// A protocol message: parsing never panics, a message that parses has the id of its

@@ -9,13 +9,14 @@ use super::{
 use crate::plants::Plant;
 use crate::scoring::{FindingOutcome, ScorerKind};
 
-/// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5).
-pub(crate) const GATE_EPSILON: f64 = 1e-9;
+/// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5), and a
+/// figure recomputed from records with the one a report states.
+pub const GATE_EPSILON: f64 = 1e-9;
 
 /// The longest reviewer name a report keeps, in bytes (what a calibration record takes).
 const MAX_REVIEWER_BYTES: usize = 200;
 /// Recall, precision and the gate, from the counts: the one place they are computed, for
-/// one run ([`ReportBuilder::build`]) and for a suite's pooled units (`suite::pool`).
+/// one run ([`ReportBuilder::build`]) and for a suite's pooled units (through [`assemble`]).
 pub(crate) struct Gated {
     /// Caught over plant-runs, 0 when there were none.
     pub(crate) recall: f64,
@@ -42,30 +43,31 @@ pub(crate) fn gate(
 }
 
 /// The counts a report's figures are computed from: one run's, or a suite's pooled units'.
-pub(crate) struct Counts {
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
     /// Plant-runs caught.
-    pub(crate) caught: usize,
+    pub caught: usize,
     /// Of them, caught by a repro that ran past its timeout.
-    pub(crate) caught_by_timeout: usize,
+    pub caught_by_timeout: usize,
     /// Plant-runs of valid plants.
-    pub(crate) total: usize,
+    pub total: usize,
     /// Valid plants: the sample size of the recall interval.
-    pub(crate) valid_plants: usize,
+    pub valid_plants: usize,
     /// Findings that identified a plant.
-    pub(crate) true_positives: usize,
+    pub true_positives: usize,
     /// Findings scored that identified none.
-    pub(crate) false_positives: usize,
+    pub false_positives: usize,
     /// Findings the reviewer reported.
-    pub(crate) findings: usize,
+    pub findings: usize,
     /// Where both the judge and the repro check ran, and how often they agreed.
-    pub(crate) checks: JudgeChecks,
+    pub checks: JudgeChecks,
 }
 
 /// A report's figures from its counts (recall, precision, the gate, the recall interval,
 /// findings per plant, judge agreement), everything else empty: the one assembly of a
-/// report, which a run ([`ReportBuilder::build`]) and a suite (`suite::pool`) complete, by
-/// struct update, with what only they know (plants, categories, trials, controls...).
-pub(crate) fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit: String) -> Report {
+/// report, which a run ([`ReportBuilder::build`]) and a suite (revcal-suite's pool) complete,
+/// by struct update, with what only they know (plants, categories, trials, controls...).
+pub fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit: String) -> Report {
     let Counts {
         caught,
         caught_by_timeout,
@@ -126,7 +128,7 @@ pub(crate) fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit:
 
 /// Caught and total per group (a category, a kind) from each valid plant's `(group, caught,
 /// runs)`, with each group's recall: the per-category figures of a run and of a suite.
-pub(crate) fn scores_by(
+pub fn scores_by(
     plants: impl IntoIterator<Item = (String, usize, usize)>,
 ) -> BTreeMap<String, CategoryScore> {
     let mut scores: BTreeMap<String, CategoryScore> = BTreeMap::new();

@@ -186,21 +186,27 @@ impl RoundTrial {
     }
 }
 
-/// The false-alarm figures of a report, all `None` when no clean round was asked for.
+/// The false-alarm figures of a report, all `None` when no clean round was asked for: the
+/// report's fields of the same names.
 #[derive(Debug, Default)]
-pub(crate) struct CleanFigures {
-    pub(crate) clean_rounds: Option<CleanRounds>,
-    pub(crate) false_alarms: Option<usize>,
-    pub(crate) clean_reviews: Option<usize>,
-    pub(crate) false_alarm_rate: Option<f64>,
-    pub(crate) false_alarm_interval: Option<Interval>,
+pub struct CleanFigures {
+    /// [`Report::clean_rounds`](super::Report::clean_rounds).
+    pub clean_rounds: Option<CleanRounds>,
+    /// [`Report::false_alarms`](super::Report::false_alarms).
+    pub false_alarms: Option<usize>,
+    /// [`Report::clean_reviews`](super::Report::clean_reviews).
+    pub clean_reviews: Option<usize>,
+    /// [`Report::false_alarm_rate`](super::Report::false_alarm_rate).
+    pub false_alarm_rate: Option<f64>,
+    /// [`Report::false_alarm_interval`](super::Report::false_alarm_interval).
+    pub false_alarm_interval: Option<Interval>,
 }
 
 /// Numbers `rounds` from 1, decides each trial's `flagged` (the record's rule), and computes
 /// the false-alarm figures when clean rounds were asked for (`clean`: how many, and the
 /// neutral edits excluded): flagged clean reviews over clean reviews, with the Wilson
 /// interval of that mean over the clean changes (the trials of a change are not independent).
-pub(crate) fn settle(rounds: &mut [ReviewRound], clean: Option<(usize, Vec<CleanExcluded>)>) -> CleanFigures {
+pub fn settle(rounds: &mut [ReviewRound], clean: Option<(usize, Vec<CleanExcluded>)>) -> CleanFigures {
     for (number, round) in (1..).zip(rounds.iter_mut()) {
         round.round = number;
         round.decide_flags();

@@ -28,7 +28,7 @@ pub(crate) fn wilson_interval(successes: usize, trials: usize) -> Option<Interva
 /// each plant was caught). A rate in [0, 1] with mean `p` has a variance of at most
 /// `p (1 - p)`, so this is never narrower than the interval of the mean clustered by plant;
 /// with one trial the rates are 0 or 1 and it is the usual Wilson interval.
-pub(crate) fn wilson_interval_of_mean(p: f64, n: usize) -> Option<Interval> {
+pub fn wilson_interval_of_mean(p: f64, n: usize) -> Option<Interval> {
     if n == 0 || !p.is_finite() {
         return None;
     }

@@ -3,6 +3,7 @@
 
 mod bugs;
 mod bugs_runs;
+mod fixtures;
 mod flow;
 mod judged;
 mod report;

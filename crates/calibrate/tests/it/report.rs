@@ -1,11 +1,13 @@
 //! The report: exactly the keys of docs/calibration.md#reading-the-report, every number
-//! computed from recorded outcomes, and the human, JUnit and HTML renderings.
+//! computed from recorded outcomes, and the comparison with a baseline (its human, JUnit and
+//! HTML renderings are tested in revcal-report).
 
 use std::collections::BTreeSet;
 
+use crate::fixtures::{gates, one_trial, report, three_trials, with_plants};
 use revcal_calibrate::{
     ControlOutcome, Controls, FindingOutcome, Gates, JudgeChecks, Plant, PlantStatus, Report, ReportBuilder,
-    ReportError, ScorerKind, TrialRecord, render_html, render_human, render_junit,
+    ReportError, ScorerKind, TrialRecord,
 };
 use serde_json::Value;
 
@@ -29,53 +31,6 @@ const BASE_KEYS: [&str; 16] = [
     "plants",
 ];
 const BASE_PLANT_KEYS: [&str; 7] = ["file", "line", "category", "operator", "status", "original", "mutated"];
-
-fn gates(min_recall: f64) -> Gates {
-    Gates { min_recall, min_precision: None }
-}
-
-/// Three valid plants and, last, one excluded as equivalent.
-fn with_plants(builder: ReportBuilder) -> ReportBuilder {
-    builder.plants(plants()).excluded_plant(Plant::new(
-        "src/c.rs",
-        3,
-        "arithmetic",
-        "plus-minus",
-        "a + b",
-        "a - b",
-    ))
-}
-
-fn plants() -> Vec<Plant> {
-    vec![
-        Plant::new("src/a.rs", 10, "off-by-one", "relational-boundary", "if i < n {", "if i <= n {")
-            .with_defect("`<` became `<=`: one iteration too many"),
-        Plant::new("src/a.rs", 40, "off-by-one", "plus-one", "let end = start;", "let end = start + 1;"),
-        Plant::new("src/b.rs", 7, "null-handling", "drop-default", "x.unwrap_or(0)", "x.unwrap()"),
-    ]
-}
-
-fn one_trial() -> TrialRecord {
-    let mut trial = TrialRecord::new(Some(0));
-    trial.caught_by.insert(0, "off by one at src/a.rs:10".into());
-    trial.caught_by.insert(2, "unwrap panics on None".into());
-    trial.findings = vec![
-        FindingOutcome::TruePositive(0),
-        FindingOutcome::TruePositive(2),
-        FindingOutcome::FalsePositive,
-        FindingOutcome::LocatedOnly,
-    ];
-    trial.judge_checks = JudgeChecks { repro_verified: 2, judge_agreed: 1 };
-    trial
-}
-
-fn report() -> Report {
-    with_plants(Report::builder("0123456789abcdef0123456789abcdef01234567", ScorerKind::Judge, gates(0.6)))
-        .trial(one_trial())
-        .controls(Controls { echo: ControlOutcome::echo(0, 3, true), oracle: ControlOutcome::oracle(3, 3) })
-        .build()
-        .unwrap()
-}
 
 fn keys(value: &Value) -> BTreeSet<&str> {
     value.as_object().unwrap().keys().map(String::as_str).collect()
@@ -224,19 +179,7 @@ fn the_recall_interval_contains_the_recall() {
 
 #[test]
 fn trials_pool_counts_and_report_each_run() {
-    let mut second = TrialRecord::new(Some(2));
-    second.caught_by.insert(0, "boundary bug".into());
-    second.caught_by.insert(1, "end is one too far".into());
-    second.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::TruePositive(1)];
-    let mut third = TrialRecord::new(Some(0));
-    third.caught_by.insert(0, "again".into());
-    third.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::FalsePositive];
-    let report = with_plants(Report::builder("HEAD", ScorerKind::Judge, gates(0.5)))
-        .trial(one_trial())
-        .trial(second)
-        .trial(third)
-        .build()
-        .unwrap();
+    let report = three_trials();
     // Plant 0 caught 3 times, plant 1 once, plant 2 once: 5 of 3 plants x 3 trials.
     assert_eq!((report.caught, report.total), (5, 9));
     assert!((report.recall - 5.0 / 9.0).abs() < 1e-12);
@@ -263,9 +206,6 @@ fn trials_pool_counts_and_report_each_run() {
     // Plant 0 was caught in every trial; plants 1 and 2 in one of three.
     assert_eq!(report.trial_agreement, Some(1.0 / 3.0));
     assert_eq!(report.findings_per_plant, Some(8.0 / 9.0), "4 + 2 + 2 findings over 3 plants x 3 trials");
-    let human = render_human(&report, false);
-    assert!(human.contains("3 plants x 3 trials: 5/9 caught  (95% CI over 3 plants"), "{human}");
-    assert!(human.contains("same outcome in every run for 33% of the plants"), "{human}");
 }
 
 #[test]
@@ -373,107 +313,6 @@ fn controls_say_which_failed_and_what_it_scored() {
         Some(false),
         "an oracle with nothing to catch proves nothing"
     );
-}
-
-#[test]
-fn the_human_summary_has_the_table_bars_and_warnings() {
-    let mut report = report();
-    let plain = render_human(&report, false);
-    assert!(!plain.contains('\x1b'), "no colour when asked for none");
-    assert!(plain.contains("PASS"));
-    assert!(plain.contains("recall     0.67  2/3 plants caught  (95% CI"), "{plain}");
-    assert!(
-        plain.contains("precision  0.67  2 true / 1 false positive findings (1.33 per plant)"),
-        "precision counts findings, recall plants: {plain}"
-    );
-    let off_by_one = plain.lines().find(|l| l.trim_start().starts_with("off-by-one")).unwrap();
-    assert!(
-        off_by_one.contains("0.50")
-            && off_by_one.contains(&"█".repeat(10))
-            && off_by_one.contains(&"░".repeat(10))
-    );
-    assert!(plain.contains("missed   src/a.rs:40"), "{plain}");
-    assert!(plain.contains("1 equivalent plant excluded"));
-    assert!(plain.contains("commit 0123456789ab "), "long hashes are shortened: {plain}");
-    assert!(!plain.contains("NOT trustworthy"));
-
-    report.trustworthy = false;
-    report.scorer = ScorerKind::String;
-    report.gate_pass = false;
-    let coloured = render_human(&report, true);
-    assert!(coloured.contains("\x1b[31mFAIL\x1b[0m"));
-    assert!(coloured.contains("NOT trustworthy"));
-}
-
-#[test]
-fn junit_has_one_case_per_plant_with_the_right_counts_and_escaping() {
-    let mut report = report();
-    report.plants[0].caught_by = Some("<b>bold</b> & \"quoted\" \u{1b}[31m".into());
-    report.plants[1].category = "cat\"<&>".into();
-    let xml = render_junit(&report);
-    let document = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
-    let suite = document.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
-    assert_eq!(suite.attribute("tests"), Some("4"));
-    assert_eq!(suite.attribute("failures"), Some("1"));
-    assert_eq!(suite.attribute("skipped"), Some("1"));
-    let cases: Vec<_> = document.descendants().filter(|n| n.has_tag_name("testcase")).collect();
-    assert_eq!(cases.len(), 4);
-    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("failure"))).count(), 1);
-    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 1);
-    assert_eq!(cases[1].attribute("classname"), Some("calibrate.cat\"<&>"), "attributes round-trip");
-    assert_eq!(cases[0].attribute("name"), Some("src/a.rs:10 relational-boundary"));
-    let out = cases[0].children().find(|n| n.has_tag_name("system-out")).unwrap().text().unwrap();
-    assert_eq!(
-        out, "caught by: <b>bold</b> & \"quoted\" \u{FFFD}[31m",
-        "text round-trips, control characters replaced"
-    );
-    let failure = cases[1].children().find(|n| n.has_tag_name("failure")).unwrap();
-    assert!(failure.text().unwrap().contains("+let end = start + 1;"));
-    assert_eq!(failure.attribute("message"), Some("missed: cat\"<&> plant (plus-one) at src/a.rs:40"));
-    let properties: Vec<_> = document.descendants().filter(|n| n.has_tag_name("property")).collect();
-    assert!(
-        properties
-            .iter()
-            .any(|p| p.attribute("name") == Some("gatePass") && p.attribute("value") == Some("true"))
-    );
-}
-
-#[test]
-fn html_is_self_contained_and_escapes_hostile_text() {
-    let hostile = "<script>alert('x')</script>";
-    let mut report = report();
-    report.plants[0].caught_by = Some(format!("finding {hostile}"));
-    report.plants[0].file = format!("src/{hostile}.rs");
-    report.plants[1].defect = Some(hostile.into());
-    report.plants[1].diff = format!("-{hostile}\n+\"><img src=x onerror=alert(1)>\n");
-    report.commit = hostile.into();
-    // The scorer is a ScorerKind: no hostile text can reach the page through it.
-    report.scorer = ScorerKind::String;
-    report.trustworthy = false;
-    let mut categories = std::mem::take(&mut report.per_category);
-    let score = categories.remove("off-by-one").unwrap();
-    categories.insert(hostile.into(), score);
-    report.per_category = categories;
-
-    let html = render_html(&report);
-    assert!(!html.contains("<script"), "unescaped script tag");
-    assert!(!html.contains("<img"), "unescaped img tag");
-    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
-    assert!(html.starts_with("<!DOCTYPE html>"));
-    assert_eq!(html.matches("<section class=\"plant").count(), 4);
-    assert_eq!(html.matches("<svg").count(), 1);
-    assert_eq!(
-        html.matches("<rect").count(),
-        2 * report.per_category.len(),
-        "a track and a bar per category"
-    );
-    assert!(html.contains("Caught by:"));
-    let label_x: usize = html.split("<text x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
-    assert!(label_x >= hostile.len() * 7, "the longest label fits left of the bars (x = {label_x})");
-    assert!(html.contains("<span class=\"add\">+&quot;&gt;&lt;img"), "diff lines are classed and escaped");
-    for external in ["<link", "src=\"http", "<script", "@import"] {
-        assert!(!html.contains(external), "external resource {external}");
-    }
 }
 
 mod properties {
@@ -592,35 +431,4 @@ fn catches_by_timeout_are_counted_apart_and_only_where_the_plant_is_caught() {
         .build()
         .unwrap_err();
     assert!(matches!(error, ReportError::TimeoutNotCaught { trial: 1, index: 0 }), "{error}");
-}
-
-#[test]
-fn runaway_and_unbuildable_plants_are_named_so_in_junit_and_html_not_equivalent() {
-    let plant = |line| Plant::new("src/lib.rs", line, "arithmetic", "op", "a + b", "a - b");
-    let mut trial = TrialRecord::new(Some(0));
-    trial.caught_by.insert(0, "wrong sum".into());
-    trial.caught_by_timeout.insert(0);
-    trial.findings = vec![FindingOutcome::TruePositive(0)];
-    let report = Report::builder("c", ScorerKind::Repro, gates(0.5))
-        .plant(plant(1))
-        .runaway_plant(plant(2), "its witness ran past its time limit with the plant applied, twice")
-        .unbuildable_plant(plant(3), "`cargo check` fails with the plant applied (exit code 101)")
-        .excluded_plant(plant(4))
-        .trial(trial)
-        .build()
-        .unwrap();
-    let xml = render_junit(&report);
-    assert_eq!(xml.matches("equivalent mutant").count(), 1, "{xml}");
-    assert!(xml.contains(r#"<skipped message="runaway: its witness ran past its time limit"#), "{xml}");
-    assert!(xml.contains(r#"<skipped message="build: `cargo check` fails"#), "{xml}");
-    for property in
-        ["runawayExcluded\" value=\"1", "buildExcluded\" value=\"1", "caughtByTimeout\" value=\"1"]
-    {
-        assert!(xml.contains(property), "{property}: {xml}");
-    }
-    let html = render_html(&report);
-    assert_eq!(html.matches("an equivalent mutant").count(), 1, "{html}");
-    assert!(html.contains("Excluded as a runaway: its witness ran past its time limit"), "{html}");
-    assert!(html.contains("Excluded for breaking the build: `cargo check` fails"), "{html}");
-    assert!(html.contains("Runaway plants excluded") && html.contains("Caught by timeout"), "{html}");
 }

@@ -10,11 +10,9 @@ use crate::output::{emit, outln};
 use crate::style::Style;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use revcal_calibrate::{
-    BuildCheck, CalibrateError, Calibration, Recovered, Report, ScorerKind, render_html, render_human,
-    render_junit,
-};
+use revcal_calibrate::{BuildCheck, CalibrateError, Calibration, Recovered, Report, ScorerKind};
 use revcal_judge::{CommandJudge, JudgeError, Provider};
+use revcal_report::{render_html, render_human, render_junit};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

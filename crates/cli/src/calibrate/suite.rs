@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use revcal_calibrate::Report;
-use revcal_calibrate::suite::{Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
+use revcal_suite::{Shard, ShardResult, Suite, SuiteEvent, merge, run_units, suite_report};
 
 use super::{
     RecordFlags, Recorder, ReportFlags, Reviewer, RunFlags, finish_report, read_baseline, report_failure,

@@ -1,14 +1,64 @@
 //! Calibration suites: one reviewer over many commits of many repositories, spread over
-//! machines by shards and merged into one report (docs/calibration.md#suites).
+//! machines by shards and merged into one report (docs/suites.md).
 //!
 //! A suite's work units are its entries times their trials. Each unit is a single
-//! [`Calibration`] run on the entry's commit (its reviews in scratch checkouts, never the
-//! user's tree); its [`Report`] is kept whole. Units run at once, sharing one pool of job
-//! slots: at most `--jobs` reviews in all. [`run_units`] runs a list of units ([`Shard::select`]
-//! picks a shard's), a [`ShardResult`] carries them to another machine, [`merge`] checks that
-//! the shard results make up the whole suite, and the pooled report is computed from the
-//! units alone, in the suite's order, so that merged shards print exactly what the
-//! unsharded run prints.
+//! [`Calibration`] run (revcal-calibrate) on the entry's commit (its reviews in scratch
+//! checkouts, never the user's tree); its [`Report`] is kept whole. Units run at once, sharing
+//! one pool of job slots ([`revcal_calibrate::jobs::Jobs`]): at most `--jobs` reviews in all.
+//! [`run_units`] runs a list of units ([`Shard::select`] picks a shard's), a [`ShardResult`]
+//! carries them to another machine, [`merge`] checks that the shard results make up the whole
+//! suite, and the pooled report is computed from the units alone, in the suite's order, so
+//! that merged shards print exactly what the unsharded run prints. The pooled figures are
+//! calibrate's own ([`revcal_calibrate::report::assemble`] and its neighbours): a suite's
+//! report and a run's are computed by the same code.
+//!
+//! The public API: the suite file ([`Suite`], [`SuiteEntry`], [`RepoSource`],
+//! [`MAX_SUITE_FILE_BYTES`]); its units ([`Unit`], [`Suite::units`]) and their outcomes
+//! ([`UnitResult`], [`SuiteEvent`]); running them ([`run_units`]) and the report of a whole
+//! suite ([`suite_report`]); shards ([`Shard`], [`ShardResult`], [`EntryPlan`],
+//! [`SHARD_FORMAT`], [`MAX_SHARD_FILE_BYTES`]) and their merge ([`merge`], [`Merged`]);
+//! errors ([`SuiteError`]; a signal stops a run with [`CalibrateError::Interrupted`]).
+//!
+//! ```
+//! use revcal_calibrate::{Calibration, Gates, ScorerKind};
+//! use revcal_suite::{Shard, ShardResult, Suite, merge, run_units, suite_report};
+//! use std::process::Command;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A repository with one commit, in the suite's directory.
+//! let dir = tempfile::tempdir()?;
+//! let repo = dir.path().join("calc");
+//! std::fs::create_dir_all(repo.join("src"))?;
+//! std::fs::write(repo.join("src/calc.py"), "def add(a, b):\n    return a + b\n")?;
+//! for args in [&["init", "-q"][..], &["add", "."], &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "calc"]] {
+//!     assert!(Command::new("git").args(args).current_dir(&repo).status()?.success());
+//! }
+//! // One planted bug, and a suite of one entry reviewed twice.
+//! std::fs::write(dir.path().join("plants.yaml"), "- file: src/calc.py\n  line: 2\n  original: a + b\n  mutated: a - b\n  witness: grep -q 'a + b' src/calc.py\n")?;
+//! std::fs::write(dir.path().join("suite.yaml"), "entries:\n  - {repo: calc, plants_file: plants.yaml, trials: 2}\n")?;
+//! let suite = Suite::read(&dir.path().join("suite.yaml"))?;
+//! assert_eq!(suite.units().len(), 2);
+//!
+//! // Every unit, each a calibration set up by `configure` (here: a reviewer that reports the
+//! // line, with a repro command that fails on the bug).
+//! let reviewer = r#"echo '[{"file": "src/calc.py", "line": 2, "message": "subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]'"#;
+//! let gates = Gates { min_recall: 0.5, min_precision: None };
+//! let configure = || Calibration::builder().review_cmd(reviewer).scorer(ScorerKind::Repro).min_plants(1).jobs(1);
+//! let units = run_units(&suite, &suite.units(), &dir.path().join("repos"), &configure, &mut |_| {})?;
+//! let report = suite_report(&suite, &units, gates, ScorerKind::Repro);
+//! assert_eq!((report.caught, report.total, report.gate_pass), (2, 2, true));
+//!
+//! // The same units as two shards (each would run on a machine of its own), merged: the
+//! // same report.
+//! let shards = (1..=2).map(|index| {
+//!     let shard = Shard { index, count: 2 };
+//!     let mine = units.iter().filter(|u| shard.select(&suite.units()).iter().any(|s| s.trial == u.trial)).cloned().collect();
+//!     (format!("shard{index}.json").into(), ShardResult::new(&suite, shard, serde_json::Value::Null, gates, ScorerKind::Repro, mine))
+//! });
+//! assert_eq!(merge(shards.collect())?.report(), report);
+//! # Ok(())
+//! # }
+//! ```
 
 mod checkout;
 mod file;
@@ -23,11 +73,8 @@ use std::sync::{Arc, mpsc};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::CalibrateError;
-use crate::flow::Calibration;
-use crate::jobs::Jobs;
-use crate::report::{Gates, Report};
-use crate::scoring::ScorerKind;
+use revcal_calibrate::jobs::Jobs;
+use revcal_calibrate::{CalibrateError, Calibration, Gates, Report, ScorerKind};
 
 /// Why a suite cannot be read, run or merged.
 #[derive(Debug, thiserror::Error)]

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::SuiteError;
-use crate::input::{self, InputError};
-use crate::plants::MAX_PLANTS_FILE_BYTES;
-use crate::targets::{Expect, Unconfined, confine};
+use crate::SuiteError;
+use revcal_calibrate::MAX_PLANTS_FILE_BYTES;
+use revcal_calibrate::input::{self, Expect, InputError, Unconfined, confine};
 
 /// How the path rule names the root that a suite's paths may not leave.
 const SUITE_DIR: &str = "the suite's directory";
@@ -233,17 +232,17 @@ impl Suite {
 
     /// Every work unit (entry x trial), in the suite's order: entries as listed, trials
     /// from 1.
-    pub fn units(&self) -> Vec<super::Unit> {
+    pub fn units(&self) -> Vec<crate::Unit> {
         self.entries
             .iter()
             .enumerate()
-            .flat_map(|(entry, e)| (1..=e.trials).map(move |trial| super::Unit { entry, trial }))
+            .flat_map(|(entry, e)| (1..=e.trials).map(move |trial| crate::Unit { entry, trial }))
             .collect()
     }
 
     /// What shard results record of the suite: each entry's name and trials.
-    pub fn plan(&self) -> Vec<super::EntryPlan> {
-        self.entries.iter().map(|e| super::EntryPlan { name: e.name.clone(), trials: e.trials }).collect()
+    pub fn plan(&self) -> Vec<crate::EntryPlan> {
+        self.entries.iter().map(|e| crate::EntryPlan { name: e.name.clone(), trials: e.trials }).collect()
     }
 }
 
@@ -352,7 +351,7 @@ mod tests {
     fn a_plants_file_past_the_limit_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let big = std::fs::File::create(dir.path().join("big.yaml")).unwrap();
-        big.set_len(crate::plants::MAX_PLANTS_FILE_BYTES + 1).unwrap();
+        big.set_len(MAX_PLANTS_FILE_BYTES + 1).unwrap();
         let path = dir.path().join("suite.yaml");
         std::fs::write(&path, "entries:\n  - {repo: ., plants_file: big.yaml}\n").unwrap();
         let message = Suite::read(&path).unwrap_err().to_string();

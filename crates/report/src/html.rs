@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::escape::markup;
-use super::{PlantStatus, Report};
+use crate::escape::markup;
+use revcal_calibrate::{PlantStatus, Report};
 
 /// Geometry of the bar chart, in SVG user units.
 const MIN_LABEL_WIDTH: usize = 120;

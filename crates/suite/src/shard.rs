@@ -7,10 +7,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EntryPlan, Suite, SuiteError, Unit, UnitResult};
-use crate::input::{self, InputError};
-use crate::report::{GATE_EPSILON, Gates, PlantOutcome, PlantStatus, Report, ratio};
-use crate::scoring::ScorerKind;
+use crate::{EntryPlan, Suite, SuiteError, Unit, UnitResult};
+use revcal_calibrate::input::{self, InputError};
+use revcal_calibrate::report::{GATE_EPSILON, ratio};
+use revcal_calibrate::{Gates, PlantOutcome, PlantStatus, Report, ScorerKind};
 
 /// The `format` of a shard result file.
 pub const SHARD_FORMAT: &str = "revcal-suite-shard/1";
@@ -155,7 +155,7 @@ pub struct Merged {
 impl Merged {
     /// The suite's report, the same one the unsharded run prints.
     pub fn report(&self) -> Report {
-        super::pool::pool(&self.suite_hash, &self.entries, &self.units, self.gates, self.scorer)
+        crate::pool::pool(&self.suite_hash, &self.entries, &self.units, self.gates, self.scorer)
     }
 
     /// Refuses shards run with other gates than `gates` (merge's own flags): the gate is

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{RepoSource, SuiteError};
+use crate::{RepoSource, SuiteError};
 use revcal_process::redact_url_credentials as redact;
 
 /// Runs git in `dir` (through `revcal_process::git`, the one runner of git) and returns its

@@ -9,13 +9,13 @@
 
 use std::collections::HashMap;
 
-use super::{EntryPlan, UnitResult};
-use crate::report::{
+use crate::{EntryPlan, UnitResult};
+use revcal_calibrate::ScorerKind;
+use revcal_calibrate::report::{
     CleanExcluded, ControlOutcome, Controls, Counts, EntryScore, Gates, JudgeChecks, PlantOutcome,
-    PlantStatus, Report, ReviewRound, SuiteSummary, TrialOutcome, UnitError, assemble, ratio, scores_by,
-    settle, wilson_interval_of_mean,
+    PlantStatus, Report, ReviewRound, RoundTrial, SuiteSummary, TrialOutcome, UnitError, assemble, ratio,
+    scores_by, settle, wilson_interval_of_mean,
 };
-use crate::scoring::ScorerKind;
 use revcal_judge::JudgeUsage;
 use std::collections::BTreeMap;
 
@@ -73,7 +73,7 @@ fn pool_rounds(units: &[(&str, &Report)]) -> (Vec<ReviewRound>, Option<(usize, V
             };
             for trial in &round.trials {
                 let number = rounds[index].trials.len() + 1;
-                rounds[index].trials.push(crate::report::RoundTrial { trial: number, ..trial.clone() });
+                rounds[index].trials.push(RoundTrial { trial: number, ..trial.clone() });
             }
         }
     }

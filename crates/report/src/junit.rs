@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use super::escape::markup;
-use super::{PlantStatus, Report};
+use crate::escape::markup;
+use revcal_calibrate::{PlantStatus, Report};
 
 /// JUnit XML with one test case per plant: caught passes, missed fails, excluded is skipped.
 /// Suite properties carry the headline numbers. Every piece of text is escaped.
