@@ -8,7 +8,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::error::ReviewError;
 
@@ -206,35 +205,36 @@ fn check_rev(rev: &str) -> Result<(), ReviewError> {
 /// `git diff` between `revs` (one rev: the work tree against it), with `context` lines.
 fn diff(dir: &Path, revs: &[&str], context: u32, max_bytes: usize) -> Result<String, ReviewError> {
     let unified = format!("--unified={context}");
-    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", &unified];
+    // The prefixes named, whatever the user's diff.noprefix or diff.mnemonicPrefix say: the
+    // reader strips `b/`.
+    let mut args = vec![
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-renames",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        &unified,
+    ];
     args.extend_from_slice(revs);
     args.push("--");
     git(dir, &args, max_bytes)
 }
 
-/// Runs git in `dir` (never taking optional locks, never reading the user's pager or
-/// external diff settings) and returns its standard output.
+/// Runs git in `dir` (never taking optional locks, so that reading a user's repository writes
+/// nothing to it) through revcal's one git runner, and returns its standard output.
 fn git(dir: &Path, args: &[&str], max_bytes: usize) -> Result<String, ReviewError> {
-    let output = Command::new("git")
-        .arg("--no-optional-locks")
-        .args(["-c", "core.quotepath=off", "-c", "diff.noprefix=false", "-c", "color.ui=never"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_PAGER", "cat")
-        .env_remove("GIT_EXTERNAL_DIFF")
-        .output()
-        .map_err(|source| ReviewError::Git { dir: dir.to_path_buf(), message: source.to_string() })?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(ReviewError::Git {
-            dir: dir.to_path_buf(),
-            message: format!("git {} failed: {}", args.join(" "), stderr.trim()),
-        });
+    let mut all = vec!["--no-optional-locks", "-c", "core.quotepath=off", "-c", "color.ui=never"];
+    all.extend_from_slice(args);
+    let stdout = revcal_process::git(dir, &all).map_err(|error| ReviewError::Git {
+        dir: error.dir,
+        message: format!("git {}: {}", error.args, error.message),
+    })?;
+    if stdout.len() > max_bytes {
+        return Err(ReviewError::TooLarge { bytes: stdout.len(), max: max_bytes });
     }
-    if output.stdout.len() > max_bytes {
-        return Err(ReviewError::TooLarge { bytes: output.stdout.len(), max: max_bytes });
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
 
 /// The new file's first line in a hunk header's `+c,d` part.

@@ -731,9 +731,8 @@ impl<'a> Reviewer<'a> {
             }),
             JudgeChoice::None => serde_json::Value::Null,
         };
-        serde_json::json!({
+        let mut settings = serde_json::json!({
             "reviewCmd": self.review_cmd,
-            "reviewer": self.builtin.as_ref().map(crate::review::CalibrationReviewer::settings),
             "judge": judge,
             "minPlants": flags.min_plants,
             "okExitCodes": flags.ok_exit_codes.0,
@@ -744,7 +743,14 @@ impl<'a> Reviewer<'a> {
             "sandboxRepro": !flags.unsandboxed_repro,
             "maxJudgeCalls": flags.judge.max_judge_calls,
             "profile": if flags.realistic { "realistic" } else { "default" },
-        })
+        });
+        // Only with --reviewer, so that shards of a reviewer command read as they did.
+        if let (Some(builtin), Some(map)) = (&self.builtin, settings.as_object_mut()) {
+            map.insert("reviewer".into(), builtin.settings());
+            map.insert("maxReviewCalls".into(), serde_json::json!(flags.max_review_calls));
+            map.insert("maxReviewFindings".into(), serde_json::json!(flags.max_review_findings));
+        }
+        settings
     }
 
     /// The gates.

@@ -190,7 +190,13 @@ fn stand_in(provider: &'static str) -> TestServer {
     TestServer::start(move |_, request: &Recorded| {
         let body = request.json();
         let model = match provider {
-            "gemini" => request.path.split("/models/").nth(1).and_then(|m| m.split(':').next()).unwrap_or_default().to_owned(),
+            "gemini" => request
+                .path
+                .split("/models/")
+                .nth(1)
+                .and_then(|m| m.split(':').next())
+                .unwrap_or_default()
+                .to_owned(),
             _ => body["model"].as_str().unwrap_or_default().to_owned(),
         };
         let prompt = prompt_of(request);
@@ -230,7 +236,17 @@ fn calibrate_runs_the_built_in_reviewer_of_each_provider() {
         let plants = sandbox.plants();
         let output = revcal(
             &sandbox,
-            &["calibrate", "--reviewer", &reviewer, "--plants-file", &plants, "--judge-cmd", &judge, "--json", "--no-judge-cache"],
+            &[
+                "calibrate",
+                "--reviewer",
+                &reviewer,
+                "--plants-file",
+                &plants,
+                "--judge-cmd",
+                &judge,
+                "--json",
+                "--no-judge-cache",
+            ],
         )
         .env(url_variable, server.url())
         .env(key_variable, "sk-test-key-0123456789")
@@ -244,7 +260,10 @@ fn calibrate_runs_the_built_in_reviewer_of_each_provider() {
         assert_eq!(report["reviewerUsage"][0]["calls"], 1, "{provider}: {report}");
         let prompt = prompt_of(&server.requests()[0]);
         let change = fenced_after(&prompt, "THE CHANGE", 0).unwrap_or_else(|| panic!("{provider}: {prompt}"));
-        assert!(change.contains("     2 +     return a - b\n"), "the plants are in the change reviewed: {change}");
+        assert!(
+            change.contains("     2 +     return a - b\n"),
+            "the plants are in the change reviewed: {change}"
+        );
         assert!(!stdout(&output).contains("sk-test-key") && !stderr(&output).contains("sk-test-key"));
         assert_untouched(&sandbox, &before);
     }
@@ -279,10 +298,7 @@ fn a_council_of_three_reviews_is_scored_and_calibrated_and_its_figures_recompute
     );
 
     // Calibrated: the council reviews each checkout (two trials, two at once).
-    let judge = sandbox.script(
-        "judge.sh",
-        DEFECT_JUDGE,
-    );
+    let judge = sandbox.script("judge.sh", DEFECT_JUDGE);
     let calibrate = |cache: &str| {
         let mut args = vec![
             "calibrate",
@@ -393,10 +409,7 @@ fn a_suite_runs_the_built_in_reviewer_in_each_unit_and_sums_what_it_spent() {
         "entries:\n  - {repo: repo, plants_file: plants.yaml, trials: 2}\n",
     )
     .unwrap();
-    let judge = sandbox.script(
-        "judge.sh",
-        DEFECT_JUDGE,
-    );
+    let judge = sandbox.script("judge.sh", DEFECT_JUDGE);
     let output = revcal(
         &sandbox,
         &[
