@@ -298,8 +298,19 @@ fn parse_openai(value: &Value, body: &str) -> Result<Completion, AnswerProblem> 
     let text = message.and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
     match choice.get("finish_reason").and_then(Value::as_str) {
         Some("length") => {
+            // The counts tell a full context window (a local server's: prompt plus answer
+            // reach its size) from an answer longer than the cap asked for.
+            let (prompt, answer) =
+                (tokens(value, "/usage/prompt_tokens"), tokens(value, "/usage/completion_tokens"));
+            let counts = if prompt + answer > 0 {
+                format!(
+                    " after {answer} output tokens on a {prompt}-token prompt (a local server's context window may be full: start it with a larger one)"
+                )
+            } else {
+                String::new()
+            };
             return Err(AnswerProblem::Truncated(format!(
-                "finish_reason length{}",
+                "finish_reason length{counts}{}",
                 if text.is_empty() {
                     " with empty content (a reasoning model out of output tokens)"
                 } else {

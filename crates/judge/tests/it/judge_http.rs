@@ -363,6 +363,16 @@ fn empty_content_with_finish_reason_length_is_an_error() {
     let error = judge(Provider::OpenAi, &server).judge(&request()).unwrap_err();
     assert!(matches!(error, JudgeError::BadAnswer { problem: AnswerProblem::Truncated(_), .. }), "{error:?}");
     assert!(error.to_string().contains("reasoning"), "{error}");
+    // An answer cut off with its counts: the prompt and the answer filled a local server's
+    // context window, and the message says so.
+    let server = TestServer::start(|_, _| Reply::new(200, openai_answer(r#""{\"match\": tr""#, "length")));
+    let error = judge(Provider::OpenAi, &server).judge(&request()).unwrap_err();
+    assert!(
+        error.to_string().contains(
+            "after 12 output tokens on a 90-token prompt (a local server's context window may be full"
+        ),
+        "{error}"
+    );
     let server =
         TestServer::start(|_, _| Reply::new(200, gemini_answer(r#""{\"match\": tr""#, "MAX_TOKENS")));
     let error = judge(Provider::Gemini, &server).judge(&request()).unwrap_err();
