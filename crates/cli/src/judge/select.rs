@@ -137,3 +137,22 @@ impl JudgeFlags {
 pub(crate) const SETUP_HINT_BUILT_IN: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama or llama.cpp), GEMINI_API_KEY or GOOGLE_API_KEY";
 /// What to do when no judge is configured, for a command that takes `--judge-cmd`.
 pub(crate) const SETUP_HINT: &str = "set ANTHROPIC_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as ollama or llama.cpp), GEMINI_API_KEY or GOOGLE_API_KEY; or pass --judge-cmd CMD";
+
+#[cfg(test)]
+mod tests {
+    use super::ProviderArg;
+    use clap::ValueEnum;
+    use revcal_judge::Provider;
+
+    /// `ProviderArg` is a second list of the providers: a provider the library gains must be
+    /// nameable by `--judge-provider` and `--review-provider` under its own name too.
+    #[test]
+    fn every_provider_can_be_named_on_the_command_line() {
+        for provider in Provider::ALL {
+            let arg = ProviderArg::from_str(provider.name(), false)
+                .unwrap_or_else(|_| panic!("no --judge-provider value `{}`", provider.name()));
+            assert_eq!(Provider::from(arg), provider);
+        }
+        assert_eq!(ProviderArg::value_variants().len(), Provider::ALL.len());
+    }
+}
