@@ -544,3 +544,39 @@ fn focus_unknown_and_empty_fields_are_schema_errors() {
     assert_at(&d, "SCHEMA", position_of(&text, "checks: []"), "/focus_areas/1/checks");
     assert!(d.message.contains("focus area `Testing` has no checks"), "{}", d.message);
 }
+
+/// `salvage` reads a scalar written where a top-level text belongs as its text, so that the
+/// rest of the file is still checked. Its list of those fields is kept by hand: every text
+/// field of the schema must be on it, or a `version: 1.0`-style slip in a new field would hide
+/// every semantic problem of the file.
+#[test]
+fn a_number_in_any_top_level_text_field_leaves_the_rest_checked() {
+    let schema = revcal_rubric_model::json_schema();
+    let text_fields: Vec<&str> = schema["properties"]
+        .as_object()
+        .expect("the schema lists its properties")
+        .iter()
+        .filter(|(_, property)| property["type"] == "string")
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert!(
+        text_fields.contains(&"rubric_id") && text_fields.contains(&"calibration_dataset"),
+        "{text_fields:?}"
+    );
+    for field in text_fields {
+        let kept: String = broken("    threshold: 3\n", "    threshold: 9\n")
+            .lines()
+            .filter(|line| !line.starts_with(&format!("{field}:")))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let text = format!("{kept}\"{field}\": 5\n");
+        let diagnostics = lint(&text);
+        let found: Vec<(&str, &str)> =
+            diagnostics.iter().map(|d| (d.rule.id(), d.pointer.as_str())).collect();
+        assert!(found.iter().any(|(_, pointer)| *pointer == format!("/{field}")), "{field}: {found:?}");
+        assert!(
+            found.contains(&("RL-05", "/criteria/0/threshold")),
+            "{field}: the rest is checked: {found:?}"
+        );
+    }
+}
