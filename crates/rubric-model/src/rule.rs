@@ -5,8 +5,23 @@ use std::fmt;
 
 /// A lint rule. Every diagnostic revcal reports about a rubric names one.
 ///
-/// The ids (`RL-02`, `SHARE`, ...) are stable: tools may match on them.
+/// The ids (`RL-02`, `SHARE`, ...) are stable: tools may match on them. Rules are added as
+/// the format grows, so a `match` on a rule needs a wildcard arm:
+///
+/// ```compile_fail
+/// use revcal_rubric_model::Rule;
+///
+/// fn every_rule_named(rule: Rule) -> &'static str {
+///     match rule {
+///         Rule::DuplicateId | Rule::Anchors | Rule::Examples | Rule::Version => "rl",
+///         Rule::Threshold | Rule::Weight | Rule::CalibrationDataset => "rl",
+///         Rule::Schema | Rule::Scale | Rule::Name | Rule::Share | Rule::Ceiling => "format",
+///         Rule::Pattern | Rule::Focus | Rule::Yaml | Rule::File => "format",
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Rule {
     /// RL-01 (also RL-08): a `rubric_id` defined by two files of one library.
     DuplicateId,
