@@ -630,3 +630,22 @@ fn tokens_reported_on_a_failed_answer_are_still_counted() {
         assert_eq!(spent.calls, 1);
     }
 }
+
+/// docs/judge.md quotes the system part of the prompt as it is sent ("The prompt"): a change
+/// of its wording must change the page too.
+#[test]
+fn the_system_part_sent_is_the_one_docs_judge_md_quotes() {
+    let page = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/judge.md");
+    let docs = std::fs::read_to_string(page).unwrap_or_else(|e| panic!("{page}: {e}"));
+    let section = &docs[docs.find("\n## The prompt\n").expect("a section on the prompt")..];
+    let start = section.find("```text\n").expect("the system part, quoted") + "```text\n".len();
+    let quoted = &section[start..start + section[start..].find("```").expect("the quote ends")];
+    let server = TestServer::start(|_, _| ok_reply(Provider::Anthropic, true));
+    judge(Provider::Anthropic, &server).judge(&request()).unwrap();
+    let sent = server.requests()[0].json();
+    let system = sent["system"].as_str().expect("Anthropic's system part");
+    let open = system.find("<data-").expect("the fence is named") + "<data-".len();
+    let nonce: String = system[open..].chars().take_while(char::is_ascii_hexdigit).collect();
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(words(&system.replace(&nonce, "NONCE")), words(quoted), "docs/judge.md is out of date");
+}
