@@ -2,6 +2,7 @@
 
 mod config;
 mod diff;
+mod line_diff;
 mod files;
 mod render;
 

@@ -38,10 +38,7 @@ pub struct SchemaBuildError(String);
 impl SchemaChecker {
     pub(crate) fn new() -> Result<SchemaChecker, SchemaBuildError> {
         let schema = revcal_rubric_model::json_schema();
-        let validator = jsonschema::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .map_err(|error| SchemaBuildError(error.to_string()))?;
+        let validator = Validator::new(&schema).map_err(|error| SchemaBuildError(error.to_string()))?;
         Ok(SchemaChecker { schema, validator })
     }
 

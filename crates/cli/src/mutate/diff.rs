@@ -1,6 +1,6 @@
 //! `--in-diff REV`: the lines of each file that differ from its content at a git revision.
-//! gix reads the file as it was at REV; `similar` diffs it against the working copy, so
-//! committed and uncommitted changes both count.
+//! gix reads the file as it was at REV; it is diffed line by line against the working copy
+//! (`line_diff`), so committed and uncommitted changes both count.
 
 use anyhow::{Context, Result};
 use revcal_mutate::Language;
@@ -39,29 +39,7 @@ pub(crate) fn changed_lines(
             }
             None => String::new(),
         };
-        changed.insert(file.clone(), new_lines(&before, &current));
+        changed.insert(file.clone(), super::line_diff::new_lines(&before, &current));
     }
     Ok(changed)
-}
-
-/// 1-based lines of `after` that are inserted or replaced relative to `before`.
-fn new_lines(before: &str, after: &str) -> BTreeSet<usize> {
-    let diff = similar::TextDiff::from_lines(before, after);
-    diff.iter_all_changes()
-        .filter(|change| change.tag() == similar::ChangeTag::Insert)
-        .filter_map(|change| change.new_index().map(|index| index + 1))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_inserted_and_changed_lines_count() {
-        let before = "a\nb\nc\n";
-        let after = "a\nB\nc\nd\n";
-        assert_eq!(new_lines(before, after), BTreeSet::from([2, 4]));
-        assert_eq!(new_lines("", "x\ny\n"), BTreeSet::from([1, 2]));
-    }
 }

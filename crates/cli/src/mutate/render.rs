@@ -180,10 +180,8 @@ pub(crate) fn show(mutant: &Mutant, source: &str, style: &Style) -> Result<Strin
         ))
     );
     outln!(out, "{}", style.dim(&format!("# {}", mutant.description)));
-    let diff = similar::TextDiff::from_lines(source, &mutated);
-    let header_old = format!("a/{}", mutant.file);
-    let header_new = format!("b/{}", mutant.file);
-    let unified = diff.unified_diff().context_radius(3).header(&header_old, &header_new).to_string();
+    let unified =
+        super::line_diff::unified(source, &mutated, &format!("a/{}", mutant.file), &format!("b/{}", mutant.file));
     for line in unified.lines() {
         let painted = if line.starts_with('+') && !line.starts_with("+++") {
             style.success(line)
