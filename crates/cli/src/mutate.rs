@@ -2,8 +2,8 @@
 
 mod config;
 mod diff;
-mod line_diff;
 mod files;
+mod line_diff;
 mod render;
 
 use crate::output::{emit, emit_json};

@@ -56,12 +56,7 @@ pub(crate) fn unified(before: &str, after: &str, old: &str, new: &str) -> String
         let trail = (before_len - last.before.end).min(CONTEXT);
         let before_range = first.before.start - lead..last.before.end + trail;
         let after_range = first.after.start - lead..(last.after.end + trail).min(after_len);
-        let _ = writeln!(
-            out,
-            "@@ -{} +{} @@",
-            header_range(&before_range),
-            header_range(&after_range)
-        );
+        let _ = writeln!(out, "@@ -{} +{} @@", header_range(&before_range), header_range(&after_range));
         let mut at = before_range.start;
         for hunk in &group {
             for index in at..hunk.before.start {

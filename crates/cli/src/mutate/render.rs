@@ -180,8 +180,12 @@ pub(crate) fn show(mutant: &Mutant, source: &str, style: &Style) -> Result<Strin
         ))
     );
     outln!(out, "{}", style.dim(&format!("# {}", mutant.description)));
-    let unified =
-        super::line_diff::unified(source, &mutated, &format!("a/{}", mutant.file), &format!("b/{}", mutant.file));
+    let unified = super::line_diff::unified(
+        source,
+        &mutated,
+        &format!("a/{}", mutant.file),
+        &format!("b/{}", mutant.file),
+    );
     for line in unified.lines() {
         let painted = if line.starts_with('+') && !line.starts_with("+++") {
             style.success(line)
