@@ -94,7 +94,6 @@ pub mod jobs;
 mod judging;
 mod objects;
 mod plants;
-pub mod report;
 mod reviewer;
 mod reviews;
 mod rundir;
@@ -109,11 +108,14 @@ mod tree;
 pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
-pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
+pub use plants::{ApplyError, JudgedForm, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
     JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
     SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
 };
+/// The calibration report (revcal-report): its model, figures, gate and renderings, under
+/// the names this crate has always used.
+pub use revcal_report as report;
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};
