@@ -691,18 +691,7 @@ mod tests {
     fn plant(line: u32, original: &str, mutated: &str) -> Plant {
         Plant {
             id: "p".into(),
-            file: "a.rs".into(),
-            line,
-            category: "off-by-one".into(),
-            operator: "op".into(),
-            defect: "d".into(),
-            original: original.into(),
-            mutated: mutated.into(),
-            witness: None,
-            end_line: None,
-            fix_commit: None,
-            edits: Vec::new(),
-            spans: Vec::new(),
+            ..Plant::new("a.rs", line, "off-by-one", "op", original, mutated).with_defect("d")
         }
     }
 

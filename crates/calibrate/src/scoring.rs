@@ -152,21 +152,7 @@ mod tests {
     use revcal_findings::FindingFormat;
 
     fn plant(file: &str, line: u32) -> Plant {
-        Plant {
-            id: format!("{file}:{line}"),
-            file: file.into(),
-            line,
-            category: "c".into(),
-            operator: "o".into(),
-            defect: "d".into(),
-            original: "a".into(),
-            mutated: "b".into(),
-            witness: None,
-            end_line: None,
-            fix_commit: None,
-            edits: Vec::new(),
-            spans: Vec::new(),
-        }
+        Plant::new(file, line, "c", "o", "a", "b").with_defect("d")
     }
 
     fn finding(file: &str, line: u32, text: &str) -> Finding {
