@@ -1,6 +1,6 @@
 //! From what a run measured to the report: each plant and each trial are recorded with the
 //! report builder (trial scores index the valid plants, the report all of them), and the
-//! report module computes the numbers.
+//! report (revcal-report) computes the numbers.
 
 use crate::flow::{Exclusion, Measurement};
 use crate::report::{Gates, JudgeChecks, Report, ReportError, TrialRecord};

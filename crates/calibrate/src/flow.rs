@@ -8,7 +8,7 @@ use crate::controls::{echo_findings, oracle_findings};
 use crate::error::CalibrateError;
 use crate::guard::{self, Recovered};
 use crate::jobs::Jobs;
-use crate::plants::{Plant, apply_to, read_plants_file, resolve_specs_with};
+use crate::plants::{Plant, Planting, apply_to, read_plants_file, resolve_specs_with};
 use crate::report::{
     CleanExcluded, ControlOutcome, Controls, LocatedFinding, ReviewRound, RoundPlant, RoundStatus,
     RoundTrial, TouchedLines, keep_findings, locates_lines,

@@ -13,7 +13,7 @@
 
 use crate::error::CalibrateError;
 use crate::jobs::Jobs;
-use crate::plants::Plant;
+use crate::plants::{JudgedForm, Plant};
 use crate::scorers::{JudgeFailures, JudgeScorer};
 use crate::scoring::{Scored, score_with_progress};
 use crate::scratch::Scratch;

@@ -15,20 +15,22 @@
 //!   [`Progress`] events, [`recover`] and what it did ([`Recovered`]), [`ScorerKind`];
 //! - plants: [`Plant`], the one type for a planted bug (chosen by the run, shown to the judge,
 //!   recorded in the report);
-//! - the report: [`Report`] with its records ([`PlantOutcome`], [`PlantStatus`],
-//!   [`TrialOutcome`], [`CategoryScore`], [`Controls`], [`ControlOutcome`], [`Interval`]), its
-//!   builder ([`ReportBuilder`] fed with [`Plant`]s and [`TrialRecord`]s of
-//!   [`FindingOutcome`]s) and its comparison with a baseline ([`Report::compare_with`]); its
-//!   renderings for people and CI (human, JUnit, HTML) are revcal-report's;
+//! - the report, which is revcal-report's (its model, figures, gate, baseline comparison and
+//!   renderings; a tool that only reads or renders reports depends on that crate and builds
+//!   neither git nor tree-sitter), re-exported here under the names it always had: [`Report`]
+//!   with its records ([`PlantOutcome`], [`PlantStatus`], [`TrialOutcome`], [`CategoryScore`],
+//!   [`Controls`], [`ControlOutcome`], [`Interval`]), its builder ([`ReportBuilder`] fed with
+//!   [`Plant`]s and [`TrialRecord`]s of [`FindingOutcome`]s) and its comparison with a
+//!   baseline ([`Report::compare_with`]); the whole crate is the [`report`] module;
 //! - judging: a [`revcal_judge::Judge`] given to [`Calibration::judge`] decides, for the judge
-//!   scorer, whether a finding describes a plant ([`Plant::judged`] is what it is told);
+//!   scorer, whether a finding describes a plant ([`JudgedForm::judged`] is what it is told);
 //! - findings: read by [`revcal_findings::parse_findings`];
 //! - real bugs, in the [`bugs`] module (revcal-bugs' miner, re-exported): [`bugs::BugMiner`]
 //!   mines a repository's fixes into [`bugs::Bug`]s; [`bugs::read_bugs_file`] and
 //!   [`bugs::write_bugs_yaml`] read and write the bugs file;
 //! - for crates built over a calibration run (revcal-suite runs a suite of many commits as
 //!   many runs and pools their reports into one): [`jobs::Jobs`], job slots shared by several
-//!   runs ([`Calibration::shared_jobs`]); the [`report`] module's figures (`assemble`,
+//!   runs ([`Calibration::shared_jobs`]); the [`report`] figures (`assemble`,
 //!   `Counts`, `scores_by`, `settle`, `ratio`, `wilson_interval_of_mean`, `GATE_EPSILON`), so
 //!   that a pooled report is computed by the same code as a run's; and the [`input`] module,
 //!   which reads a user's files within a size and nesting limit, the one door to YAML, and
@@ -43,8 +45,8 @@
 //! `objects` for the scratch checkouts, `reviews` to run them at once, each `reviewer` run
 //! through `revcal_process`, which also ends escaped descendants), the findings read by
 //! `revcal_findings`,
-//! `scoring` with the `scorers`, `judging` (the judge's questions at once), and the
-//! `report` (`assemble` turns a run into one); `guard` recovers the journals of earlier
+//! `scoring` with the `scorers`, `judging` (the judge's questions at once), and `assemble`
+//! (a run's records into revcal-report's report); `guard` recovers the journals of earlier
 //! releases; `flow` drives them all.
 //!
 //! ```
@@ -94,7 +96,6 @@ pub mod jobs;
 mod judging;
 mod objects;
 mod plants;
-pub mod report;
 mod reviewer;
 mod reviews;
 mod rundir;
@@ -109,11 +110,14 @@ mod tree;
 pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
-pub use plants::{ApplyError, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
+pub use plants::{ApplyError, JudgedForm, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
 pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
     JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,
     SuiteSummary, TrialOutcome, TrialRecord, UnitError, compare_with_baseline, plant_differences,
 };
+/// The calibration report (revcal-report): its model, figures, gate and renderings, under
+/// the names this crate has always used.
+pub use revcal_report as report;
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};

@@ -3,127 +3,23 @@
 //! applying, describing and reporting it is the same for both.
 
 use crate::input::{self, InputError};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// One planted bug: one whole source line replaced by another.
-///
-/// The same type is chosen by the flow, asked about by a [`Judge`](revcal_judge::Judge) (as
-/// its [`judged`](Self::judged) form) and recorded by a [`ReportBuilder`](crate::ReportBuilder).
-/// Its JSON form is the judge's: every field but `id` and `witness` (the witness would hand
-/// the judge the answer), so a plant read back from JSON has an empty id and no witness.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plant {
-    /// Stable id (the mutant's id, or `plants-file#N`).
-    #[serde(skip)]
-    pub id: String,
-    /// The file, relative to the work tree, `/`-separated.
-    pub file: String,
-    /// 1-based line.
-    pub line: u32,
-    /// Bug category (kebab-case, e.g. `off-by-one`).
-    pub category: String,
-    /// The operator that made it (`plants-file` for hand-written plants).
-    pub operator: String,
-    /// One sentence: what is now wrong (empty when nobody said).
-    pub defect: String,
-    /// The whole source line before.
-    pub original: String,
-    /// The whole source line after.
-    pub mutated: String,
-    /// A shell command that passes on the original and fails on the mutant, if known.
-    #[serde(skip)]
-    pub witness: Option<String>,
-    /// The last line of a plant that spans several lines (a real bug's patch), in the planted
-    /// file; `None` for a one-line plant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_line: Option<u32>,
-    /// The commit that fixed this bug, for a real bug from a bugs file; `None` for a
-    /// synthetic plant.
-    #[serde(skip)]
-    pub fix_commit: Option<String>,
-    /// A real bug's line replacements (from its patch); empty for a one-line plant, which
-    /// replaces `line` of `file`.
-    #[serde(skip)]
-    pub(crate) edits: Vec<Edit>,
-    /// Where the plant sits in the planted tree when other plants moved its lines (set when
-    /// a file holds a real bug); empty means `file` at `line..=end_line`.
-    #[serde(skip)]
-    pub(crate) spans: Vec<Span>,
-}
+pub use revcal_report::Plant;
+use revcal_report::{PlantEdit as Edit, PlantSpan as Span};
 
-/// One contiguous replacement of lines: the lines of `file` from `start` (0-based, before
-/// planting) that read `old` become `new`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Edit {
-    pub(crate) file: String,
-    pub(crate) start: usize,
-    pub(crate) old: Vec<String>,
-    pub(crate) new: Vec<String>,
-}
-
-/// Lines `first..=last` (1-based) of `file` in the planted tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub(crate) file: String,
-    pub(crate) first: u32,
-    pub(crate) last: u32,
-}
-
-impl Plant {
-    /// A plant that replaces line `line` of `file` (`original`, the whole line) with
-    /// `mutated`: id `file:line`, no witness and no defect sentence (empty: the report then
-    /// has `defect: null`); add one with [`with_defect`](Self::with_defect).
-    pub fn new(
-        file: impl Into<String>,
-        line: u32,
-        category: impl Into<String>,
-        operator: impl Into<String>,
-        original: impl Into<String>,
-        mutated: impl Into<String>,
-    ) -> Self {
-        let file = file.into();
-        Plant {
-            id: format!("{file}:{line}"),
-            file,
-            line,
-            category: category.into(),
-            operator: operator.into(),
-            defect: String::new(),
-            original: original.into(),
-            mutated: mutated.into(),
-            witness: None,
-            end_line: None,
-            fix_commit: None,
-            edits: Vec::new(),
-            spans: Vec::new(),
-        }
-    }
-
-    /// The same plant with a defect sentence.
-    pub fn with_defect(mut self, defect: impl Into<String>) -> Self {
-        self.defect = defect.into();
-        self
-    }
-
-    /// The same plant with a witness command.
-    pub fn with_witness(mut self, witness: impl Into<String>) -> Self {
-        self.witness = Some(witness.into());
-        self
-    }
-
-    /// `file:line`, or `file:line-end` for a plant over several lines.
-    pub fn location(&self) -> String {
-        match self.end_line.filter(|end| *end != self.line) {
-            Some(end) => format!("{}:{}-{end}", self.file, self.line),
-            None => format!("{}:{}", self.file, self.line),
-        }
-    }
-
+/// A plant as a judge is told about it: an extension of [`Plant`], the report's data type,
+/// because what a judge is shown is the calibration's business.
+pub trait JudgedForm {
     /// The plant as a judge is told about it: every field but the id, the witness (which
     /// would hand the judge the answer) and what only planting needs.
-    pub fn judged(&self) -> revcal_judge::JudgedPlant {
+    fn judged(&self) -> revcal_judge::JudgedPlant;
+}
+
+impl JudgedForm for Plant {
+    fn judged(&self) -> revcal_judge::JudgedPlant {
         revcal_judge::JudgedPlant {
             file: self.file.clone(),
             line: self.line,
@@ -135,14 +31,22 @@ impl Plant {
             end_line: self.end_line,
         }
     }
+}
 
-    /// True for a real bug (re-introduced from a bugs file's patch), false for a synthetic one.
-    pub fn is_real(&self) -> bool {
-        self.fix_commit.is_some()
-    }
-
+/// What planting does with a plant: the files it changes, its replacements, and whether a
+/// finding points at it.
+pub(crate) trait Planting {
     /// The files the plant changes.
-    pub(crate) fn files(&self) -> Vec<&str> {
+    fn files(&self) -> Vec<&str>;
+    /// The plant's replacements in `file`, before planting.
+    fn edits_in(&self, file: &str) -> Vec<Edit>;
+    /// Whether `finding` points at this plant: same basename, a line within 3 of one of its
+    /// lines in the planted tree.
+    fn located_by(&self, finding: &revcal_findings::Finding) -> bool;
+}
+
+impl Planting for Plant {
+    fn files(&self) -> Vec<&str> {
         if self.edits.is_empty() {
             return vec![self.file.as_str()];
         }
@@ -155,7 +59,6 @@ impl Plant {
         files
     }
 
-    /// The plant's replacements in `file`, before planting.
     fn edits_in(&self, file: &str) -> Vec<Edit> {
         if self.edits.is_empty() {
             if self.file != file {
@@ -172,9 +75,7 @@ impl Plant {
         self.edits.iter().filter(|edit| edit.file == file).cloned().collect()
     }
 
-    /// Whether `finding` points at this plant: same basename, a line within 3 of one of its
-    /// lines in the planted tree.
-    pub(crate) fn located_by(&self, finding: &revcal_findings::Finding) -> bool {
+    fn located_by(&self, finding: &revcal_findings::Finding) -> bool {
         let near = |file: &str, first: u32, last: u32| {
             (first..=last).step_by(7).chain([last]).any(|line| revcal_findings::locates(finding, file, line))
         };
@@ -790,18 +691,7 @@ mod tests {
     fn plant(line: u32, original: &str, mutated: &str) -> Plant {
         Plant {
             id: "p".into(),
-            file: "a.rs".into(),
-            line,
-            category: "off-by-one".into(),
-            operator: "op".into(),
-            defect: "d".into(),
-            original: original.into(),
-            mutated: mutated.into(),
-            witness: None,
-            end_line: None,
-            fix_commit: None,
-            edits: Vec::new(),
-            spans: Vec::new(),
+            ..Plant::new("a.rs", line, "off-by-one", "op", original, mutated).with_defect("d")
         }
     }
 

@@ -5,55 +5,9 @@
 //! in `scorers.rs`.
 
 use crate::error::CalibrateError;
-use crate::plants::Plant;
+use crate::plants::{Plant, Planting};
 use revcal_findings::Finding;
-use serde::{Deserialize, Serialize};
-
-/// How a finding is judged to identify a plant it locates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ScorerKind {
-    /// A judge decides whether the finding describes the planted defect.
-    Judge,
-    /// The finding's `repro` command passes on the original and fails on the mutant.
-    Repro,
-    /// Location only: not trustworthy (an echo of the diff scores 1.0).
-    String,
-}
-
-impl ScorerKind {
-    /// The name used on the command line and in the report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScorerKind::Judge => "judge",
-            ScorerKind::Repro => "repro",
-            ScorerKind::String => "string",
-        }
-    }
-
-    /// False for the string scorer, whose recall an echo of the diff maxes out.
-    pub fn trustworthy(self) -> bool {
-        self != ScorerKind::String
-    }
-}
-
-impl std::fmt::Display for ScorerKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for ScorerKind {
-    type Err = String;
-    fn from_str(text: &str) -> Result<ScorerKind, String> {
-        match text {
-            "judge" => Ok(ScorerKind::Judge),
-            "repro" => Ok(ScorerKind::Repro),
-            "string" => Ok(ScorerKind::String),
-            other => Err(format!("unknown scorer `{other}`: expected judge, repro or string")),
-        }
-    }
-}
+pub use revcal_report::{FindingOutcome, ScorerKind};
 
 /// Whether a finding identifies a plant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,18 +35,6 @@ impl From<bool> for Identified {
 pub(crate) trait Scorer {
     /// Whether `finding` identifies `plant`. Errors fail closed (the run stops).
     fn identifies(&mut self, plant: &Plant, finding: &Finding) -> Result<Identified, CalibrateError>;
-}
-
-/// What one finding turned out to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FindingOutcome {
-    /// It locates and identifies the plant at this index (in the order the plants were
-    /// scored, or, in a [`TrialRecord`](crate::TrialRecord), added to the report).
-    TruePositive(usize),
-    /// It locates no plant.
-    FalsePositive,
-    /// It locates a plant but identifies none: neither true nor false positive.
-    LocatedOnly,
 }
 
 /// The outcome of scoring one review.
@@ -210,21 +152,7 @@ mod tests {
     use revcal_findings::FindingFormat;
 
     fn plant(file: &str, line: u32) -> Plant {
-        Plant {
-            id: format!("{file}:{line}"),
-            file: file.into(),
-            line,
-            category: "c".into(),
-            operator: "o".into(),
-            defect: "d".into(),
-            original: "a".into(),
-            mutated: "b".into(),
-            witness: None,
-            end_line: None,
-            fix_commit: None,
-            edits: Vec::new(),
-            spans: Vec::new(),
-        }
+        Plant::new(file, line, "c", "o", "a", "b").with_defect("d")
     }
 
     fn finding(file: &str, line: u32, text: &str) -> Finding {

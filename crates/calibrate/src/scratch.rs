@@ -8,7 +8,7 @@
 //! is run once more before it counts as timed out.
 
 use crate::error::CalibrateError;
-use crate::plants::{Plant, apply_to};
+use crate::plants::{Plant, Planting, apply_to};
 use crate::tree::CommitTree;
 use revcal_process::Sandbox;
 use revcal_process::SignalWatch;

@@ -58,6 +58,9 @@ pub use command::CommandJudge;
 pub use llm::{LlmJudge, MatchVerdict};
 #[cfg(feature = "http")]
 pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
+/// What a judge spent (kept in revcal-record, so that a calibration report can carry it
+/// without building the judge).
+pub use revcal_record::JudgeUsage;
 #[cfg(feature = "http")]
 pub use structured::StructuredOutput;
 pub use yaml::YamlError;
@@ -130,24 +133,6 @@ impl<J: Judge + ?Sized> Judge for std::sync::Arc<J> {
     fn call_budget(&self) -> Option<u64> {
         (**self).call_budget()
     }
-}
-
-/// What a judge spent in a run: reported in the JSON (`judge`) and human reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JudgeUsage {
-    /// The provider (`anthropic`, `openai`, `gemini`).
-    pub provider: String,
-    /// The model.
-    pub model: String,
-    /// Requests sent (retries included).
-    pub calls: u64,
-    /// Answers taken from the verdict cache.
-    pub cache_hits: u64,
-    /// Prompt tokens, as the provider counted them.
-    pub input_tokens: u64,
-    /// Output tokens (reasoning included), as the provider counted them.
-    pub output_tokens: u64,
 }
 
 /// What a judge is asked: the plant and the finding that points at it.

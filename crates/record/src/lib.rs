@@ -9,9 +9,12 @@
 //! in this form, and `revcal-elo-protocol` reads a calibration record made of them (its
 //! `CalibrationRecord`, with the record's checks and its mapping to signed messages), so that
 //! a report and the ledger cannot count false alarms differently. The crate depends on serde
-//! alone; `revcal-elo-protocol` re-exports every item under the same names, and so does
-//! `revcal-elo`, the ledger. docs/reputation.md
+//! alone; `revcal-elo-protocol` re-exports every item of the rounds under the same names, and
+//! so does `revcal-elo`, the ledger. docs/reputation.md
 //! ("Verified outcomes") gives the JSON form.
+//!
+//! It also holds [`JudgeUsage`], what a model spent in a calibration: the report (revcal-report)
+//! records it and the judge (revcal-judge) counts it, and neither builds the other.
 //!
 //! ```
 //! use revcal_record::{Finding, Round, TouchedLines, Trial, flagged};
@@ -227,6 +230,26 @@ pub fn locates(finding: &Finding, touched: &TouchedLines) -> bool {
 
 fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// What a model spent in a run (the judge's, or the built-in reviewer's): reported in a
+/// calibration report's JSON (`judge`, `reviewerUsage`) and its human summary. revcal-judge
+/// re-exports it, as the usage its judges keep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeUsage {
+    /// The provider (`anthropic`, `openai`, `gemini`).
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// Requests sent (retries included).
+    pub calls: u64,
+    /// Answers taken from the verdict cache.
+    pub cache_hits: u64,
+    /// Prompt tokens, as the provider counted them.
+    pub input_tokens: u64,
+    /// Output tokens (reasoning included), as the provider counted them.
+    pub output_tokens: u64,
 }
 
 #[cfg(test)]

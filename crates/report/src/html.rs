@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::escape::markup;
-use revcal_calibrate::{PlantStatus, Report};
+use crate::{PlantStatus, Report};
 
 /// Geometry of the bar chart, in SVG user units.
 const MIN_LABEL_WIDTH: usize = 120;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use revcal_calibrate::{PlantStatus, Report};
+use crate::{PlantStatus, Report};
 
 /// Width of a full bar, in characters.
 const BAR_WIDTH: usize = 20;
@@ -169,7 +169,7 @@ pub fn render_human(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "  {}", paint.dim(&facts.join(" · ")));
     }
     if let Some(controls) = &report.controls {
-        let describe = |name: &str, c: &revcal_calibrate::ControlOutcome| {
+        let describe = |name: &str, c: &crate::ControlOutcome| {
             let state = match (c.passed, c.enforced) {
                 (None, _) => {
                     return format!("{name} not run ({})", c.not_run.as_deref().unwrap_or("no reason given"));

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::escape::markup;
-use revcal_calibrate::{PlantStatus, Report};
+use crate::{PlantStatus, Report};
 
 /// JUnit XML with one test case per plant: caught passes, missed fails, excluded is skipped.
 /// Suite properties carry the headline numbers. Every piece of text is escaped.

@@ -1,6 +1,6 @@
 //! What a judge is told about a plant: its JSON form without the id or the witness.
 
-use revcal_calibrate::Plant;
+use revcal_calibrate::{JudgedForm, Plant};
 use revcal_judge::JudgeRequest;
 
 #[test]

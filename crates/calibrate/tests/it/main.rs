@@ -3,8 +3,6 @@
 
 mod bugs;
 mod bugs_runs;
-mod fixtures;
 mod flow;
 mod judged;
-mod report;
 mod util;

@@ -2,8 +2,8 @@
 //! one case per plant, a self-contained HTML page, and hostile text escaped in both.
 
 use crate::fixtures::{gates, report, three_trials};
-use revcal_calibrate::report::CleanRounds;
-use revcal_calibrate::{FindingOutcome, Interval, Plant, Report, ScorerKind, TrialRecord};
+use revcal_report::CleanRounds;
+use revcal_report::{FindingOutcome, Interval, Plant, Report, ScorerKind, TrialRecord};
 use revcal_report::{render_html, render_human, render_junit};
 
 #[test]

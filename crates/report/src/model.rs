@@ -1,60 +1,11 @@
-//! The calibration report: every number described in docs/calibration.md#reading-the-report,
-//! computed in one place, its JSON (through serde) and its comparison with a baseline. Its
-//! other renderings (a human summary, JUnit XML, a self-contained HTML page) are revcal-report's:
-//! they only read a finished report.
-//!
-//! The caller records what happened (each plant, and per trial which plants were caught by
-//! which finding and what each finding turned out to be) and [`ReportBuilder::build`] computes
-//! recall, precision, the Wilson interval, per-category scores, judge agreement and the gate.
-//!
-//! A report pooled from many runs' reports (revcal-suite's, of a suite's units) is computed
-//! by the same code: [`assemble`] makes a report's figures (recall, precision, the gate, the
-//! recall interval, findings per plant, judge agreement) from its [`Counts`], [`scores_by`]
-//! the per-category and per-kind figures, [`settle`] the rounds' numbers, flags and
-//! false-alarm figures ([`CleanFigures`]); [`ratio`], [`wilson_interval_of_mean`] and
-//! [`GATE_EPSILON`] are the rules they follow, for a caller that checks figures it is given.
-//!
-//! ```
-//! use revcal_calibrate::{FindingOutcome, Gates, Plant, PlantStatus, Report, ScorerKind, TrialRecord};
-//!
-//! let plant = |line, category: &str| Plant::new("src/lib.rs", line, category, "op", "a < b", "a <= b");
-//! let mut trial = TrialRecord::new(Some(0));
-//! trial.caught_by.insert(0, "off by one at src/lib.rs:3".into());
-//! trial.findings = vec![FindingOutcome::TruePositive(0), FindingOutcome::FalsePositive];
-//! let report = Report::builder("abc123", ScorerKind::Judge, Gates { min_recall: 0.5, min_precision: None })
-//!     .plant(plant(3, "off-by-one"))
-//!     .plant(plant(9, "arithmetic"))
-//!     .trial(trial)
-//!     .build()
-//!     .unwrap();
-//! assert_eq!((report.caught, report.total, report.recall), (1, 2, 0.5));
-//! assert_eq!(report.precision, Some(0.5));
-//! assert!(report.gate_pass);
-//! assert_eq!(report.plants[1].status, PlantStatus::Missed);
-//! ```
-
-mod baseline;
-mod builder;
-mod rounds;
-mod wilson;
-
-pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
-pub use builder::{Counts, GATE_EPSILON, assemble, scores_by};
-pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
-pub use rounds::{CleanFigures, settle};
-pub use rounds::{
-    LocatedFinding, MAX_FINDING_CHARS, MAX_ROUND_FINDINGS, ReviewRound, RoundPlant, RoundStatus, RoundTrial,
-    TouchedLines,
-};
-pub(crate) use rounds::{keep_findings, locates_lines};
-pub use wilson::Interval;
-pub use wilson::wilson_interval_of_mean;
+//! The report's records: the [`Report`] itself and what it lists (plants, trials, controls,
+//! a suite's entries), with [`ratio`], the rule of its ratios.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scoring::ScorerKind;
+use crate::{BaselineComparison, Interval, JudgeChecks, ReviewRound, ScorerKind, compare_with_baseline};
 
 /// The calibration report. Serialises with exactly the keys listed in
 /// docs/calibration.md#reading-the-report (camelCase): the base keys plus `recallInterval`,
@@ -136,11 +87,11 @@ pub struct Report {
     /// What the judge spent (provider, model, calls, cache hits, tokens), when the judge keeps
     /// count (the built-in LLM judge does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge: Option<revcal_judge::JudgeUsage>,
+    pub judge: Option<revcal_record::JudgeUsage>,
     /// What the built-in reviewer spent (`--reviewer`), one entry per model it asked
     /// (provider, model, calls, cache hits, tokens); empty for a reviewer command.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reviewer_usage: Vec<revcal_judge::JudgeUsage>,
+    pub reviewer_usage: Vec<revcal_record::JudgeUsage>,
     /// Under the judge scorer: questions about the review the judge gave no verdict on. Each
     /// counts as "not identified" (so recall is a lower bound) and the run exits 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,7 +8,7 @@
 //! finding names the same file (base names compared) at a line within
 //! [`revcal_record::LOCATE_TOLERANCE`] of a touched line.
 
-use super::{CleanExcluded, CleanRounds, Interval, ratio, wilson_interval_of_mean};
+use crate::{CleanExcluded, CleanRounds, Interval, ratio, wilson_interval_of_mean};
 use serde::{Deserialize, Serialize};
 
 /// Located findings kept per review (the first ones, those near the change first): the most
@@ -190,15 +190,15 @@ impl RoundTrial {
 /// report's fields of the same names.
 #[derive(Debug, Default)]
 pub struct CleanFigures {
-    /// [`Report::clean_rounds`](super::Report::clean_rounds).
+    /// [`Report::clean_rounds`](crate::Report::clean_rounds).
     pub clean_rounds: Option<CleanRounds>,
-    /// [`Report::false_alarms`](super::Report::false_alarms).
+    /// [`Report::false_alarms`](crate::Report::false_alarms).
     pub false_alarms: Option<usize>,
-    /// [`Report::clean_reviews`](super::Report::clean_reviews).
+    /// [`Report::clean_reviews`](crate::Report::clean_reviews).
     pub clean_reviews: Option<usize>,
-    /// [`Report::false_alarm_rate`](super::Report::false_alarm_rate).
+    /// [`Report::false_alarm_rate`](crate::Report::false_alarm_rate).
     pub false_alarm_rate: Option<f64>,
-    /// [`Report::false_alarm_interval`](super::Report::false_alarm_interval).
+    /// [`Report::false_alarm_interval`](crate::Report::false_alarm_interval).
     pub false_alarm_interval: Option<Interval>,
 }
 
@@ -232,7 +232,7 @@ pub fn settle(rounds: &mut [ReviewRound], clean: Option<(usize, Vec<CleanExclude
 /// [`MAX_ROUND_FINDINGS`], each body cut. Keeping the near ones first means the cap can never
 /// hide a false alarm (or the finding behind a catch). Returns the kept findings and how many
 /// were left out.
-pub(crate) fn keep_findings(
+pub fn keep_findings(
     located: Vec<LocatedFinding>,
     near: impl Fn(&LocatedFinding) -> bool,
 ) -> (Vec<LocatedFinding>, usize) {
@@ -250,7 +250,7 @@ pub(crate) fn keep_findings(
 
 /// Whether a finding names `file` at a line within the tolerance of `first..=last`: the
 /// calibration record's rule (`revcal_record::locates`).
-pub(crate) fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, last: u32) -> bool {
+pub fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, last: u32) -> bool {
     revcal_record::locates(
         &revcal_record::Finding {
             file: finding.file.clone(),

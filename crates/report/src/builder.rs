@@ -2,12 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    CategoryScore, CleanExcluded, Controls, PlantOutcome, PlantStatus, Report, ReviewRound, TrialOutcome,
-    ratio, wilson_interval_of_mean,
+use crate::{
+    CategoryScore, CleanExcluded, Controls, FindingOutcome, Plant, PlantOutcome, PlantStatus, Report,
+    ReviewRound, ScorerKind, TrialOutcome, ratio, wilson_interval_of_mean,
 };
-use crate::plants::Plant;
-use crate::scoring::{FindingOutcome, ScorerKind};
 
 /// Slack for comparing a computed ratio with a gate typed by a user (0.6 vs 3/5), and a
 /// figure recomputed from records with the one a report states.
@@ -291,8 +289,8 @@ pub struct ReportBuilder {
     unbuildable: BTreeMap<usize, String>,
     trials: Vec<TrialRecord>,
     controls: Option<Controls>,
-    judge: Option<revcal_judge::JudgeUsage>,
-    reviewer_usage: Vec<revcal_judge::JudgeUsage>,
+    judge: Option<revcal_record::JudgeUsage>,
+    reviewer_usage: Vec<revcal_record::JudgeUsage>,
     judge_errors: Option<usize>,
     repro_sandbox: Option<String>,
     trustworthy: bool,
@@ -371,13 +369,13 @@ impl ReportBuilder {
     }
 
     /// Record what the judge spent.
-    pub fn judge_usage(mut self, usage: Option<revcal_judge::JudgeUsage>) -> Self {
+    pub fn judge_usage(mut self, usage: Option<revcal_record::JudgeUsage>) -> Self {
         self.judge = usage;
         self
     }
 
     /// Record what the built-in reviewer spent, one entry per model it asked.
-    pub fn reviewer_usage(mut self, usage: Vec<revcal_judge::JudgeUsage>) -> Self {
+    pub fn reviewer_usage(mut self, usage: Vec<revcal_record::JudgeUsage>) -> Self {
         self.reviewer_usage = usage;
         self
     }
@@ -526,7 +524,7 @@ impl ReportBuilder {
         };
 
         let mut rounds = self.rounds;
-        let clean = super::rounds::settle(&mut rounds, self.clean);
+        let clean = crate::rounds::settle(&mut rounds, self.clean);
 
         let counts = Counts {
             caught,

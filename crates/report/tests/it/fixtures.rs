@@ -1,8 +1,7 @@
-//! The reports the tests of revcal-calibrate's report (`tests/it/report.rs`) and of
-//! revcal-report's renderers (`crates/report/tests/it/`) are made of: one file, included by
-//! both test binaries.
+//! The reports the tests of the report's model (`model.rs`) and of its renderers
+//! (`render.rs`) are made of.
 
-use revcal_calibrate::{
+use revcal_report::{
     ControlOutcome, Controls, FindingOutcome, Gates, JudgeChecks, Plant, Report, ReportBuilder, ScorerKind,
     TrialRecord,
 };

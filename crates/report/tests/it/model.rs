@@ -1,11 +1,11 @@
 //! The report: exactly the keys of docs/calibration.md#reading-the-report, every number
 //! computed from recorded outcomes, and the comparison with a baseline (its human, JUnit and
-//! HTML renderings are tested in revcal-report).
+//! HTML renderings are tested in `render.rs`).
 
 use std::collections::BTreeSet;
 
 use crate::fixtures::{gates, one_trial, report, three_trials, with_plants};
-use revcal_calibrate::{
+use revcal_report::{
     ControlOutcome, Controls, FindingOutcome, Gates, JudgeChecks, Plant, PlantStatus, Report, ReportBuilder,
     ReportError, ScorerKind, TrialRecord,
 };
@@ -317,7 +317,7 @@ fn controls_say_which_failed_and_what_it_scored() {
 
 mod properties {
     use proptest::prelude::*;
-    use revcal_calibrate::{FindingOutcome, Gates, Plant, Report, TrialRecord};
+    use revcal_report::{FindingOutcome, Gates, Plant, Report, TrialRecord};
 
     fn class() -> impl Strategy<Value = FindingOutcome> {
         prop_oneof![
@@ -336,7 +336,7 @@ mod properties {
             min_recall in 0.0f64..=1.0,
         ) {
             let valid = excluded.iter().filter(|e| !**e).count();
-            let mut builder = Report::builder("HEAD", revcal_calibrate::ScorerKind::Judge, Gates { min_recall, min_precision: None });
+            let mut builder = Report::builder("HEAD", revcal_report::ScorerKind::Judge, Gates { min_recall, min_precision: None });
             for (i, excluded) in excluded.iter().enumerate() {
                 let plant = Plant::new("f.rs", i as u32 + 1, ["a", "b", "c"][i % 3], "op", "x", "y");
                 builder = if *excluded { builder.excluded_plant(plant) } else { builder.plant(plant) };

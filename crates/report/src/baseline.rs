@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::{PlantOutcome, PlantStatus, Report};
+use crate::{PlantOutcome, PlantStatus, Report};
 
 /// The comparison with a baseline report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
