@@ -415,7 +415,10 @@ fn no_two_headings_of_a_page_share_an_anchor() {
 
 #[test]
 fn anchors_are_githubs() {
-    assert_eq!(anchor("Calibrating it: `revcal calibrate --reviewer`"), "calibrating-it-revcal-calibrate---reviewer");
+    assert_eq!(
+        anchor("Calibrating it: `revcal calibrate --reviewer`"),
+        "calibrating-it-revcal-calibrate---reviewer"
+    );
     assert_eq!(anchor("The prompt as sent"), "the-prompt-as-sent");
     let page = "# Title\n```sh\n# a comment, not a heading\n```\n## Two words\n#no-space\n";
     assert_eq!(headings(page), [(1, "Title".to_owned()), (5, "Two words".to_owned())]);
@@ -477,7 +480,8 @@ fn every_link_to_a_heading_names_one_that_exists() {
                 file.clone()
             } else {
                 // As written from the linking page, then from the root, then under docs/.
-                let candidates = [file.parent().unwrap().join(&page), root().join(&page), root().join("docs").join(&page)];
+                let candidates =
+                    [file.parent().unwrap().join(&page), root().join(&page), root().join("docs").join(&page)];
                 match candidates.into_iter().find(|candidate| candidate.is_file()) {
                     Some(target) => target,
                     None => continue,
@@ -485,7 +489,10 @@ fn every_link_to_a_heading_names_one_that_exists() {
             };
             let titles = headings(&std::fs::read_to_string(&target).unwrap());
             if !titles.iter().any(|(_, title)| anchor(title) == wanted) {
-                broken.push(format!("{}: {page}#{wanted}", file.strip_prefix(root()).unwrap_or(file).display()));
+                broken.push(format!(
+                    "{}: {page}#{wanted}",
+                    file.strip_prefix(root()).unwrap_or(file).display()
+                ));
             }
         }
     }

@@ -190,7 +190,10 @@ fn a_ledger_whose_stored_policy_lacks_a_field_opens_with_that_fields_default() {
         r#"{"start_rating":1200.0,"caught_bug":30.0,"missed_bug":-30.0,"false_positive":-5.0,"correct_approval":5.0,"neutral":0.0,"k_new":40.0,"k_established":20.0,"k_threshold":20,"k_scale":20.0}"#
     );
     let older = r#"{"start_rating":1200.0,"caught_bug":30.0,"missed_bug":-30.0,"false_positive":-5.0,"correct_approval":5.0,"neutral":0.0,"k_new":40.0,"k_established":20.0,"k_threshold":20}"#;
-    Connection::open(&path).unwrap().execute("UPDATE meta SET value = ?1 WHERE key = 'policy'", [older]).unwrap();
+    Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE meta SET value = ?1 WHERE key = 'policy'", [older])
+        .unwrap();
     let reopened = Ledger::open(&path).unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(reopened.policy(), &policy);
 }
