@@ -74,7 +74,7 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
 const QUOTED_LINES: usize = 5;
 const QUOTED_CHARS: usize = 160;
 
-/// What the figures cannot show by themselves (docs/calibration.md#warnings).
+/// What the figures cannot show by themselves (docs/calibration.md#reading-the-report).
 fn warnings(measurement: &Measurement) -> Vec<String> {
     let mut warnings = Vec::new();
     let findings: usize = measurement.trials.iter().map(|trial| trial.parsed.findings.len()).sum();

@@ -68,8 +68,13 @@ impl OutcomeClass {
 
 /// The rating rules' numbers. `Policy::default()` holds the defaults of docs/reputation.md,
 /// section 3.
+///
+/// A field missing from the JSON reads as its default: each ledger stores its policy once,
+/// at creation, so a ledger written before a field existed must still open. A new field's
+/// default must therefore be the value that rates as the rules did before the field
+/// existed. An unknown field is still refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Policy {
     /// Every reviewer's first rating (1200).
     pub start_rating: f64,
@@ -232,6 +237,67 @@ mod tests {
         standing.score(&policy, OutcomeClass::FalsePositive);
         assert_eq!(standing.accuracy(), Some(0.5));
         assert_eq!(standing.rating, 1200.0 + 0.0 + 50.0 - 10.0);
+    }
+
+    /// A ledger's stored policy exactly as ledgers have written it since the ledger began
+    /// (`serde_json::to_string(&Policy::default())`). Ledgers already written hold this text:
+    /// never edit it. When `Policy` gains a field, this stays as it is (old ledgers must
+    /// still open) and `the_serialized_form_is_unchanged` gets the new form.
+    const STORED_POLICY: &str = r#"{"start_rating":1200.0,"caught_bug":25.0,"missed_bug":-30.0,"false_positive":-5.0,"correct_approval":5.0,"neutral":0.0,"k_new":40.0,"k_established":20.0,"k_threshold":20,"k_scale":20.0}"#;
+
+    #[test]
+    fn a_stored_policy_of_todays_form_still_reads() {
+        let policy: Policy = serde_json::from_str(STORED_POLICY).unwrap();
+        assert_eq!(policy, Policy::default());
+    }
+
+    #[test]
+    fn the_serialized_form_is_unchanged() {
+        // Ledgers store this text and compare policies read back from it.
+        assert_eq!(serde_json::to_string(&Policy::default()).unwrap(), STORED_POLICY);
+    }
+
+    /// Every number of a policy's JSON moved off its default, so that a field read as
+    /// its default is told apart from one read as written.
+    fn moved_off_the_defaults() -> serde_json::Map<String, serde_json::Value> {
+        let serde_json::Value::Object(fields) = serde_json::to_value(Policy::default()).unwrap() else {
+            panic!("a policy serializes as an object");
+        };
+        fields
+            .into_iter()
+            .map(|(name, value)| {
+                let moved = match value.as_u64() {
+                    Some(count) => serde_json::json!(count + 1),
+                    None => serde_json::json!(value.as_f64().unwrap() + 0.5),
+                };
+                (name, moved)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_field_missing_from_a_stored_policy_reads_as_its_default() {
+        let empty: Policy = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty, Policy::default());
+        let defaults = serde_json::to_value(Policy::default()).unwrap();
+        let written = moved_off_the_defaults();
+        for name in written.keys() {
+            let mut without = written.clone();
+            without.remove(name);
+            let read: Policy = serde_json::from_value(serde_json::Value::Object(without))
+                .unwrap_or_else(|error| panic!("a policy without `{name}` does not read: {error}"));
+            let read = serde_json::to_value(read).unwrap();
+            for (field, value) in read.as_object().unwrap() {
+                let expected = if field == name { &defaults[field] } else { &written[field] };
+                assert_eq!(value, expected, "`{field}` of a policy without `{name}`");
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_field_is_still_refused() {
+        let error = serde_json::from_str::<Policy>(r#"{"k_scael":20.0}"#).unwrap_err();
+        assert!(error.to_string().contains("k_scael"), "{error}");
     }
 
     #[test]

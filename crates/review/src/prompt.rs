@@ -1,4 +1,4 @@
-//! The reviewer's prompt (docs/review.md#the-prompt): a system part built from the rubric
+//! The reviewer's prompt (docs/review.md#the-prompt-as-sent): a system part built from the rubric
 //! (what a good review is, criterion by criterion, with its anchors), the focus areas' checks
 //! and red flags, and the answer's shape; a user part with the change, fenced. The change is
 //! untrusted: it sits between lines `<data-NONCE>` and `</data-NONCE>`, the nonce fresh for

@@ -16,7 +16,7 @@ use crate::exit::{CALIBRATE_ERROR, CALIBRATE_GATE_FAIL, CALIBRATE_PASS};
 use crate::style::Style;
 
 const SUITE_HELP: &str = "\
-A suite file lists the entries (docs/calibration.md#suites):
+A suite file lists the entries (docs/suites.md#the-suite-file):
 
   defaults: {plants: 8, trials: 3, clean_rounds: 5}
   entries:

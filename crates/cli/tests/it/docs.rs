@@ -366,3 +366,149 @@ fn shell_words_stop_at_pipes_redirections_and_comments() {
     assert!(matches("{\"a\":1,…,\"z\":2}", "{\"a\":1,\"b\":5,\"z\":2}"));
     assert!(!matches("{\"a\":1,…,\"z\":2}", "{\"a\":1,\"b\":5,\"z\":3}"));
 }
+
+/// The headings of a Markdown page outside fenced blocks, with their 1-based lines.
+fn headings(text: &str) -> Vec<(usize, String)> {
+    let mut fenced = false;
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            let title = line.trim_start_matches('#');
+            if title.starts_with(' ') {
+                found.push((index + 1, title.trim().to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as `-`.
+fn anchor(title: &str) -> String {
+    title
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// A link to a heading (`docs/judge.md#the-prompt`) names one place only when no two
+/// headings of a page share an anchor: GitHub numbers the second (`#the-prompt-1`).
+#[test]
+fn no_two_headings_of_a_page_share_an_anchor() {
+    let mut repeated = Vec::new();
+    for path in documents() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut seen: Vec<String> = Vec::new();
+        for (line, title) in headings(&text) {
+            let anchor = anchor(&title);
+            if seen.contains(&anchor) {
+                repeated.push(format!("{}:{line}: #{anchor}", path.display()));
+            }
+            seen.push(anchor);
+        }
+    }
+    assert!(repeated.is_empty(), "headings whose anchor an earlier one has:\n{}", repeated.join("\n"));
+}
+
+#[test]
+fn anchors_are_githubs() {
+    assert_eq!(
+        anchor("Calibrating it: `revcal calibrate --reviewer`"),
+        "calibrating-it-revcal-calibrate---reviewer"
+    );
+    assert_eq!(anchor("The prompt as sent"), "the-prompt-as-sent");
+    let page = "# Title\n```sh\n# a comment, not a heading\n```\n## Two words\n#no-space\n";
+    assert_eq!(headings(page), [(1, "Title".to_owned()), (5, "Two words".to_owned())]);
+}
+
+/// The files that may link to a heading of a page: the pages themselves and the sources
+/// (`//!` docs, `--help` texts), found below the repository root (build output and the fuzz
+/// corpus left out).
+fn linking_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !name.starts_with('.') && !matches!(name.as_str(), "target" | "corpus" | "artifacts") {
+                linking_files(&path, found);
+            }
+        } else if name.ends_with(".md") || name.ends_with(".rs") {
+            found.push(path);
+        }
+    }
+}
+
+/// The links to a heading in `text`: `(page.md, anchor)`, the page as written (`docs/x.md`,
+/// `../x.md`, `x.md`), or an empty page for `(#anchor)` on a Markdown page.
+fn heading_links(text: &str) -> Vec<(String, String)> {
+    let is_path = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-');
+    let is_anchor = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-');
+    let mut links = Vec::new();
+    for (at, _) in text.match_indices(".md#") {
+        let start = text[..at].rfind(|c: char| !is_path(c)).map_or(0, |i| i + 1);
+        let rest = &text[at + ".md#".len()..];
+        let anchor: String = rest.chars().take_while(|c| is_anchor(*c)).collect();
+        if start < at && !anchor.is_empty() {
+            links.push((text[start..at + ".md".len()].to_owned(), anchor));
+        }
+    }
+    for (at, _) in text.match_indices("](#") {
+        let anchor: String = text[at + "](#".len()..].chars().take_while(|c| is_anchor(*c)).collect();
+        links.push((String::new(), anchor));
+    }
+    links
+}
+
+/// Every link to a heading of a page (`docs/judge.md#the-prompt`, `(#scorers)`), in the
+/// pages and in the sources, names a heading the page has.
+#[test]
+fn every_link_to_a_heading_names_one_that_exists() {
+    let mut files = Vec::new();
+    linking_files(root(), &mut files);
+    let mut broken = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (page, wanted) in heading_links(&text) {
+            let is_markdown = file.extension().is_some_and(|ext| ext == "md");
+            let target = if page.is_empty() {
+                if !is_markdown {
+                    continue;
+                }
+                file.clone()
+            } else {
+                // As written from the linking page, then from the root, then under docs/.
+                let candidates =
+                    [file.parent().unwrap().join(&page), root().join(&page), root().join("docs").join(&page)];
+                match candidates.into_iter().find(|candidate| candidate.is_file()) {
+                    Some(target) => target,
+                    None => continue,
+                }
+            };
+            let titles = headings(&std::fs::read_to_string(&target).unwrap());
+            if !titles.iter().any(|(_, title)| anchor(title) == wanted) {
+                broken.push(format!(
+                    "{}: {page}#{wanted}",
+                    file.strip_prefix(root()).unwrap_or(file).display()
+                ));
+            }
+        }
+    }
+    assert!(files.len() > 100, "the walk found the sources");
+    assert!(broken.is_empty(), "links to a heading that does not exist:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn heading_links_are_read_from_text() {
+    let text = "see docs/judge.md#the-prompt), [x](#scorers) and [y](../suites.md#merge) but not a.md#";
+    assert_eq!(
+        heading_links(text),
+        [
+            ("docs/judge.md".to_owned(), "the-prompt".to_owned()),
+            ("../suites.md".to_owned(), "merge".to_owned()),
+            (String::new(), "scorers".to_owned()),
+        ]
+    );
+}

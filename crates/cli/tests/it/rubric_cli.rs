@@ -246,16 +246,25 @@ fn schema_prints_the_checked_in_schema() {
     assert!(stdout(&output) == checked_in, "rubrics/schema.json is stale: run `cargo xtask schema`");
 }
 
+/// `rubric rules` lists every rule of `Rule::ALL`, in its order, with its summary, as JSON
+/// and as text: a new rule cannot be left out.
 #[test]
 fn rules_lists_every_rule() {
+    use revcal_rubric_model::Rule;
     let output = revcal(&["rubric", "rules", "--json"]);
-    let rules: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let ids: Vec<&str> = rules.as_array().unwrap().iter().map(|r| r["rule"].as_str().unwrap()).collect();
-    for id in [
-        "RL-01", "RL-02", "RL-03", "RL-04", "RL-05", "RL-06", "RL-09", "SCHEMA", "SHARE", "CEILING",
-        "PATTERN", "YAML",
-    ] {
-        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let expected: Vec<serde_json::Value> = Rule::ALL
+        .iter()
+        .map(|rule| serde_json::json!({"rule": rule.id(), "checks": rule.summary()}))
+        .collect();
+    assert_eq!(listed, serde_json::Value::Array(expected));
+    let text = stdout(&revcal(&["rubric", "rules"]));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), Rule::ALL.len(), "{text}");
+    for (line, rule) in lines.iter().zip(Rule::ALL) {
+        let mut words = line.split_whitespace();
+        assert_eq!(words.next(), Some(rule.id()), "{line}");
+        assert_eq!(words.collect::<Vec<_>>().join(" "), rule.summary(), "{line}");
     }
 }
 

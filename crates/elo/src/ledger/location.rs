@@ -155,7 +155,13 @@ impl LedgerLocation {
 
     /// True for a PostgreSQL ledger.
     pub fn is_postgres(&self) -> bool {
-        !matches!(self, LedgerLocation::Sqlite(_))
+        // Every variant named, no wildcard: a new backend must decide here, at compile time,
+        // rather than be reported as PostgreSQL.
+        match self {
+            LedgerLocation::Sqlite(_) => false,
+            #[cfg(feature = "postgres")]
+            LedgerLocation::Postgres(_) => true,
+        }
     }
 
     /// The SQLite file, for a file ledger.

@@ -1,5 +1,6 @@
 //! A ledger written by schema version 1 (ids as 64 hex digits) opens with this build: it
-//! migrates to the current schema and answers exactly as before.
+//! migrates to the current schema and answers exactly as before. A ledger whose stored
+//! policy predates a field of `Policy` opens too.
 
 use crate::util::{agent, outcome, request, review};
 use revcal_elo::{Ledger, Rejection, ReviewVerdict, SignedMessage};
@@ -166,4 +167,33 @@ fn a_version_1_ledger_migrates_and_answers_as_before() {
     drop(migrated);
     let reopened = Ledger::open(&v1_path).unwrap();
     assert_eq!(reopened.scored_reviews(None).unwrap(), current.scored_reviews(None).unwrap());
+}
+
+fn stored_policy(path: &Path) -> String {
+    Connection::open(path)
+        .unwrap()
+        .query_row("SELECT value FROM meta WHERE key = 'policy'", [], |row| row.get(0))
+        .unwrap()
+}
+
+/// Each ledger stores its rating policy once, at creation, as JSON: a field `Policy` gains
+/// later is missing from it, and the ledger must still open, the field read as its default.
+#[test]
+fn a_ledger_whose_stored_policy_lacks_a_field_opens_with_that_fields_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let policy = revcal_elo::Policy { caught_bug: 30.0, ..revcal_elo::Policy::default() };
+    drop(Ledger::open_with_policy(&path, policy.clone()).unwrap());
+    // The form ledgers have stored from the start, byte for byte.
+    assert_eq!(
+        stored_policy(&path),
+        r#"{"start_rating":1200.0,"caught_bug":30.0,"missed_bug":-30.0,"false_positive":-5.0,"correct_approval":5.0,"neutral":0.0,"k_new":40.0,"k_established":20.0,"k_threshold":20,"k_scale":20.0}"#
+    );
+    let older = r#"{"start_rating":1200.0,"caught_bug":30.0,"missed_bug":-30.0,"false_positive":-5.0,"correct_approval":5.0,"neutral":0.0,"k_new":40.0,"k_established":20.0,"k_threshold":20}"#;
+    Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE meta SET value = ?1 WHERE key = 'policy'", [older])
+        .unwrap();
+    let reopened = Ledger::open(&path).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(reopened.policy(), &policy);
 }

@@ -5,6 +5,7 @@
 
 mod api;
 mod corpus;
+mod docs;
 mod own_parsers;
 mod realism;
 mod skip_rules;
