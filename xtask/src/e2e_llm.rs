@@ -634,7 +634,7 @@ const REVIEW_FINDINGS: &str = "1";
 
 /// `revcal review --commit HEAD` of the fixture: the answer fits the review's schema, the
 /// findings are what `revcal calibrate` reads and the review what `revcal score` scores.
-fn review_once(run: &Run) -> Result<(Figures, String)> {
+fn review_once(run: &Run) -> Result<Figures> {
     let before = run.server_calls()?;
     let out = run.fixture.join("review");
     let cache = run.cache.display().to_string();
@@ -680,21 +680,18 @@ fn review_once(run: &Run) -> Result<(Figures, String)> {
     let verdict: Value = serde_json::from_slice(&scored.stdout)?;
     let after = run.server_calls()?;
     let (answered, refused) = (after.0 - before.0, after.1 - before.1);
-    Ok((
-        Figures {
-            wall,
-            answered,
-            refused,
-            note: format!("{} finding(s), verdict {}", findings.len(), verdict["verdict"]),
-            ..Figures::default()
-        },
-        text(&output.stderr),
-    ))
+    Ok(Figures {
+        wall,
+        answered,
+        refused,
+        note: format!("{} finding(s), verdict {}", findings.len(), verdict["verdict"]),
+        ..Figures::default()
+    })
 }
 
 /// The first review: one probe refused, one answer.
 fn review(run: &Run) -> Result<Figures> {
-    let (mut figures, _) = review_once(run)?;
+    let mut figures = review_once(run)?;
     if (figures.answered, figures.refused) != (1, 1) {
         bail!(
             "expected 1 answered request and 1 refused probe, the server logged {} and {}",
@@ -708,7 +705,7 @@ fn review(run: &Run) -> Result<Figures> {
 
 /// The same review again: answered from the cache, no request.
 fn review_again(run: &Run) -> Result<Figures> {
-    let (mut figures, _) = review_once(run)?;
+    let mut figures = review_once(run)?;
     if (figures.answered, figures.refused) != (0, 0) {
         bail!(
             "the cached review went to the server ({} answered, {} refused)",

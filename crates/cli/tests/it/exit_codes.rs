@@ -61,6 +61,8 @@ fn every_command_documents_its_exit_codes_in_its_help() {
                 "0        the gate passed",
                 "2        the gate failed",
                 "1        operational or usage error",
+                "a --reviewer model that gave no review",
+                "--max-review-calls spent",
                 "128+N",
             ],
         ),
