@@ -50,8 +50,8 @@ Exit status:
   2        the gate failed (recall or precision below its minimum, or a significant drop)
   1        operational or usage error: unknown flag or bad value, not a repository,
            a reviewer command that could not run (126, 127), crashed or timed out,
-           a --reviewer model that gave no review (an error, or --max-review-calls
-           spent), too few plants, a failed control,
+           a --reviewer model that gave no review (an error, or
+           --max-review-calls spent), too few plants, a failed control,
            no judge, a judge error, --max-judge-calls spent, a judge of the
            reviewer's provider (--review-provider, --reviewer),
            a reviewer exit code not in --ok-exit-codes, a calibration --record-to
