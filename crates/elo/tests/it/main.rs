@@ -14,6 +14,7 @@ mod refusals;
 mod rules;
 mod scenario;
 mod skip_note;
+mod sqlite_build;
 mod util;
 mod verified;
 mod verified_properties;
