@@ -233,6 +233,29 @@ pub enum CalibrateError {
         #[source]
         source: BoxedError,
     },
+    /// The commit's tree is one git itself would refuse (a name held twice, a path nested
+    /// too deep): it is not checked out.
+    #[error("the commit's tree is refused at {path}: {reason}")]
+    CraftedTree {
+        /// The path (shortened when long).
+        path: String,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// A commit would make a checkout larger than its limit allows.
+    #[error(
+        "{what} holds {} MiB, more than the limit of {} MiB",
+        size.div_ceil(1 << 20),
+        limit >> 20
+    )]
+    TooLarge {
+        /// What is too large (a file of the commit, all the files of a checkout).
+        what: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// A file to plant in (or its place in a scratch copy) is a symbolic link.
     #[error("{} is a symbolic link; calibration plants only in regular files", path.display())]
     Symlink {

@@ -22,7 +22,7 @@ use crate::tree::CommitTree;
 use revcal_findings::{Finding, ParsedFindings, parse_findings};
 use revcal_judge::{Judge, JudgeError};
 use revcal_process::SignalWatch;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -132,6 +132,7 @@ pub struct Calibration {
     review_timeout: Duration,
     repro_timeout: Duration,
     repro_memory: Option<u64>,
+    checkout_limits: crate::tree::CheckoutLimits,
     sandbox_repro: bool,
     trials: usize,
     build: BuildCheck,
@@ -182,6 +183,7 @@ impl Calibration {
             review_timeout: Duration::from_secs(1800),
             repro_timeout: Duration::from_secs(300),
             repro_memory: Some(DEFAULT_REPRO_MEMORY),
+            checkout_limits: crate::tree::CheckoutLimits::default(),
             sandbox_repro: true,
             trials: 1,
             build: BuildCheck::Auto,
@@ -321,6 +323,13 @@ impl Calibration {
         self.repro_memory = bytes;
         self
     }
+    /// How much a commit may make the run write: the largest file and the most bytes of one
+    /// checkout (default 100 MiB and 2 GiB). A commit past them is refused with an error
+    /// naming the file, before it fills the disk or the memory.
+    pub fn checkout_limits(mut self, limits: crate::tree::CheckoutLimits) -> Self {
+        self.checkout_limits = limits;
+        self
+    }
     /// Run witness and repro commands in a sandbox (default on): they may write only beneath
     /// their scratch copy and temporary directories and make no TCP connection (Linux
     /// Landlock, as far as the kernel offers it; the report says how far). A reviewer prints
@@ -436,7 +445,7 @@ impl Calibration {
         let commit = repo.commit(&self.commit)?;
 
         self.stage("choosing plants", None);
-        let tree = repo.commit_tree(&commit)?;
+        let tree = repo.commit_tree(&commit)?.with_limits(self.checkout_limits);
         // One rule for every target, however it was named (docs/calibration.md#the-flow).
         let fallback =
             self.files.iter().map(|file| tree.check_target(file)).collect::<Result<Vec<_>, _>>()?;
@@ -920,7 +929,26 @@ impl Calibration {
         rounds: &[Vec<&Plant>],
         signals: &SignalWatch,
     ) -> Result<Vec<ReviewRun>, CalibrateError> {
-        let mut planted_rounds = Vec::with_capacity(rounds.len());
+        // Every file any round changes: each review's checkout holds this round's version of
+        // each, so that its `.git` and its files look the same whatever the round is.
+        let changed: BTreeSet<String> =
+            rounds.iter().flatten().flat_map(|plant| plant.files()).map(str::to_owned).collect();
+        let objects = jobs.fresh_path("objects");
+        let commit_id = gix::ObjectId::from_hex(commit.id.as_bytes())
+            .map_err(|e| CalibrateError::git("read the commit's id", e))?;
+        let commits = crate::review_commit::ReviewCommits::new(
+            repo.gix(),
+            commit_id,
+            commit.tree,
+            changed,
+            &objects,
+            self.checkout_limits.max_file_bytes,
+        )?;
+        let mut originals: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+        for file in commits.changed() {
+            originals.insert(file, tree.file(file)?);
+        }
+        let mut round_checkouts = Vec::with_capacity(rounds.len());
         for round in rounds {
             let mut by_file: BTreeMap<&str, Vec<&Plant>> = BTreeMap::new();
             for plant in round {
@@ -928,19 +956,22 @@ impl Calibration {
                     by_file.entry(file).or_default().push(plant);
                 }
             }
-            let mut planted = BTreeMap::new();
-            for (file, file_plants) in by_file {
-                let original = tree.file(file)?;
-                let mutated = apply_to(&original, file, &file_plants)
-                    .map_err(|source| CalibrateError::ApplyPlant { file: file.to_owned(), source })?;
-                planted.insert(file.to_owned(), mutated);
+            let mut files = BTreeMap::new();
+            for (file, original) in &originals {
+                let bytes = match by_file.get(file) {
+                    Some(file_plants) => apply_to(original, file, file_plants)
+                        .map_err(|source| CalibrateError::ApplyPlant { file: (*file).to_owned(), source })?,
+                    None => original.clone(),
+                };
+                files.insert((*file).to_owned(), bytes);
             }
-            planted_rounds.push(Arc::new(planted));
+            let git = commits.round(&files)?;
+            round_checkouts.push(Arc::new(crate::slots::Round { files, git }));
         }
         let reviews: Vec<crate::reviews::Review> = (0..self.trials)
             .flat_map(|trial| {
-                planted_rounds.iter().enumerate().map(move |(round, planted)| crate::reviews::Review {
-                    planted: Arc::clone(planted),
+                round_checkouts.iter().enumerate().map(move |(round, checkout)| crate::reviews::Review {
+                    round: Arc::clone(checkout),
                     tag: format!("{}:{round}", commit.id),
                     trial: trial + 1,
                 })
@@ -952,13 +983,9 @@ impl Calibration {
         let command = reviewer::substitute_base(&reviewer::resolve_program(&self.review_cmd, &start), &base);
         let env = [
             ("REVCAL_BASE", base.clone()),
-            ("REVCAL_COMMIT", commit.id.clone()),
             ("REVCAL_REPO", repo.location().display().to_string()),
             ("REVCAL_CALIBRATION", "1".to_owned()),
         ];
-        let git = jobs.fresh_path("git");
-        let objects = jobs.fresh_path("objects");
-        crate::slots::write_git_template(repo.gix(), &commit.id, commit.tree, &git, &objects)?;
         let settings = crate::reviews::Settings {
             command: &command,
             ok_codes: &self.ok_exit_codes,
@@ -966,12 +993,10 @@ impl Calibration {
             output_cap: self.output_cap,
             env: &env,
             slot_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_none_or(|dir| dir.is_empty()),
-            git: &git,
-            in_process: self.in_process.as_deref().map(|reviewer| crate::reviews::InProcess {
-                reviewer,
-                base: &base,
-                commit: &commit.id,
-            }),
+            in_process: self
+                .in_process
+                .as_deref()
+                .map(|reviewer| crate::reviews::InProcess { reviewer, base: &base }),
             panic_during_review: std::env::var_os(PANIC_DURING_REVIEW).is_some(),
         };
         self.stage("running the reviews", Some(reviews.len()));

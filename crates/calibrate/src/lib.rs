@@ -84,6 +84,7 @@
 //! ```
 
 mod assemble;
+mod beneath;
 pub mod bugs;
 mod clean;
 mod controls;
@@ -96,6 +97,7 @@ pub mod jobs;
 mod judging;
 mod objects;
 mod plants;
+mod review_commit;
 mod reviewer;
 mod reviews;
 mod rundir;
@@ -121,3 +123,4 @@ pub use report::{
 pub use revcal_report as report;
 pub use reviewer::DEFAULT_OK_EXIT_CODES;
 pub use scoring::{FindingOutcome, ScorerKind};
+pub use tree::{CheckoutLimits, MAX_PATH_DEPTH};

@@ -1,18 +1,19 @@
-//! The object store every checkout's git reads: one pack, written by revcal into the run
-//! directory, holding the commit under calibration, its parents, and every tree and blob
-//! their trees reach; the parents are the history's end (git's `shallow` file).
+//! The object store every checkout's git shares: one pack, written by revcal into the run
+//! directory, holding the first parent of the commit under calibration with everything its
+//! tree reaches, and the part of the commit's tree no review round changes (see
+//! [`crate::review_commit`] for the rest); the parent is the history's end (git's `shallow`
+//! file).
 //!
 //! The checkouts do not borrow the user's objects (`objects/info/alternates` into the user's
 //! repository would do): git "freshens" an object it is asked to write when it finds it in an
 //! alternate, by setting the file's modification time, so a reviewer's `git stash` or
-//! `git commit` in its checkout would change files of the user's `.git`. The full history
-//! stays in the user's repository (`REVCAL_REPO`), to read.
+//! `git commit` in its checkout would change files of the user's `.git`.
 
 use crate::error::CalibrateError;
 use crate::tree::retrying;
 use gix::ObjectId;
 use gix::zlib::stream::deflate::{Compress, FlushCompress};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -69,56 +70,81 @@ impl<W: Write> Summed<W> {
     }
 }
 
-/// The ids of `commit`, its parents, and every tree and blob their trees reach (submodule
-/// commits aside: they are not objects of this repository). The parents come back apart.
-fn objects_of(
-    repo: &gix::Repository,
-    commit: ObjectId,
-) -> Result<(Vec<ObjectId>, Vec<ObjectId>), CalibrateError> {
+/// What the shared pack holds: the first parent with every object its tree reaches, and the
+/// commit's tree without the trees above the files a round changes (`on_path`, `""` for the
+/// root) and without those files' blobs (`changed`). An object that is also reached another
+/// way (the parent holds the same file) is in.
+pub(crate) struct Shared<'a> {
+    /// The commit's first parent.
+    pub(crate) first_parent: Option<ObjectId>,
+    /// The commit's tree.
+    pub(crate) tree: ObjectId,
+    /// The directories above a changed file.
+    pub(crate) on_path: &'a BTreeSet<&'a str>,
+    /// The changed files.
+    pub(crate) changed: &'a BTreeSet<&'a str>,
+}
+
+/// The ids of the objects of `shared`, in the order they are found.
+fn objects_of(repo: &gix::Repository, shared: &Shared<'_>) -> Result<Vec<ObjectId>, CalibrateError> {
     let git = |operation: &'static str| move |e| CalibrateError::git(operation, e);
-    let found = retrying(|| repo.find_commit(commit)).map_err(git("read the commit"))?;
-    let parents: Vec<ObjectId> = found.parent_ids().map(|id| id.detach()).collect();
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut order = Vec::new();
-    let mut trees = Vec::new();
-    for id in std::iter::once(commit).chain(parents.iter().copied()) {
-        let tree = repo
-            .find_commit(id)
-            .map_err(git("read a commit"))?
+    // (tree, its path when it lies on the commit's side, where some entries are left out)
+    let mut trees: Vec<(ObjectId, Option<String>)> = Vec::new();
+    if let Some(parent) = shared.first_parent {
+        let tree = retrying(|| repo.find_commit(parent))
+            .map_err(git("read the parent commit"))?
             .tree_id()
             .map_err(git("read a commit's tree"))?;
-        if seen.insert(id) {
-            order.push(id);
-        }
-        trees.push(tree.detach());
+        seen.insert(parent);
+        order.push(parent);
+        trees.push((tree.detach(), None));
     }
-    while let Some(tree) = trees.pop() {
-        if !seen.insert(tree) {
-            continue;
+    trees.push((shared.tree, Some(String::new())));
+    while let Some((tree, path)) = trees.pop() {
+        let on_path = path.as_deref().filter(|path| shared.on_path.contains(path));
+        if on_path.is_none() {
+            if !seen.insert(tree) {
+                continue;
+            }
+            order.push(tree);
         }
-        order.push(tree);
         let found = retrying(|| repo.find_tree(tree)).map_err(git("read a tree"))?;
         let decoded = found.decode().map_err(git("decode a tree"))?;
         for entry in &decoded.entries {
             let id = entry.oid.to_owned();
+            let child = on_path.map(|dir| {
+                let name = String::from_utf8_lossy(entry.filename);
+                if dir.is_empty() { name.into_owned() } else { format!("{dir}/{name}") }
+            });
             if entry.mode.is_tree() {
-                trees.push(id);
-            } else if entry.mode.is_blob_or_symlink() && seen.insert(id) {
+                trees.push((id, child));
+            } else if entry.mode.is_blob_or_symlink()
+                && !child.as_deref().is_some_and(|child| shared.changed.contains(child))
+                && seen.insert(id)
+            {
                 order.push(id);
             }
         }
     }
-    Ok((order, parents))
+    Ok(order)
 }
 
-/// Writes `objects/pack/pack-*.{pack,idx}` under `objects` holding `commit`, its parents and
-/// their trees and blobs (see the module's docs); returns the parents, the history's end.
+/// A compressor for objects: one for many, since setting one up zeroes a few hundred KiB.
+pub(crate) fn compressor() -> Compress {
+    Compress::new(gix::zlib::Compression::BEST_SPEED)
+}
+
+/// Writes `objects/pack/pack-*.{pack,idx}` under `objects` holding the objects of `shared`;
+/// an object larger than `max_object_bytes` is refused without being read.
 pub(crate) fn write_pack(
     repo: &gix::Repository,
-    commit: ObjectId,
+    shared: Shared<'_>,
     objects: &Path,
-) -> Result<Vec<ObjectId>, CalibrateError> {
-    let (ids, parents) = objects_of(repo, commit)?;
+    max_object_bytes: u64,
+) -> Result<(), CalibrateError> {
+    let ids = objects_of(repo, &shared)?;
     let packs = objects.join("pack");
     fs::create_dir_all(&packs).map_err(|e| CalibrateError::io("create", &packs, e))?;
     let staged = packs.join("tmp.pack");
@@ -133,9 +159,9 @@ pub(crate) fn write_pack(
     // (id, offset, crc32) of each entry.
     let mut entries: Vec<(ObjectId, u64, u32)> = Vec::with_capacity(ids.len());
     let mut compressed = Vec::new();
-    // One compressor for every object: setting one up zeroes a few hundred KiB.
-    let mut compressor = Compress::new(gix::zlib::Compression::BEST_SPEED);
+    let mut compressor = compressor();
     for id in ids {
+        crate::tree::check_object_size(repo, id, max_object_bytes)?;
         let object = retrying(|| repo.find_object(id))
             .map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
         deflate(&mut compressor, &object.data, &mut compressed).map_err(failed)?;
@@ -154,11 +180,11 @@ pub(crate) fn write_pack(
     let final_pack = packs.join(format!("{name}.pack"));
     fs::rename(&staged, &final_pack).map_err(|e| CalibrateError::io("write", &final_pack, e))?;
     tracing::debug!(objects = entries.len(), pack = %final_pack.display(), "object store of the checkouts written");
-    Ok(parents)
+    Ok(())
 }
 
 /// `input` as one zlib stream in `out`, by `compressor` (reset first).
-fn deflate(compressor: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+pub(crate) fn deflate(compressor: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
     compressor.reset();
     out.clear();
     let mut buffer = [0u8; 32 * 1024];

@@ -11,8 +11,6 @@ use crate::jobs::Jobs;
 use crate::reviewer::{self, ReviewRun};
 use crate::tree::CommitTree;
 use revcal_process::SignalWatch;
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -20,20 +18,19 @@ use std::time::Duration;
 /// One review to run.
 #[derive(Debug, Clone)]
 pub(crate) struct Review {
-    /// The files with this review's plants, by path.
-    pub(crate) planted: Arc<BTreeMap<String, Vec<u8>>>,
-    /// What names `planted` (reviews with the same tag plant the same files).
+    /// What this review's checkout holds.
+    pub(crate) round: Arc<crate::slots::Round>,
+    /// What names `round` (reviews with the same tag have the same checkout).
     pub(crate) tag: String,
     /// Which trial (from 1).
     pub(crate) trial: usize,
 }
 
-/// An in-process reviewer, and what each of its reviews is told.
+/// An in-process reviewer, and the base each of its reviews is told.
 #[derive(Clone, Copy)]
 pub(crate) struct InProcess<'a> {
     pub(crate) reviewer: &'a dyn crate::in_process::InProcessReviewer,
     pub(crate) base: &'a str,
-    pub(crate) commit: &'a str,
 }
 
 /// How every review runs.
@@ -46,13 +43,11 @@ pub(crate) struct Settings<'a> {
     pub(crate) timeout: Duration,
     /// Bytes of stdout kept.
     pub(crate) output_cap: usize,
-    /// Environment variables every review gets (besides its token, CARGO_TARGET_DIR and
-    /// TMPDIR).
+    /// Environment variables every review gets (besides its token, its commit,
+    /// CARGO_TARGET_DIR and TMPDIR).
     pub(crate) env: &'a [(&'static str, String)],
     /// Set CARGO_TARGET_DIR to the slot's target directory (the user did not set one).
     pub(crate) slot_target_dir: bool,
-    /// The `.git` every checkout gets a copy of.
-    pub(crate) git: &'a Path,
     /// A reviewer run inside revcal instead of `command`.
     pub(crate) in_process: Option<InProcess<'a>>,
     /// Fault injection: panic once the first review runs.
@@ -106,7 +101,7 @@ pub(crate) fn run_all(
                     jobs.try_slot(&review.tag)
                 };
                 let Some(mut slot) = slot else { break };
-                if let Err(error) = slot.prepare(tree, settings.git, &review.planted) {
+                if let Err(error) = slot.prepare(tree, &review.round) {
                     jobs.give_back(slot, None);
                     results[next] = Some(Err(error));
                     stopped = true;
@@ -114,14 +109,15 @@ pub(crate) fn run_all(
                 }
                 let index = next;
                 let trial = review.trial;
+                let head = review.round.git.head.to_string();
                 let sender = sender.clone();
                 scope.spawn(move || {
                     // A panic is sent back as an error first, so that this loop never waits
                     // for a result that will not come; the scope then re-raises it.
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         match settings.in_process {
-                            Some(in_process) => run_in_process(&slot, in_process, trial),
-                            None => run_one(&slot, settings, signals),
+                            Some(in_process) => run_in_process(&slot, in_process, &head, trial),
+                            None => run_one(&slot, settings, &head, signals),
                         }
                     }));
                     match outcome {
@@ -189,11 +185,13 @@ pub(crate) fn run_all(
 fn run_one(
     slot: &crate::slots::Slot,
     settings: &Settings<'_>,
+    head: &str,
     signals: &SignalWatch,
 ) -> Result<ReviewRun, CalibrateError> {
     let token = revcal_process::run_token();
     let mut env: Vec<(&str, String)> =
         settings.env.iter().map(|(key, value)| (*key, value.clone())).collect();
+    env.push(("REVCAL_COMMIT", head.to_owned()));
     env.push((revcal_process::RUN_TOKEN_VARIABLE, token.clone()));
     env.push(("TMPDIR", slot.tmp().display().to_string()));
     if settings.slot_target_dir {
@@ -218,16 +216,13 @@ fn run_one(
 fn run_in_process(
     slot: &crate::slots::Slot,
     in_process: InProcess<'_>,
+    head: &str,
     trial: usize,
 ) -> Result<ReviewRun, CalibrateError> {
     let started = std::time::Instant::now();
     let checkout = slot.tree();
-    let request = crate::in_process::ReviewRequest {
-        checkout: &checkout,
-        base: in_process.base,
-        commit: in_process.commit,
-        trial,
-    };
+    let request =
+        crate::in_process::ReviewRequest { checkout: &checkout, base: in_process.base, commit: head, trial };
     let output = in_process.reviewer.review(&request).map_err(|message| CalibrateError::InProcessReview {
         reviewer: in_process.reviewer.name(),
         message,

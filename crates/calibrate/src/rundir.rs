@@ -7,7 +7,6 @@
 use crate::error::CalibrateError;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The prefix of every run directory's name.
@@ -121,50 +120,16 @@ pub(crate) fn clean_stale(temp: &Path) {
 }
 
 /// Removes `path` and everything beneath it, also directories a reviewer made unreadable or
-/// unwritable (`chmod 000`); symbolic links are removed, never followed. A missing path is
-/// fine.
+/// unwritable (`chmod 000`); symbolic links are removed, never followed, and nothing is
+/// reached through one ([`crate::beneath::remove_path`]). A missing path is fine.
 pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
-    match fs::symlink_metadata(path) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(error) => return Err(error),
-        Ok(meta) if !meta.is_dir() => return fs::remove_file(path),
-        Ok(_) => {}
-    }
-    if fs::remove_dir_all(path).is_ok() {
-        return Ok(());
-    }
-    open_up(path);
-    match fs::remove_dir_all(path) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
-}
-
-/// Gives the owner read, write and search permission on `dir` and every directory beneath
-/// it (never through a symbolic link), so that its contents can be listed and removed.
-pub(crate) fn open_up(dir: &Path) {
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(meta) = fs::symlink_metadata(&dir) else { continue };
-        if !meta.is_dir() {
-            continue;
-        }
-        let mode = meta.permissions().mode();
-        if mode & 0o700 != 0o700 {
-            let _ = fs::set_permissions(&dir, fs::Permissions::from_mode((mode | 0o700) & 0o7777));
-        }
-        let Ok(entries) = fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                pending.push(entry.path());
-            }
-        }
-    }
+    crate::beneath::remove_path(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn unreadable_and_unwritable_directories_are_removed_and_links_are_not_followed() {

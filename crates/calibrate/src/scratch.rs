@@ -15,7 +15,8 @@ use revcal_process::SignalWatch;
 use revcal_process::{self as process, Exit, ShellCommand};
 use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::os::fd::AsFd;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What a command did on the original and on one mutant.
@@ -139,7 +140,15 @@ impl<'a> Scratch<'a> {
             fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
         }
         let paths = self.tree.entries().keys().map(String::as_str);
-        crate::slots::write_entries(self.tree, &root, paths, &std::collections::BTreeMap::new())?;
+        let handle = self.root_handle()?;
+        crate::slots::write_entries(
+            self.tree,
+            handle.as_fd(),
+            &root,
+            paths,
+            &std::collections::BTreeMap::new(),
+            0,
+        )?;
         tracing::debug!(files = self.tree.entries().len(), dir = %self.dir.display(), "scratch copy made");
         // Commands get a temporary directory of their own beside the copy: with the sandbox
         // on, the copy and this are all they may write to.
@@ -158,12 +167,34 @@ impl<'a> Scratch<'a> {
         Ok(root)
     }
 
+    /// A handle on the copy's root: its files are written through it, never through a path
+    /// a command run in the copy could have turned into a link.
+    fn root_handle(&self) -> Result<std::os::fd::OwnedFd, CalibrateError> {
+        let root = self.dir.join(TREE);
+        crate::beneath::open_root(&root).map_err(|e| CalibrateError::io("open", &root, e))
+    }
+
+    /// Replaces `file` of the copy with `bytes`, with the mode the commit gives it: a new
+    /// file, so that nothing a command left there (a link, a hard link to a file elsewhere)
+    /// is written through.
+    fn put(&mut self, file: &str, bytes: &[u8]) -> Result<(), CalibrateError> {
+        let root = self.materialise()?;
+        let mode = match self.tree.entries().get(file) {
+            Some(entry) => crate::slots::mode_of(entry.kind),
+            None => 0o644,
+        };
+        let handle = self.root_handle()?;
+        crate::beneath::Writer::new(handle.as_fd())
+            .replace_file(file, bytes, mode)
+            .map(drop)
+            .map_err(|e| CalibrateError::io("write", root.join(file), e))
+    }
+
     /// Puts the planted files (if any) back to their original bytes.
     fn unplant(&mut self) -> Result<(), CalibrateError> {
         for file in std::mem::take(&mut self.planted) {
-            let root = self.materialise()?;
             let original = self.tree.file(&file)?;
-            write_keeping_mode(&root.join(&file), &original)?;
+            self.put(&file, &original)?;
         }
         Ok(())
     }
@@ -174,8 +205,7 @@ impl<'a> Scratch<'a> {
             let original = self.tree.file(file)?;
             let mutated = apply_to(&original, file, &[plant])
                 .map_err(|source| CalibrateError::ApplyPlant { file: file.to_owned(), source })?;
-            let root = self.materialise()?;
-            write_keeping_mode(&root.join(file), &mutated)?;
+            self.put(file, &mutated)?;
             self.planted.push(file.to_owned());
         }
         Ok(())
@@ -250,19 +280,6 @@ impl<'a> Scratch<'a> {
 /// [`MULTIPLIER`]), never more than `timeout`.
 fn plant_limit(baseline: Option<Duration>, timeout: Duration) -> Duration {
     baseline.map_or(timeout, |baseline| (baseline * MULTIPLIER).max(FLOOR).min(timeout))
-}
-
-fn write_keeping_mode(path: &Path, bytes: &[u8]) -> Result<(), CalibrateError> {
-    use std::os::unix::fs::PermissionsExt;
-    let failed = |e| CalibrateError::io("write", path, e);
-    if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
-        // The copy keeps links as links: writing through one would reach outside the copy.
-        return Err(CalibrateError::Symlink { path: path.to_path_buf() });
-    }
-    let mode = fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
-    fs::set_permissions(path, fs::Permissions::from_mode(mode | 0o200)).map_err(failed)?;
-    fs::write(path, bytes).map_err(failed)?;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(failed)
 }
 
 #[cfg(test)]

@@ -4,30 +4,28 @@
 //! A slot is a directory of the run directory with a checkout (`tree/`), a cargo target
 //! directory (`target/`, kept from review to review so that builds stay incremental) and a
 //! temporary directory (`tmp/`, emptied before each review). Before each review the checkout
-//! is brought to the commit with that review's plants, without git: revcal walks it, keeps
-//! each file it wrote itself and that is still as it left it (same inode, size, mode and
-//! change time), and removes or rewrites everything else, `.git` included, which is copied
-//! afresh from metadata revcal wrote itself. No git command ever runs in a directory a
-//! reviewer could have written: a reviewer that sets `core.fsmonitor`, hooks or filters in
-//! its checkout's `.git/config` changes nothing revcal runs. Files a review did not change
-//! keep their modification times, so cargo rebuilds only what the plants touch.
+//! is brought to that review's round without git: revcal walks it, keeps each file it wrote
+//! itself and that is still as it left it (same inode, size, mode and change time), and
+//! removes or rewrites everything else; the files any round changes are rewritten for every
+//! review, so that which files are new says nothing of the round; `.git` is written afresh
+//! from memory ([`crate::review_commit`]). No git command ever runs in a directory a reviewer
+//! could have written: a reviewer that sets `core.fsmonitor`, hooks or filters in its
+//! checkout's `.git/config` changes nothing revcal runs. Files a review did not change keep
+//! their modification times, so cargo rebuilds only what the plants touch.
+//!
+//! Every write, walk and removal goes through directory handles and never follows a symbolic
+//! link ([`crate::beneath`]): whatever a reviewer (or one in another slot) leaves in place of a
+//! directory, nothing outside the checkout is written or removed.
 
+use crate::beneath::{self, Verdict, Writer};
 use crate::error::CalibrateError;
-use crate::rundir::{open_up, remove_tree};
+use crate::review_commit::RoundGit;
 use crate::tree::{CommitTree, EntryKind};
+use rustix::fs::{FileType, Stat};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-
-/// What revcal wrote at a path of a checkout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Content {
-    /// An entry of the commit.
-    Entry(gix::ObjectId, EntryKind),
-    /// A planted file (the SHA-256 of its bytes).
-    Planted(String),
-}
 
 /// What identifies a file as the one revcal wrote: anything that writes, renames, links or
 /// changes the mode of a file changes its change time or inode.
@@ -36,22 +34,32 @@ struct Stamp {
     dev: u64,
     ino: u64,
     mode: u32,
-    size: u64,
+    size: i64,
     mtime: (i64, i64),
     ctime: (i64, i64),
 }
 
 impl Stamp {
-    fn of(meta: &fs::Metadata) -> Stamp {
+    fn of(stat: &Stat) -> Stamp {
         Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            mode: meta.mode(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            mode: stat.st_mode,
+            size: stat.st_size,
+            mtime: (stat.st_mtime, stat.st_mtime_nsec as i64),
+            ctime: (stat.st_ctime, stat.st_ctime_nsec as i64),
         }
     }
+}
+
+/// What one review's checkout holds: the commit's files with `files` in place of theirs
+/// (every file any round changes, with this round's bytes), and `git` as its `.git`.
+#[derive(Debug)]
+pub(crate) struct Round {
+    /// The bytes of every changed file in this round.
+    pub(crate) files: BTreeMap<String, Vec<u8>>,
+    /// Its `.git`.
+    pub(crate) git: RoundGit,
 }
 
 /// One job slot.
@@ -59,8 +67,14 @@ impl Stamp {
 pub(crate) struct Slot {
     number: usize,
     dir: PathBuf,
-    /// What revcal wrote into the checkout, by path, as it left it.
-    written: HashMap<String, (Content, Stamp)>,
+    /// What revcal wrote into the checkout (an entry of the commit), by path, as it left it.
+    written: HashMap<String, ((gix::ObjectId, EntryKind), Stamp)>,
+}
+
+/// The directory `name` of `parent`, made when missing; anything else in its place (a link a
+/// reviewer left, a file) is removed first.
+fn directory_in(parent: BorrowedFd<'_>, name: &str) -> std::io::Result<OwnedFd> {
+    beneath::make_directory(parent, OsStr::new(name))
 }
 
 impl Slot {
@@ -89,102 +103,96 @@ impl Slot {
         self.dir.join("tmp")
     }
 
-    /// Makes the checkout the commit of `tree` with `planted` files (path -> bytes) in place
-    /// of the commit's, and its `.git` a copy of `git` (see [`write_git_template`]); empties
-    /// the temporary directory. Must not run while a process of an earlier review may still
-    /// write to the slot.
-    pub(crate) fn prepare(
-        &mut self,
-        tree: &CommitTree,
-        git: &Path,
-        planted: &BTreeMap<String, Vec<u8>>,
-    ) -> Result<(), CalibrateError> {
-        let root = self.tree();
-        let tmp = self.tmp();
-        // A reviewer may have put a link in place of its slot or its checkout (pointing at a
-        // directory of yours): the link goes, and nothing below is walked or removed through it.
-        for dir in [&self.dir, &root] {
-            if fs::symlink_metadata(dir).is_ok_and(|meta| !meta.is_dir()) {
-                remove_tree(dir).map_err(|e| CalibrateError::io("remove", dir, e))?;
-            }
+    /// Makes the checkout the commit of `tree` with `round`'s files and `.git`; empties the
+    /// temporary directory. Must not run while a process of an earlier review may still write
+    /// to the slot.
+    pub(crate) fn prepare(&mut self, tree: &CommitTree, round: &Round) -> Result<(), CalibrateError> {
+        let failed = |action: &'static str, path: PathBuf| move |e| CalibrateError::io(action, path, e);
+        let run = self.dir.parent().unwrap_or(Path::new("/"));
+        let run_fd = beneath::open_root(run).map_err(failed("open", run.to_path_buf()))?;
+        let name = format!("slot-{}", self.number);
+        let slot = directory_in(run_fd.as_fd(), &name).map_err(failed("create", self.dir.clone()))?;
+        beneath::remove_entry(slot.as_fd(), OsStr::new("tmp")).map_err(failed("empty", self.tmp()))?;
+        for dir in ["target", "tmp"] {
+            directory_in(slot.as_fd(), dir).map_err(failed("create", self.dir.join(dir)))?;
         }
-        remove_tree(&tmp).map_err(|e| CalibrateError::io("empty", &tmp, e))?;
-        for dir in [&root, &self.target_dir(), &tmp] {
-            fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
-        }
-        let dot_git = root.join(".git");
-        remove_tree(&dot_git).map_err(|e| CalibrateError::io("remove", &dot_git, e))?;
-        let expected = |path: &str| -> Option<Content> {
-            if let Some(bytes) = planted.get(path) {
-                return Some(Content::Planted(crate::guard::sha256_hex(bytes)));
-            }
-            tree.entries().get(path).map(|entry| Content::Entry(entry.id, entry.kind))
-        };
-        let kept = self.sweep(&root, tree, &expected).map_err(|e| CalibrateError::io("reset", &root, e))?;
+        let root = directory_in(slot.as_fd(), "tree").map_err(failed("create", self.tree()))?;
+        let (kept, kept_bytes) =
+            self.sweep(root.as_fd(), tree, round).map_err(failed("reset", self.tree()))?;
         let missing = tree.entries().keys().filter(|path| !kept.contains(path.as_str())).map(String::as_str);
-        let written = write_entries(tree, &root, missing, planted)?;
-        for (path, meta) in &written {
-            if let (Some(meta), Some(content)) = (meta, expected(path)) {
-                self.written.insert(path.clone(), (content, Stamp::of(meta)));
+        let written = write_entries(tree, root.as_fd(), &self.tree(), missing, &round.files, kept_bytes)?;
+        for (path, stat) in &written {
+            if let (Some(stat), Some(entry)) = (stat, tree.entries().get(path))
+                && !round.files.contains_key(path)
+            {
+                self.written.insert(path.clone(), ((entry.id, entry.kind), Stamp::of(stat)));
             }
         }
-        let written = written.len();
-        copy_dir(git, &dot_git).map_err(|e| CalibrateError::io("copy git metadata into", &dot_git, e))?;
-        tracing::debug!(slot = self.number, kept = kept.len(), written, "checkout prepared");
+        write_git(root.as_fd(), &round.git)
+            .map_err(failed("write git metadata in", self.tree().join(".git")))?;
+        tracing::debug!(slot = self.number, kept = kept.len(), written = written.len(), "checkout prepared");
         Ok(())
     }
 
     /// Walks the checkout: keeps the files revcal wrote that are still as it left them and
-    /// hold what this review needs, removes everything else (anything a reviewer made,
-    /// changed, linked or moved), and gives back the kept paths.
+    /// that this round does not change, removes everything else (anything a reviewer made,
+    /// changed, linked or moved, `.git`, every file a round changes), and gives back the kept
+    /// paths and the bytes they hold.
     fn sweep(
         &mut self,
-        root: &Path,
+        root: BorrowedFd<'_>,
         tree: &CommitTree,
-        expected: &dyn Fn(&str) -> Option<Content>,
-    ) -> std::io::Result<HashSet<String>> {
+        round: &Round,
+    ) -> std::io::Result<(HashSet<String>, u64)> {
         let mut kept = HashSet::new();
-        let mut pending = vec![(root.to_path_buf(), String::new())];
-        while let Some((dir, relative)) = pending.pop() {
-            open_up_one(&dir)?;
-            for entry in fs::read_dir(&dir)? {
-                let entry = entry?;
-                let path = entry.path();
-                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                    remove_tree(&path)?;
-                    continue;
-                };
-                let child = if relative.is_empty() { name } else { format!("{relative}/{name}") };
-                let meta = fs::symlink_metadata(&path)?;
-                let submodule =
-                    matches!(tree.entries().get(&child), Some(entry) if entry.kind == EntryKind::Submodule);
-                if meta.is_dir() && tree.directories().contains(&child) {
-                    pending.push((path, child));
-                    continue;
-                }
-                if meta.is_dir() && submodule {
+        let mut kept_bytes = 0u64;
+        let written = &mut self.written;
+        beneath::sweep(root, &mut |path, stat| {
+            let Some(path) = path else { return Verdict::Remove };
+            let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
+            if path == ".git" || round.files.contains_key(path) {
+                written.remove(path);
+                return Verdict::Remove;
+            }
+            if tree.directories().contains(path) {
+                return if is_directory { Verdict::Descend } else { Verdict::Remove };
+            }
+            match tree.entries().get(path) {
+                Some(entry) if entry.kind == EntryKind::Submodule && is_directory => {
                     // An uninitialised submodule is an empty directory.
-                    open_up(&path);
-                    for inner in fs::read_dir(&path)?.flatten() {
-                        remove_tree(&inner.path())?;
-                    }
-                    kept.insert(child);
-                    continue;
+                    kept.insert(path.to_owned());
+                    Verdict::Empty
                 }
-                let unchanged = match (expected(&child), self.written.get(&child)) {
-                    (Some(want), Some((had, stamp))) => want == *had && Stamp::of(&meta) == *stamp,
-                    _ => false,
-                };
-                if unchanged {
-                    kept.insert(child);
-                } else {
-                    self.written.remove(&child);
-                    remove_tree(&path)?;
+                Some(entry)
+                    if written.get(path).is_some_and(|(content, stamp)| {
+                        *content == (entry.id, entry.kind) && Stamp::of(stat) == *stamp
+                    }) =>
+                {
+                    kept.insert(path.to_owned());
+                    kept_bytes += u64::try_from(stat.st_size).unwrap_or(0);
+                    Verdict::Keep
+                }
+                _ => {
+                    written.remove(path);
+                    Verdict::Remove
                 }
             }
-        }
-        Ok(kept)
+        })?;
+        Ok((kept, kept_bytes))
     }
+}
+
+/// Writes `git`'s directories and files as `.git` beneath `root`.
+fn write_git(root: BorrowedFd<'_>, git: &RoundGit) -> std::io::Result<()> {
+    let mut writer = Writer::new(root);
+    writer.directory(".git")?;
+    for directory in &git.directories {
+        writer.directory(&format!(".git/{directory}"))?;
+    }
+    for (path, bytes) in &git.files {
+        writer.file(&format!(".git/{path}"), bytes, 0o644)?;
+    }
+    Ok(())
 }
 
 /// What is written at a path of a checkout.
@@ -197,65 +205,44 @@ enum Payload {
     File(Vec<u8>, u32),
 }
 
-/// What `path` of `tree` holds (`planted` bytes in place of a file's own).
-fn payload(tree: &CommitTree, path: &str, planted: Option<&[u8]>) -> Result<Option<Payload>, CalibrateError> {
+/// The mode a file of `kind` is written with.
+pub(crate) fn mode_of(kind: EntryKind) -> u32 {
+    if kind == EntryKind::Executable { 0o755 } else { 0o644 }
+}
+
+/// What `path` of `tree` holds (`replaced` bytes in place of a file's own).
+fn payload(
+    tree: &CommitTree,
+    path: &str,
+    replaced: Option<&[u8]>,
+) -> Result<Option<Payload>, CalibrateError> {
     let Some(entry) = tree.entries().get(path) else { return Ok(None) };
+    let at_path = |error: CalibrateError| match error {
+        CalibrateError::TooLarge { size, limit, .. } => {
+            CalibrateError::TooLarge { what: format!("{path} in the commit"), size, limit }
+        }
+        other => other,
+    };
     Ok(Some(match entry.kind {
         EntryKind::Submodule => Payload::Directory,
-        EntryKind::Link => Payload::Link(tree.blob(entry.id)?),
+        EntryKind::Link => Payload::Link(tree.blob(entry.id).map_err(at_path)?),
         EntryKind::File | EntryKind::Executable => {
-            let mode = if entry.kind == EntryKind::Executable { 0o755 } else { 0o644 };
-            let bytes = match planted {
+            let bytes = match replaced {
                 Some(bytes) => bytes.to_vec(),
-                None => tree.blob(entry.id)?,
+                None => tree.blob(entry.id).map_err(at_path)?,
             };
-            Payload::File(bytes, mode)
+            Payload::File(bytes, mode_of(entry.kind))
         }
     }))
 }
 
-/// Writes `payload` at `path` beneath `root`, making its directories (those in `made` exist
-/// already; the ones made are added); the metadata of what was written (none for a
-/// directory). Nothing may be at the path: a link there is never written through.
-fn write_payload(
-    root: &Path,
-    path: &str,
-    payload: Payload,
-    made: &mut HashSet<PathBuf>,
-) -> Result<Option<fs::Metadata>, CalibrateError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let target = root.join(path);
-    if let Some(parent) = target.parent().filter(|parent| !made.contains(*parent)) {
-        fs::create_dir_all(parent).map_err(|e| CalibrateError::io("create", parent, e))?;
-        made.insert(parent.to_path_buf());
-    }
-    let failed = |e| CalibrateError::io("write", &target, e);
+/// Writes `payload` at `path` with `writer`; the status of what was written (none for a
+/// directory). Nothing may be at the path, and no link is ever written through.
+fn write_payload(writer: &mut Writer<'_>, path: &str, payload: Payload) -> std::io::Result<Option<Stat>> {
     match payload {
-        Payload::Directory => {
-            fs::create_dir_all(&target).map_err(failed)?;
-            Ok(None)
-        }
-        Payload::Link(to) => {
-            let link = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&to);
-            std::os::unix::fs::symlink(link, &target).map_err(failed)?;
-            fs::symlink_metadata(&target).map(Some).map_err(failed)
-        }
-        Payload::File(bytes, mode) => {
-            // One open, write and stat per file; a chmod only when the umask took bits away.
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode)
-                .open(&target)
-                .map_err(failed)?;
-            std::io::Write::write_all(&mut file, &bytes).map_err(failed)?;
-            let meta = file.metadata().map_err(failed)?;
-            if meta.permissions().mode() & 0o777 == mode {
-                return Ok(Some(meta));
-            }
-            file.set_permissions(fs::Permissions::from_mode(mode)).map_err(failed)?;
-            file.metadata().map(Some).map_err(failed)
-        }
+        Payload::Directory => writer.directory(path).map(|()| None),
+        Payload::Link(to) => writer.link(path, &to).map(Some),
+        Payload::File(bytes, mode) => writer.file(path, &bytes, mode).map(Some),
     }
 }
 
@@ -265,49 +252,68 @@ const PARALLEL_FROM: usize = 256;
 const BATCH_FILES: usize = 4096;
 const BATCH_BYTES: usize = 64 << 20;
 
-/// Writes the entries of `tree` at `paths` beneath `root` (`planted` bytes in place of the
-/// files' own); each path with the metadata of what was written. The commit's objects are read
-/// on the calling thread, in order, a batch at a time; each batch is written by up to four
-/// threads (on most file systems, creating a file costs more than reading its blob).
+/// Writes the entries of `tree` at `paths` beneath the directory `root` (named `shown` in
+/// messages), `replaced` bytes in place of the files' own; each path with the status of what
+/// was written. The checkout may hold [`CheckoutLimits::max_checkout_bytes`](crate::CheckoutLimits)
+/// in all, of which `already` are there. The commit's objects are read on the calling
+/// thread, in order, a batch at a time; each batch is written by up to four threads (on most
+/// file systems, creating a file costs more than reading its blob).
 pub(crate) fn write_entries<'p>(
     tree: &CommitTree,
-    root: &Path,
+    root: BorrowedFd<'_>,
+    shown: &Path,
     paths: impl Iterator<Item = &'p str>,
-    planted: &BTreeMap<String, Vec<u8>>,
-) -> Result<Vec<(String, Option<fs::Metadata>)>, CalibrateError> {
+    replaced: &BTreeMap<String, Vec<u8>>,
+    already: u64,
+) -> Result<Vec<(String, Option<Stat>)>, CalibrateError> {
     let writers = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(4);
+    let limit = tree.limits().max_checkout_bytes;
+    let mut total = already;
     let mut written = Vec::new();
     let mut batch: Vec<(&str, Payload)> = Vec::new();
     let mut bytes = 0usize;
     for path in paths {
-        let Some(payload) = payload(tree, path, planted.get(path).map(Vec::as_slice))? else { continue };
-        bytes += match &payload {
+        let Some(payload) = payload(tree, path, replaced.get(path).map(Vec::as_slice))? else { continue };
+        let size = match &payload {
             Payload::File(content, _) | Payload::Link(content) => content.len(),
             Payload::Directory => 0,
         };
+        bytes += size;
+        total += size as u64;
+        if total > limit {
+            return Err(CalibrateError::TooLarge {
+                what: "the files of the commit's checkout".into(),
+                size: total,
+                limit,
+            });
+        }
         batch.push((path, payload));
         if batch.len() >= BATCH_FILES || bytes >= BATCH_BYTES {
-            written.extend(write_batch(root, std::mem::take(&mut batch), writers)?);
+            written.extend(write_batch(root, shown, std::mem::take(&mut batch), writers)?);
             bytes = 0;
         }
     }
-    written.extend(write_batch(root, batch, writers)?);
+    written.extend(write_batch(root, shown, batch, writers)?);
     Ok(written)
 }
 
 /// Writes `batch` beneath `root`, split among `writers` threads when it is large.
 fn write_batch(
-    root: &Path,
+    root: BorrowedFd<'_>,
+    shown: &Path,
     batch: Vec<(&str, Payload)>,
     writers: usize,
-) -> Result<Vec<(String, Option<fs::Metadata>)>, CalibrateError> {
-    let write_all =
-        |part: Vec<(&str, Payload)>| -> Result<Vec<(String, Option<fs::Metadata>)>, CalibrateError> {
-            let mut made = HashSet::new();
-            part.into_iter()
-                .map(|(path, payload)| Ok((path.to_owned(), write_payload(root, path, payload, &mut made)?)))
-                .collect()
-        };
+) -> Result<Vec<(String, Option<Stat>)>, CalibrateError> {
+    let write_all = |part: Vec<(&str, Payload)>| -> Result<Vec<(String, Option<Stat>)>, CalibrateError> {
+        let mut writer = Writer::new(root);
+        part.into_iter()
+            .map(|(path, payload)| {
+                let stat = write_payload(&mut writer, path, payload)
+                    .map_err(|e| CalibrateError::io("write", shown.join(path), e))?;
+                Ok((path.to_owned(), stat))
+            })
+            .collect()
+    };
     if batch.len() < PARALLEL_FROM || writers < 2 {
         return write_all(batch);
     }
@@ -334,78 +340,24 @@ fn write_batch(
     })
 }
 
-/// Gives the owner full permission on `dir` itself when a reviewer took it away.
-fn open_up_one(dir: &Path) -> std::io::Result<()> {
-    let mode = fs::symlink_metadata(dir)?.permissions().mode();
-    if mode & 0o700 != 0o700 {
-        fs::set_permissions(dir, fs::Permissions::from_mode((mode | 0o700) & 0o7777))?;
-    }
-    Ok(())
-}
-
-/// Copies the directory `from` (regular files and directories only) to `to`.
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
-/// Writes, at `dir`, the `.git` every checkout of `commit` gets a copy of: HEAD detached at
-/// the commit, the objects of the commit and its parents in `objects` (a pack revcal writes
-/// there; see [`crate::objects`]), reached through `objects/info/alternates`, with the
-/// parents as the history's end, the index of the commit's tree (so that `git diff {base}`
-/// and `git status` work), and a minimal config. Written by revcal itself, without running
-/// git; nothing in it points at the user's repository.
-pub(crate) fn write_git_template(
-    repo: &gix::Repository,
-    commit: &str,
-    tree: gix::ObjectId,
-    dir: &Path,
-    objects: &Path,
-) -> Result<(), CalibrateError> {
-    let failed = |e| CalibrateError::io("write git metadata in", dir, e);
-    let id = gix::ObjectId::from_hex(commit.as_bytes())
-        .map_err(|e| CalibrateError::git("read the commit's id", e))?;
-    let parents = crate::objects::write_pack(repo, id, objects)?;
-    for sub in ["objects/info", "objects/pack", "refs/heads", "refs/tags"] {
-        fs::create_dir_all(dir.join(sub)).map_err(failed)?;
-    }
-    fs::write(dir.join("HEAD"), format!("{commit}\n")).map_err(failed)?;
-    fs::write(
-        dir.join("config"),
-        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
-    )
-    .map_err(failed)?;
-    let mut alternates = objects.as_os_str().as_encoded_bytes().to_vec();
-    alternates.push(b'\n');
-    fs::write(dir.join("objects/info/alternates"), alternates).map_err(failed)?;
-    if !parents.is_empty() {
-        let shallow: String = parents.iter().map(|parent| format!("{parent}\n")).collect();
-        fs::write(dir.join("shallow"), shallow).map_err(failed)?;
-    }
-    let index =
-        repo.index_from_tree(&tree).map_err(|e| CalibrateError::git("build the index of the commit", e))?;
-    let file = fs::File::create(dir.join("index")).map_err(failed)?;
-    let mut out = std::io::BufWriter::new(file);
-    index
-        .write_to(&mut out, gix::index::write::Options::default())
-        .map_err(|e| CalibrateError::git("write the index of the commit", e))?;
-    std::io::Write::flush(&mut out).map_err(failed)?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
     use std::process::Command;
+
+    /// A round whose changed files hold `files`, with a `.git` of one file.
+    fn round(files: &[(&str, &[u8])], head: &str) -> Round {
+        Round {
+            files: files.iter().map(|(path, bytes)| ((*path).to_owned(), bytes.to_vec())).collect(),
+            git: RoundGit {
+                head: gix::ObjectId::null(gix::hash::Kind::Sha1),
+                directories: vec!["objects/info".into()],
+                files: vec![("HEAD".into(), head.as_bytes().to_vec())],
+            },
+        }
+    }
 
     fn git(dir: &Path, args: &[&str]) {
         let status = Command::new("git")
@@ -442,14 +394,9 @@ mod tests {
     #[test]
     fn a_reset_undoes_what_a_review_did_and_keeps_the_files_it_did_not_touch() {
         let (dir, tree) = repository();
-        let git_template = dir.path().join("template");
-        fs::create_dir_all(git_template.join("objects")).unwrap();
-        fs::write(git_template.join("HEAD"), "x\n").unwrap();
         let mut slot = Slot::new(dir.path(), 1);
         let root = slot.tree();
-        let planted: BTreeMap<String, Vec<u8>> =
-            [("src/a.rs".to_owned(), b"fn a() { panic!() }\n".to_vec())].into();
-        slot.prepare(&tree, &git_template, &planted).unwrap();
+        slot.prepare(&tree, &round(&[("src/a.rs", b"fn a() { panic!() }\n")], "x\n")).unwrap();
         assert_eq!(fs::read(root.join("src/a.rs")).unwrap(), b"fn a() { panic!() }\n");
         assert_eq!(fs::read_link(root.join("link")).unwrap(), Path::new("src/a.rs"));
         assert_eq!(fs::metadata(root.join("run.sh")).unwrap().permissions().mode() & 0o777, 0o755);
@@ -468,7 +415,8 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
 
         // The next review, with no plant.
-        slot.prepare(&tree, &git_template, &BTreeMap::new()).unwrap();
+        let clean = round(&[("src/a.rs", b"fn a() {}\n")], "x\n");
+        slot.prepare(&tree, &clean).unwrap();
         assert_eq!(fs::read(root.join("src/a.rs")).unwrap(), b"fn a() {}\n");
         assert!(!fs::symlink_metadata(root.join("src/a.rs")).unwrap().file_type().is_symlink());
         assert_eq!(fs::read(root.join("run.sh")).unwrap(), b"#!/bin/sh\n");
@@ -491,7 +439,7 @@ mod tests {
         let moved = dir.path().join("moved");
         fs::rename(&root, &moved).unwrap();
         std::os::unix::fs::symlink(&precious, &root).unwrap();
-        slot.prepare(&tree, &git_template, &BTreeMap::new()).unwrap();
+        slot.prepare(&tree, &clean).unwrap();
         assert_eq!(fs::read_to_string(precious.join("keep")).unwrap(), "keep");
         assert!(precious.join(".git").is_dir(), "nothing is removed through a link");
         assert!(fs::symlink_metadata(&root).unwrap().is_dir());
@@ -513,11 +461,8 @@ mod tests {
         let opened = gix::open(&repo).unwrap();
         let tree_id = opened.head_commit().unwrap().tree_id().unwrap().detach();
         let tree = CommitTree::read(opened, tree_id).unwrap();
-        let template = dir.path().join("template");
-        fs::create_dir_all(&template).unwrap();
         let mut slot = Slot::new(dir.path(), 1);
-        let planted: BTreeMap<String, Vec<u8>> = [("d3/f10.txt".to_owned(), b"planted\n".to_vec())].into();
-        slot.prepare(&tree, &template, &planted).unwrap();
+        slot.prepare(&tree, &round(&[("d3/f10.txt", b"planted\n")], "x\n")).unwrap();
         for i in 0..700 {
             let expected = if i == 10 { "planted\n".to_owned() } else { format!("file {i}\n") };
             assert_eq!(
@@ -525,6 +470,6 @@ mod tests {
                 expected
             );
         }
-        assert_eq!(slot.written.len(), 700, "every file is known, for the next reset");
+        assert_eq!(slot.written.len(), 699, "every file but the changed one is known, for the next reset");
     }
 }

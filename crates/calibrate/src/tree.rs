@@ -7,7 +7,7 @@
 
 use crate::error::CalibrateError;
 use crate::input::InputError;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `read`, tried again after a pause when it fails, up to four more times (about 1.5 s in
 /// all): a `git gc` running in the repository (git starts one in the background after a
@@ -39,6 +39,31 @@ pub(crate) enum EntryKind {
     Submodule,
 }
 
+/// The words for a kind of tree entry, in a message.
+fn kind_words(kind: gix::object::tree::EntryKind) -> &'static str {
+    match kind {
+        gix::object::tree::EntryKind::Tree => "a directory",
+        gix::object::tree::EntryKind::Blob | gix::object::tree::EntryKind::BlobExecutable => "a file",
+        gix::object::tree::EntryKind::Link => "a symbolic link",
+        gix::object::tree::EntryKind::Commit => "a submodule",
+    }
+}
+
+/// Refuses the object `id` of `repo`, without reading it, when it is larger than `limit`
+/// bytes.
+pub(crate) fn check_object_size(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    limit: u64,
+) -> Result<(), CalibrateError> {
+    let header =
+        retrying(|| repo.find_header(id)).map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
+    if header.size() > limit {
+        return Err(CalibrateError::TooLarge { what: format!("object {id}"), size: header.size(), limit });
+    }
+    Ok(())
+}
+
 /// One path of the commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -54,6 +79,7 @@ pub(crate) struct CommitTree {
     repo: gix::Repository,
     entries: BTreeMap<String, Entry>,
     directories: BTreeSet<String>,
+    limits: CheckoutLimits,
 }
 
 impl std::fmt::Debug for CommitTree {
@@ -73,15 +99,95 @@ fn safe_name(name: &str) -> bool {
         || name.contains(['/', '\\', '\0']))
 }
 
+/// The most directories a path of a checkout may lie beneath. Real repositories stay far
+/// below it; a crafted one may nest thousands deep to make every path operation fail.
+pub const MAX_PATH_DEPTH: usize = 100;
+
+/// How much a commit may make a run write: the largest file, and all the files of one
+/// checkout together. A crafted commit (a blob of gigabytes, a tree of a million files) is
+/// refused before it fills the disk or the memory, once per checkout of every job slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckoutLimits {
+    /// The largest blob a checkout may hold, in bytes.
+    pub max_file_bytes: u64,
+    /// The most bytes all the files of one checkout may hold together.
+    pub max_checkout_bytes: u64,
+}
+
+impl CheckoutLimits {
+    /// The default largest file: 100 MiB, the most GitHub accepts in one file.
+    pub const DEFAULT_MAX_FILE_BYTES: u64 = 100 << 20;
+    /// The default checkout: 2 GiB of files.
+    pub const DEFAULT_MAX_CHECKOUT_BYTES: u64 = 2 << 30;
+}
+
+impl Default for CheckoutLimits {
+    fn default() -> Self {
+        CheckoutLimits {
+            max_file_bytes: Self::DEFAULT_MAX_FILE_BYTES,
+            max_checkout_bytes: Self::DEFAULT_MAX_CHECKOUT_BYTES,
+        }
+    }
+}
+
+/// `path`, shortened for a message when it is long (a crafted path may be kilobytes).
+pub(crate) fn shown(path: &str) -> String {
+    const SHOWN: usize = 120;
+    if path.len() <= SHOWN {
+        return path.to_owned();
+    }
+    let mut end = SHOWN;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &path[..end], path.len())
+}
+
 impl CommitTree {
-    /// Reads every entry of `tree` (a tree id of `repo`), recursively.
+    /// Reads every entry of `tree` (a tree id of `repo`), recursively. A tree that holds a
+    /// name twice (a link and a directory `evil`, say: git's fsck refuses such a tree, but
+    /// `git hash-object --literally` writes one) is refused, naming the path: a checkout of
+    /// it would write the directory's files through the link. So is a path nested deeper
+    /// than [`MAX_PATH_DEPTH`].
     pub(crate) fn read(repo: gix::Repository, tree: gix::ObjectId) -> Result<CommitTree, CalibrateError> {
         let mut entries = BTreeMap::new();
         let mut directories = BTreeSet::new();
-        let mut pending = vec![(String::new(), tree)];
-        while let Some((prefix, id)) = pending.pop() {
+        let mut pending = vec![(String::new(), tree, 0usize)];
+        while let Some((prefix, id, depth)) = pending.pop() {
             let tree = retrying(|| repo.find_tree(id)).map_err(|e| CalibrateError::git("read a tree", e))?;
             let decoded = tree.decode().map_err(|e| CalibrateError::git("decode a tree", e))?;
+            let mut names: HashMap<&[u8], gix::object::tree::EntryKind> = HashMap::new();
+            for entry in &decoded.entries {
+                let name: &[u8] = entry.filename;
+                if let Some(first) = names.insert(name, entry.mode.kind()) {
+                    let name = String::from_utf8_lossy(name);
+                    let path = if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
+                    return Err(CalibrateError::CraftedTree {
+                        path: shown(&path),
+                        reason: format!(
+                            "the tree holds this name twice ({} and {}); git refuses such a tree, and a checkout of it could write outside its directory",
+                            kind_words(first),
+                            kind_words(entry.mode.kind())
+                        ),
+                    });
+                }
+            }
+            // git's order: by name, a directory's name read as if it ended with `/`.
+            let key = |entry: &gix::objs::tree::EntryRef<'_>| {
+                let mut key = entry.filename.to_vec();
+                if entry.mode.is_tree() {
+                    key.push(b'/');
+                }
+                key
+            };
+            if let Some(pair) = decoded.entries.windows(2).find(|pair| key(&pair[0]) >= key(&pair[1])) {
+                let name = String::from_utf8_lossy(pair[1].filename);
+                let path = if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
+                return Err(CalibrateError::CraftedTree {
+                    path: shown(&path),
+                    reason: "the tree's entries are out of order; git refuses such a tree".into(),
+                });
+            }
             for entry in &decoded.entries {
                 let Ok(name) = std::str::from_utf8(entry.filename) else {
                     tracing::warn!(directory = %prefix, "a file name that is not UTF-8 is left out of the checkouts");
@@ -95,8 +201,14 @@ impl CommitTree {
                 let id = entry.oid.to_owned();
                 let kind = match entry.mode.kind() {
                     gix::object::tree::EntryKind::Tree => {
+                        if depth + 1 > MAX_PATH_DEPTH {
+                            return Err(CalibrateError::CraftedTree {
+                                path: shown(&path),
+                                reason: format!("it is nested deeper than {MAX_PATH_DEPTH} directories"),
+                            });
+                        }
                         directories.insert(path.clone());
-                        pending.push((path, id));
+                        pending.push((path, id, depth + 1));
                         continue;
                     }
                     gix::object::tree::EntryKind::Blob => EntryKind::File,
@@ -107,7 +219,18 @@ impl CommitTree {
                 entries.insert(path, Entry { kind, id });
             }
         }
-        Ok(CommitTree { repo, entries, directories })
+        Ok(CommitTree { repo, entries, directories, limits: CheckoutLimits::default() })
+    }
+
+    /// The same tree, its files read within `limits`.
+    pub(crate) fn with_limits(mut self, limits: CheckoutLimits) -> CommitTree {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits its files are read within.
+    pub(crate) fn limits(&self) -> CheckoutLimits {
+        self.limits
     }
 
     /// Every entry, by path, in path order.
@@ -120,8 +243,10 @@ impl CommitTree {
         &self.directories
     }
 
-    /// The bytes of the blob `id`.
+    /// The bytes of the blob `id`, refused without being read when it is larger than the
+    /// limit for one file.
     pub(crate) fn blob(&self, id: gix::ObjectId) -> Result<Vec<u8>, CalibrateError> {
+        check_object_size(&self.repo, id, self.limits.max_file_bytes)?;
         let blob = retrying(|| self.repo.find_blob(id))
             .map_err(|e| CalibrateError::git(format!("read blob {id}"), e))?;
         Ok(blob.data.clone())

@@ -221,17 +221,18 @@ fn max_stops_after_enough_bugs_and_a_broken_build_is_rejected() {
     assert!(error.contains("nonsense"), "{error}");
 }
 
-/// A reviewer that reads the planted change (`git diff -U0`) and reports each hunk with the
+/// A reviewer that reads the change under review (`git diff -U0 {base}`: the commit with the
+/// bugs in it, which touches no other file) and reports each hunk outside the tests with the
 /// test suite as its repro: it catches exactly the bugs the suite catches.
 const SUITE_REVIEWER: &str = r#"python3 -c '
 import json, re, subprocess
-diff = subprocess.run(["git", "diff", "-U0"], capture_output=True, text=True).stdout
+diff = subprocess.run(["git", "diff", "-U0", "{base}"], capture_output=True, text=True).stdout
 findings, path = [], None
 for line in diff.splitlines():
-    if line.startswith("+++ b/"):
-        path = line[6:]
+    if line.startswith("+++ "):
+        path = line[6:] if line.startswith("+++ b/") else None
     m = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", line)
-    if m and path:
+    if m and path and not path.startswith("test_"):
         findings.append({"file": path, "line": int(m.group(1)), "message": "the tests fail here", "repro": "python3 -m unittest"})
 print(json.dumps(findings))
 '"#;

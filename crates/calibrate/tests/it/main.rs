@@ -3,6 +3,7 @@
 
 mod bugs;
 mod bugs_runs;
+mod crafted;
 mod flow;
 mod judged;
 mod util;

@@ -1,0 +1,501 @@
+//! Writing, walking and removing files beneath a directory without ever following a symbolic
+//! link, so that nothing is created, changed or removed outside it.
+//!
+//! Everything goes through directory handles: each component of a path is opened relative to
+//! the handle of its parent with `O_NOFOLLOW | O_DIRECTORY`, files are created with `O_CREAT |
+//! O_EXCL | O_NOFOLLOW`, and entries are removed with `unlinkat`. A link where a directory is
+//! expected is an error, never a way out, whoever put it there: a crafted commit (a link and a
+//! directory of the same name), a repro command that replaced a directory of its scratch copy,
+//! or a reviewer in another slot racing this one. A path resolved by the kernel from its start
+//! (`std::fs::write(root.join(path))`) would follow such a link.
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// How a directory is opened: for reading its entries, never through a link.
+const DIRECTORY: OFlags =
+    OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+
+/// The most directories a removal holds open at once; deeper ones are moved up first.
+const MAX_OPEN_DIRECTORIES: usize = 64;
+
+/// The error for a path component that is not a directory (a link, a file) where one is
+/// needed.
+fn not_a_directory(name: &OsStr) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::NotADirectory,
+        format!(
+            "{} is not a directory (a symbolic link or a file stands where a directory belongs; it is never followed)",
+            Path::new(name).display()
+        ),
+    )
+}
+
+/// Opens the directory `name` of `parent`, never through a link; a directory its owner took
+/// permissions from (`chmod 000`) gets them back first.
+pub(crate) fn open_directory(parent: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<OwnedFd> {
+    let opened = match rfs::openat(parent, name, DIRECTORY, Mode::empty()) {
+        Err(Errno::ACCESS) => {
+            // Not readable: open it for its path alone (which needs no permission on it),
+            // restore the owner's permissions through that handle, and open it again.
+            let path_only = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let handle =
+                rfs::openat(parent, name, path_only, Mode::empty()).map_err(|e| kind_error(e, name))?;
+            let mode = rfs::fstat(&handle)?.st_mode;
+            // The handle's own entry in /proc names exactly this directory, whatever happens to
+            // `name` meanwhile.
+            rfs::chmod(
+                format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&handle)).as_str(),
+                Mode::from_raw_mode((mode | 0o700) & 0o7777),
+            )?;
+            rfs::openat(parent, name, DIRECTORY, Mode::empty())
+        }
+        other => other,
+    };
+    let fd = opened.map_err(|e| kind_error(e, name))?;
+    let mode = rfs::fstat(&fd)?.st_mode;
+    if mode & 0o700 != 0o700 {
+        rfs::fchmod(&fd, Mode::from_raw_mode((mode | 0o700) & 0o7777))?;
+    }
+    Ok(fd)
+}
+
+/// The directory `name` of `parent`, made when missing; anything else in its place (a link,
+/// a file) is removed first, never followed.
+pub(crate) fn make_directory(parent: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<OwnedFd> {
+    match rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => {}
+        Ok(_) => remove_entry(parent, name)?,
+        Err(Errno::NOENT) => {}
+        Err(error) => return Err(error.into()),
+    }
+    match rfs::mkdirat(parent, name, Mode::from_raw_mode(0o755)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(error) => return Err(error.into()),
+    }
+    open_directory(parent, name)
+}
+
+/// `ELOOP` (a link under `O_NOFOLLOW`) and `ENOTDIR` as "not a directory", naming `name`.
+fn kind_error(errno: Errno, name: &OsStr) -> std::io::Error {
+    match errno {
+        Errno::LOOP | Errno::NOTDIR => not_a_directory(name),
+        other => other.into(),
+    }
+}
+
+/// Opens `path` itself as a directory, refusing a link at its last component (its parents
+/// are the caller's own: the run directory, a cache directory).
+pub(crate) fn open_root(path: &Path) -> std::io::Result<OwnedFd> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| not_a_directory(path.as_os_str()))?;
+    let parent = rfs::open(parent, DIRECTORY.difference(OFlags::NOFOLLOW), Mode::empty())?;
+    open_directory(parent.as_fd(), name)
+}
+
+/// A `/`-separated relative path split into its directories and its name.
+fn split(path: &str) -> std::io::Result<(Vec<&str>, &str)> {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or_default();
+    if name.is_empty() || parts.iter().chain([&name]).any(|part| matches!(*part, "" | "." | "..")) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{path} is not a relative path of plain names"),
+        ));
+    }
+    Ok((parts, name))
+}
+
+/// Writes entries beneath one root directory, keeping the handles of the directories along
+/// the last path written open (paths written in order share most of them).
+pub(crate) struct Writer<'r> {
+    root: BorrowedFd<'r>,
+    /// The directories from the root down to the last one written in: (name, handle).
+    open: Vec<(String, OwnedFd)>,
+}
+
+impl<'r> Writer<'r> {
+    /// A writer beneath the directory `root`.
+    pub(crate) fn new(root: BorrowedFd<'r>) -> Writer<'r> {
+        Writer { root, open: Vec::new() }
+    }
+
+    /// The handle of the directory made of `dirs` (components from the root), each made
+    /// where it is missing; a link or file in the way is an error.
+    fn directory_of(&mut self, dirs: &[&str]) -> std::io::Result<BorrowedFd<'_>> {
+        let common = self.open.iter().zip(dirs).take_while(|((open, _), dir)| open == *dir).count();
+        self.open.truncate(common);
+        for dir in &dirs[common..] {
+            let parent = self.open.last().map_or(self.root, |(_, fd)| fd.as_fd());
+            let name = OsStr::new(dir);
+            match rfs::mkdirat(parent, name, Mode::from_raw_mode(0o755)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(error) => return Err(error.into()),
+            }
+            let fd = open_directory(parent, name)?;
+            self.open.push(((*dir).to_owned(), fd));
+        }
+        Ok(self.open.last().map_or(self.root, |(_, fd)| fd.as_fd()))
+    }
+
+    /// Makes the directory `path` (and its parents).
+    pub(crate) fn directory(&mut self, path: &str) -> std::io::Result<()> {
+        let (mut dirs, name) = split(path)?;
+        dirs.push(name);
+        self.directory_of(&dirs).map(|_| ())
+    }
+
+    /// Creates the regular file `path` with `bytes` and `mode`; nothing may be there.
+    /// Returns what the file system holds for it now.
+    pub(crate) fn file(&mut self, path: &str, bytes: &[u8], mode: u32) -> std::io::Result<Stat> {
+        let (dirs, name) = split(path)?;
+        let dir = self.directory_of(&dirs)?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rfs::openat(dir, name, flags, Mode::from_raw_mode(mode))?;
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        let stat = rfs::fstat(&file)?;
+        if stat.st_mode & 0o7777 == mode {
+            return Ok(stat);
+        }
+        // The umask took bits away.
+        rfs::fchmod(&file, Mode::from_raw_mode(mode))?;
+        Ok(rfs::fstat(&file)?)
+    }
+
+    /// Replaces whatever is at `path` (a file, a link, a directory) by a new regular file:
+    /// never writes into the file that was there, which may be a hard link to one elsewhere.
+    pub(crate) fn replace_file(&mut self, path: &str, bytes: &[u8], mode: u32) -> std::io::Result<Stat> {
+        let (dirs, name) = split(path)?;
+        let dir = self.directory_of(&dirs)?;
+        remove_entry(dir, OsStr::new(name))?;
+        self.file(path, bytes, mode)
+    }
+
+    /// Creates the symbolic link `path` pointing at `target`; nothing may be there.
+    pub(crate) fn link(&mut self, path: &str, target: &[u8]) -> std::io::Result<Stat> {
+        let (dirs, name) = split(path)?;
+        let dir = self.directory_of(&dirs)?;
+        rfs::symlinkat(OsStr::from_bytes(target), dir, name)?;
+        Ok(rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?)
+    }
+}
+
+/// Removes the entry `name` of `parent` and everything beneath it; a missing entry is fine.
+/// Links are removed, never followed; directories a reviewer locked (`chmod 000`) are opened
+/// up; a tree nested deeper than [`MAX_OPEN_DIRECTORIES`] is taken apart from the bottom up
+/// without holding a handle per level.
+pub(crate) fn remove_entry(parent: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<()> {
+    let stat = match rfs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => stat,
+        Err(Errno::NOENT) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
+        return unlink(parent, name, AtFlags::empty());
+    }
+    // Directories still to remove, each a name in `parent`: the one asked for, and any deep
+    // subtree moved up beside it.
+    let mut pending: Vec<OsString> = vec![name.to_owned()];
+    let mut moved = 0usize;
+    while let Some(top) = pending.pop() {
+        // Each frame: a directory's handle, its name in the frame below (or in `parent`), and
+        // the subdirectories of it still to visit.
+        let mut frames: Vec<(OwnedFd, OsString, Vec<OsString>)> = Vec::new();
+        let fd = open_directory(parent, &top)?;
+        let children = clear_files(&fd)?;
+        frames.push((fd, top, children));
+        loop {
+            let depth = frames.len();
+            let Some((fd, _, children)) = frames.last_mut() else { break };
+            match children.pop() {
+                Some(child) if depth >= MAX_OPEN_DIRECTORIES => {
+                    // Too deep to hold another handle: move the subtree up into `parent` and
+                    // remove it from there later.
+                    let here = fd.as_fd();
+                    let parked = loop {
+                        moved += 1;
+                        let candidate =
+                            OsString::from(format!(".revcal-removing-{}-{moved}", std::process::id()));
+                        match rfs::renameat_with(
+                            here,
+                            &child,
+                            parent,
+                            &candidate,
+                            rfs::RenameFlags::NOREPLACE,
+                        ) {
+                            Ok(()) => break candidate,
+                            Err(Errno::EXIST) => continue,
+                            Err(error) => return Err(error.into()),
+                        }
+                    };
+                    pending.push(parked);
+                }
+                Some(child) => {
+                    let child_fd = open_directory(fd.as_fd(), &child)?;
+                    let grandchildren = clear_files(&child_fd)?;
+                    frames.push((child_fd, child, grandchildren));
+                }
+                None => {
+                    let Some((done, name, _)) = frames.pop() else { break };
+                    drop(done);
+                    let above = frames.last().map_or(parent, |(fd, _, _)| fd.as_fd());
+                    unlink(above, &name, AtFlags::REMOVEDIR)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `unlinkat`, with a missing entry counted as removed.
+fn unlink(dir: BorrowedFd<'_>, name: &OsStr, flags: AtFlags) -> std::io::Result<()> {
+    match rfs::unlinkat(dir, name, flags) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Removes every entry of the directory `dir` that is not a directory, and names the
+/// directories left.
+fn clear_files(dir: &OwnedFd) -> std::io::Result<Vec<OsString>> {
+    let mut directories = Vec::new();
+    for (name, kind) in entries(dir.as_fd())? {
+        match kind {
+            Some(FileType::Directory) => directories.push(name),
+            Some(_) => unlink(dir.as_fd(), &name, AtFlags::empty())?,
+            None => match rfs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => {
+                    directories.push(name);
+                }
+                Ok(_) => unlink(dir.as_fd(), &name, AtFlags::empty())?,
+                Err(Errno::NOENT) => {}
+                Err(error) => return Err(error.into()),
+            },
+        }
+    }
+    Ok(directories)
+}
+
+/// The entries of the directory `dir` (without `.` and `..`), each with its type when the
+/// file system gives it in the listing.
+pub(crate) fn entries(dir: BorrowedFd<'_>) -> std::io::Result<Vec<(OsString, Option<FileType>)>> {
+    let mut listing = rfs::Dir::read_from(dir)?;
+    let mut entries = Vec::new();
+    while let Some(entry) = listing.read() {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => None,
+            known => Some(known),
+        };
+        entries.push((OsStr::from_bytes(name).to_owned(), kind));
+    }
+    Ok(entries)
+}
+
+/// What [`sweep`] does with an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// A directory to walk into.
+    Descend,
+    /// Leave it as it is.
+    Keep,
+    /// Keep the directory itself, empty.
+    Empty,
+    /// Remove it and everything beneath it.
+    Remove,
+}
+
+/// Walks everything beneath `root`, asking `decide` about each entry (its `/`-separated path
+/// from the root, or `None` for a name that is not UTF-8, and its status, links not followed)
+/// and doing what it answers.
+pub(crate) fn sweep(
+    root: BorrowedFd<'_>,
+    decide: &mut dyn FnMut(Option<&str>, &Stat) -> Verdict,
+) -> std::io::Result<()> {
+    let mut pending: Vec<(OwnedFd, String)> = Vec::new();
+    let mut visit = |dir: BorrowedFd<'_>, relative: &str, pending: &mut Vec<(OwnedFd, String)>| {
+        for (name, _) in entries(dir)? {
+            let stat = match rfs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
+                Err(Errno::NOENT) => continue,
+                Err(error) => return Err(std::io::Error::from(error)),
+            };
+            let path = name
+                .to_str()
+                .map(|name| if relative.is_empty() { name.to_owned() } else { format!("{relative}/{name}") });
+            let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
+            match (decide(path.as_deref(), &stat), path) {
+                (Verdict::Keep, _) => {}
+                (Verdict::Descend, Some(path)) if is_directory => {
+                    pending.push((open_directory(dir, &name)?, path));
+                }
+                (Verdict::Empty, _) if is_directory => {
+                    let inner = open_directory(dir, &name)?;
+                    for (child, _) in entries(inner.as_fd())? {
+                        remove_entry(inner.as_fd(), &child)?;
+                    }
+                }
+                _ => remove_entry(dir, &name)?,
+            }
+        }
+        Ok(())
+    };
+    visit(root, "", &mut pending)?;
+    while let Some((dir, relative)) = pending.pop() {
+        visit(dir.as_fd(), &relative, &mut pending)?;
+    }
+    Ok(())
+}
+
+/// Removes `path` and everything beneath it, never following a link (a link at `path` itself
+/// is removed, not what it points at); a missing path is fine.
+pub(crate) fn remove_path(path: &Path) -> std::io::Result<()> {
+    let Some(name) = path.file_name() else {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name to remove"));
+    };
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = match rfs::open(parent, DIRECTORY.difference(OFlags::NOFOLLOW), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
+    remove_entry(parent.as_fd(), name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A scratch root and, beside it, a directory that must stay untouched.
+    fn places() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("keep"), "keep").unwrap();
+        (dir, root, outside)
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_link_where_a_directory_belongs_is_never_written_through() {
+        let (_dir, root, outside) = places();
+        std::os::unix::fs::symlink(&outside, root.join("evil")).unwrap();
+        let fd = open_root(&root).unwrap();
+        let mut writer = Writer::new(fd.as_fd());
+        let error = writer.file("evil/pre-commit", b"#!/bin/sh\n", 0o755).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::NotADirectory, "{error}");
+        assert!(error.to_string().contains("evil is not a directory"), "{error}");
+        assert!(writer.link("evil/x", b"/etc").is_err());
+        assert!(writer.directory("evil/sub").is_err());
+        assert_eq!(listing(&outside), ["keep"], "nothing was created outside the root");
+        // A file in the way of a directory is refused too.
+        fs::write(root.join("plain"), "x").unwrap();
+        assert!(writer.file("plain/inner", b"", 0o644).is_err());
+    }
+
+    #[test]
+    fn files_are_created_never_written_into_and_replacing_never_writes_through_a_hard_link() {
+        let (_dir, root, outside) = places();
+        let fd = open_root(&root).unwrap();
+        let mut writer = Writer::new(fd.as_fd());
+        let stat = writer.file("a/b/c.txt", b"hello", 0o640).unwrap();
+        assert_eq!(stat.st_mode & 0o7777, 0o640);
+        assert_eq!(fs::read(root.join("a/b/c.txt")).unwrap(), b"hello");
+        assert_eq!(
+            writer.file("a/b/c.txt", b"again", 0o644).unwrap_err().kind(),
+            std::io::ErrorKind::AlreadyExists
+        );
+        // A hard link to a file outside, planted where a file will be replaced.
+        fs::hard_link(outside.join("keep"), root.join("a/b/linked")).unwrap();
+        writer.replace_file("a/b/linked", b"planted", 0o644).unwrap();
+        assert_eq!(fs::read_to_string(outside.join("keep")).unwrap(), "keep");
+        assert_eq!(fs::read(root.join("a/b/linked")).unwrap(), b"planted");
+        // A link in a file's place is replaced, its target untouched.
+        std::os::unix::fs::symlink(outside.join("keep"), root.join("a/l")).unwrap();
+        writer.replace_file("a/l", b"x", 0o755).unwrap();
+        assert_eq!(fs::read_to_string(outside.join("keep")).unwrap(), "keep");
+        assert!(fs::symlink_metadata(root.join("a/l")).unwrap().is_file());
+        for bad in ["", "/abs", "a/../b", "./a", "a//b", "a/"] {
+            assert!(writer.file(bad, b"", 0o644).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn removal_opens_locked_directories_removes_links_without_following_and_survives_depth() {
+        let (_dir, root, outside) = places();
+        let tree = root.join("tree");
+        fs::create_dir_all(tree.join("a/b")).unwrap();
+        fs::write(tree.join("a/b/f"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("a/out")).unwrap();
+        fs::set_permissions(tree.join("a/b"), fs::Permissions::from_mode(0o000)).unwrap();
+        fs::set_permissions(tree.join("a"), fs::Permissions::from_mode(0o500)).unwrap();
+        // Deeper than the handles a removal holds at once.
+        let mut deep = tree.join("deep");
+        for _ in 0..(MAX_OPEN_DIRECTORIES * 3) {
+            deep = deep.join("d");
+        }
+        fs::create_dir_all(&deep).unwrap();
+        fs::write(deep.join("leaf"), "leaf").unwrap();
+        remove_path(&tree).unwrap();
+        assert!(!tree.exists());
+        assert_eq!(listing(&root), Vec::<String>::new(), "no moved subtree is left behind");
+        assert_eq!(listing(&outside), ["keep"]);
+        remove_path(&tree).unwrap();
+        // A link given as the path is removed itself.
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        remove_path(&root.join("link")).unwrap();
+        assert_eq!(listing(&outside), ["keep"]);
+    }
+
+    #[test]
+    fn a_sweep_walks_keeps_empties_and_removes_as_told() {
+        let (_dir, root, outside) = places();
+        fs::create_dir_all(root.join("src/deep")).unwrap();
+        fs::create_dir_all(root.join("sub/inner")).unwrap();
+        fs::write(root.join("src/a"), "a").unwrap();
+        fs::write(root.join("src/deep/b"), "b").unwrap();
+        fs::write(root.join("sub/inner/x"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("src/link")).unwrap();
+        let fd = open_root(&root).unwrap();
+        let mut seen = Vec::new();
+        sweep(fd.as_fd(), &mut |path, _| {
+            let path = path.unwrap().to_owned();
+            seen.push(path.clone());
+            match path.as_str() {
+                "src" | "src/deep" => Verdict::Descend,
+                "sub" => Verdict::Empty,
+                "src/a" => Verdict::Keep,
+                _ => Verdict::Remove,
+            }
+        })
+        .unwrap();
+        seen.sort();
+        assert_eq!(seen, ["src", "src/a", "src/deep", "src/deep/b", "src/link", "sub"]);
+        assert!(root.join("src/a").exists() && root.join("src/deep").is_dir());
+        assert!(!root.join("src/deep/b").exists() && !root.join("src/link").exists());
+        assert_eq!(listing(&root.join("sub")), Vec::<String>::new());
+        assert_eq!(listing(&outside), ["keep"]);
+    }
+}
