@@ -86,6 +86,7 @@
 mod assemble;
 mod beneath;
 pub mod bugs;
+mod checkout;
 mod clean;
 mod controls;
 mod error;
@@ -109,6 +110,7 @@ mod slots;
 mod targets;
 mod tree;
 
+pub use checkout::write_checkout;
 pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;

@@ -11,6 +11,10 @@
 //! revcal_fuzz_targets::mutate(b"\x01def f(a):\n    return a + 1\n");
 //! ```
 
+mod checkout;
+
+pub use checkout::checkout;
+
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
@@ -22,7 +26,7 @@ use revcal_score::{Reviews, Scorer, parse_document};
 pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and `fuzz/seeds/<name>/` call them.
-pub const TARGETS: [(&str, Target); 7] = [
+pub const TARGETS: [(&str, Target); 8] = [
     ("rubric", rubric),
     ("review", review),
     ("findings", findings),
@@ -30,6 +34,7 @@ pub const TARGETS: [(&str, Target); 7] = [
     ("message", message),
     ("mutate", mutate),
     ("shards", shards),
+    ("checkout", checkout),
 ];
 
 /// A rubric file: every diagnostic lies inside the document.

@@ -5,5 +5,6 @@ mod bugs;
 mod bugs_runs;
 mod crafted;
 mod flow;
+mod honest;
 mod judged;
 mod util;
