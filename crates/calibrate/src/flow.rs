@@ -1000,7 +1000,18 @@ impl Calibration {
             panic_during_review: std::env::var_os(PANIC_DURING_REVIEW).is_some(),
         };
         self.stage("running the reviews", Some(reviews.len()));
-        crate::reviews::run_all(jobs, tree, &reviews, &settings, signals, self)
+        // The reviews run in an order drawn afresh for each run: a reviewer that counts its
+        // reviews cannot tell the planted round (listed first) from the clean ones. The runs
+        // come back in the reviews' own order, so the report does not depend on it.
+        let order = run_order(reviews.len());
+        let in_order: Vec<crate::reviews::Review> =
+            order.iter().map(|&index| reviews[index].clone()).collect();
+        let runs = crate::reviews::run_all(jobs, tree, &in_order, &settings, signals, self)?;
+        let mut placed: Vec<Option<ReviewRun>> = (0..runs.len()).map(|_| None).collect();
+        for (run, &index) in runs.into_iter().zip(&order) {
+            placed[index] = Some(run);
+        }
+        Ok(placed.into_iter().flatten().collect())
     }
 }
 
@@ -1012,6 +1023,26 @@ impl crate::reviews::Observer for Calibration {
             total: total as u64,
         });
     }
+}
+
+/// A random order of `count` reviews (Fisher-Yates, seeded from the operating system's
+/// randomness; the identity when there is none).
+fn run_order(count: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..count).collect();
+    let mut seed = [0u8; 8];
+    if getrandom::fill(&mut seed).is_err() {
+        return order;
+    }
+    let mut state = u64::from_le_bytes(seed) | 1;
+    for last in (1..order.len()).rev() {
+        // xorshift64: plenty to shuffle a few hundred reviews.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let pick = usize::try_from(state % (last as u64 + 1)).unwrap_or(0);
+        order.swap(last, pick);
+    }
+    order
 }
 
 /// The findings of a review that name a file and a line, in the reviewer's order.
@@ -1132,5 +1163,23 @@ pub fn recover(dir: &Path) -> Result<Recovered, CalibrateError> {
     match repo.work_tree() {
         Some(work_tree) => guard::recover(work_tree, repo.git_dir()),
         None => Ok(Recovered::NothingToRecover),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reviews_run_in_an_order_drawn_for_each_run() {
+        let orders: Vec<Vec<usize>> = (0..50).map(|_| run_order(6)).collect();
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..6).collect::<Vec<_>>(), "a permutation: {order:?}");
+        }
+        // The chance that 50 draws all put the first review first is 6^-50.
+        assert!(orders.iter().any(|order| order[0] != 0), "{orders:?}");
+        assert!(run_order(0).is_empty() && run_order(1) == [0]);
     }
 }

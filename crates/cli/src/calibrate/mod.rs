@@ -264,6 +264,14 @@ pub(crate) struct RunFlags {
     /// is killed (a plant whose witness is killed for it is excluded as a runaway); 0: no cap.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::DEFAULT_REPRO_MEMORY >> 20)]
     pub(crate) repro_memory: u64,
+    /// MiB the largest file of the commit may hold: a commit with a larger one is refused
+    /// before anything is written (GitHub takes no file over 100 MiB).
+    #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::CheckoutLimits::DEFAULT_MAX_FILE_BYTES >> 20)]
+    pub(crate) max_file_size: u64,
+    /// MiB all the files of one scratch checkout may hold together (each job slot writes
+    /// one): a commit past it is refused before it fills the disk.
+    #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::CheckoutLimits::DEFAULT_MAX_CHECKOUT_BYTES >> 20)]
+    pub(crate) max_checkout_size: u64,
     /// Run witness and repro commands without the sandbox (Linux Landlock: writes only to
     /// their scratch copy and temporary directories, no TCP). A reviewer prints its repro
     /// commands: unsandboxed, a hostile reviewer runs any command as you.
@@ -449,6 +457,15 @@ fn hint(error: &CalibrateError) -> Option<String> {
             format!("the limit is --review-timeout {seconds}; raise it if the reviewer needs longer")
         }
         CalibrateError::Restore { .. } => RECOVER.to_owned(),
+        CalibrateError::TooLarge { what, .. } if what.contains("checkout") => {
+            "a checkout may hold --max-checkout-size MIB of files (2048 by default); raise it for a commit you trust".to_owned()
+        }
+        CalibrateError::TooLarge { .. } => {
+            "one file may hold --max-file-size MIB (100 by default); raise it for a commit you trust".to_owned()
+        }
+        CalibrateError::CraftedTree { .. } => {
+            "git itself refuses this tree (git fsck); calibrate a commit made by git".to_owned()
+        }
         CalibrateError::Untargetable { .. } => {
             "--files and the entries of --plants-file name files of the commit (--commit), relative to the repository root"
                 .to_owned()
@@ -683,6 +700,10 @@ impl<'a> Reviewer<'a> {
             .repro_timeout(Duration::from_secs(flags.repro_timeout))
             .sandbox_repro(!flags.unsandboxed_repro)
             .repro_memory((flags.repro_memory > 0).then(|| flags.repro_memory.saturating_mul(1 << 20)))
+            .checkout_limits(revcal_calibrate::CheckoutLimits {
+                max_file_bytes: flags.max_file_size.saturating_mul(1 << 20),
+                max_checkout_bytes: flags.max_checkout_size.saturating_mul(1 << 20),
+            })
             .ok_exit_codes(flags.ok_exit_codes.0.clone())
             .build_check(match &flags.build_cmd {
                 None => BuildCheck::Auto,
@@ -744,6 +765,16 @@ impl<'a> Reviewer<'a> {
             "maxJudgeCalls": flags.judge.max_judge_calls,
             "profile": if flags.realistic { "realistic" } else { "default" },
         });
+        // Only when changed, so that shards written before these limits existed read as they did.
+        if let Some(map) = settings.as_object_mut() {
+            let defaults = revcal_calibrate::CheckoutLimits::default();
+            if flags.max_file_size != defaults.max_file_bytes >> 20 {
+                map.insert("maxFileSize".into(), serde_json::json!(flags.max_file_size));
+            }
+            if flags.max_checkout_size != defaults.max_checkout_bytes >> 20 {
+                map.insert("maxCheckoutSize".into(), serde_json::json!(flags.max_checkout_size));
+            }
+        }
         // Only with --reviewer, so that shards of a reviewer command read as they did.
         if let (Some(builtin), Some(map)) = (&self.builtin, settings.as_object_mut()) {
             map.insert("reviewer".into(), builtin.settings());

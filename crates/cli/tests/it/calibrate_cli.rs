@@ -2304,14 +2304,15 @@ fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named()
     let checkout = Path::new(lines[0]);
     assert!(checkout.starts_with(sandbox.path("tmp")) && checkout.ends_with("tree"), "{seen_env}");
     assert_eq!(Path::new(lines[1]), repo.canonicalize().unwrap(), "REVCAL_REPO names the user's repository");
-    assert_eq!((lines[2], lines[3], lines[4]), (base.as_str(), commit.as_str(), base.as_str()), "{seen_env}");
+    assert_eq!((lines[2], lines[4]), (base.as_str(), base.as_str()), "{seen_env}");
     assert_eq!(
         Path::new(lines[5]),
         checkout.parent().unwrap().join("target"),
         "a cargo target directory per slot"
     );
     assert_eq!(lines[6], "GIT_DIR=", "the user's GIT_DIR does not reach the reviewer");
-    assert_eq!(lines[7], commit, "git in the checkout is at the commit");
+    assert_eq!(lines[3], lines[7], "REVCAL_COMMIT names HEAD, the commit under review");
+    assert_ne!(lines[7], commit, "made for the review: the original commit is not in the checkout");
     assert_eq!(lines[8..], ["src/calc.py"], "and sees the commit's change and the plants against the base");
     // A target directory the user chose is left as it is.
     let chosen = sandbox.path("target");

@@ -5,6 +5,7 @@ mod assets;
 mod bugs_cli;
 mod calibrate_cli;
 mod ci_examples;
+mod crafted_cli;
 mod demo_cli;
 mod docs;
 mod elo_cli;

@@ -80,27 +80,19 @@ const PLANTS: &str = "\
 - {file: shop/pricing.py, line: 14, original: '    return range(start, stop + 1)', mutated: '    return range(start, stop)', category: off-by-one}
 ";
 
-/// The careful reviewer: every line the review's change made (`git diff` in its checkout)
-/// is a finding, except a comparison written mirrored, which it lets pass unless it compares
-/// `alarm_` names.
+/// The careful reviewer: it knows what `shop/pricing.py` should say (the file it is given,
+/// as a reviewer who wrote its specification would) and flags every line of the checkout
+/// that says otherwise, except a comparison written mirrored, which it lets pass unless it
+/// compares `alarm_` names.
 const CAREFUL: &str = r#"
-import json, re, subprocess
-diff = subprocess.run(["git", "diff", "-U0"], capture_output=True, text=True, check=True).stdout
-findings, path, removed, line = [], None, [], 0
-for text in diff.splitlines():
-    if text.startswith("+++ b/"):
-        path = text[6:]
-    elif text.startswith("@@"):
-        line = int(re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", text).group(1))
-        removed = []
-    elif text.startswith("-") and not text.startswith("---"):
-        removed.append(text[1:])
-    elif text.startswith("+"):
-        new, old = text[1:], (removed.pop(0) if removed else "")
+import json, sys
+expected = open(sys.argv[1]).read().splitlines()
+findings = []
+for line, (new, old) in enumerate(zip(open("shop/pricing.py").read().splitlines(), expected), 1):
+    if new != old:
         mirrored = sorted(new.replace("<", ">").split()) == sorted(old.replace("<", ">").split())
         if not mirrored or "alarm" in new:
-            findings.append({"file": path, "line": line, "message": "wrong: " + new.strip()})
-        line += 1
+            findings.append({"file": "shop/pricing.py", "line": line, "message": "wrong: " + new.strip()})
 print(json.dumps({"findings": findings}))
 "#;
 
@@ -127,6 +119,7 @@ fn project(d: &Path) {
     git(&repo, &["commit", "-qm", "pricing"]);
     std::fs::write(d.join("plants.yaml"), PLANTS).unwrap();
     std::fs::write(d.join("careful.py"), CAREFUL).unwrap();
+    std::fs::write(d.join("pricing.expected"), PRICING).unwrap();
     assert_eq!(PRICING.lines().nth(ALARM_LINE as usize - 1), Some("    return alarm_low < alarm_high"));
 }
 
@@ -204,7 +197,8 @@ fn scenario(d: &Path, ledger: &str, backend: &str) {
     assert_eq!(trusted.status.code(), Some(0), "{backend}: {}", stderr(&trusted));
 
     // The careful reviewer, recorded by the calibration itself.
-    let careful_cmd = format!("python3 {}", d.join("careful.py").display());
+    let careful_cmd =
+        format!("python3 {} {}", d.join("careful.py").display(), d.join("pricing.expected").display());
     let record_to = [
         "--record-to",
         ledger,
