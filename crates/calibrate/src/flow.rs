@@ -577,6 +577,10 @@ impl Calibration {
         let mut all_rounds = round_plants.clone();
         all_rounds.extend(clean.iter().map(|edit| vec![edit]));
         let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &signals)?;
+        // A finding's path is read against every file the run changes: `__init__.py` names a
+        // plant's file only when no other changed file has that name.
+        let changed_files =
+            revcal_record::ChangedFiles::new(all_rounds.iter().flatten().flat_map(|plant| plant.files()));
 
         // Score every planted review against its round's plants, then put each trial together;
         // a clean review is not scored (it has no plant), only its findings are kept.
@@ -585,7 +589,8 @@ impl Calibration {
         let mut clean_runs: Vec<(usize, usize, ParsedFindings)> = Vec::new();
         for (index, run) in runs.into_iter().enumerate() {
             tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
-            let parsed = parse_findings(&relative_to_checkout(&run.output, &run.checkout));
+            let mut parsed = parse_findings(&relative_to_checkout(&run.output, &run.checkout));
+            crate::plants::resolve_finding_paths(&mut parsed.findings, &changed_files);
             if run.truncated {
                 tracing::warn!(
                     "the reviewer printed more than {} bytes; only the first were read for findings",
@@ -661,7 +666,13 @@ impl Calibration {
                     .collect();
                 let (findings, findings_left_out) = keep_findings(located(&parsed), |finding| {
                     plants.iter().any(|plant| {
-                        locates_lines(finding, &plant.file, plant.line, plant.end_line.unwrap_or(plant.line))
+                        locates_lines(
+                            finding,
+                            &plant.file,
+                            plant.line,
+                            plant.end_line.unwrap_or(plant.line),
+                            &changed_files,
+                        )
                     })
                 });
                 review_rounds[round].trials.push(RoundTrial {
@@ -683,7 +694,7 @@ impl Calibration {
         for (trial, index, parsed) in clean_runs {
             let edit = &clean[index];
             let (findings, findings_left_out) = keep_findings(located(&parsed), |finding| {
-                locates_lines(finding, &edit.file, edit.line, edit.line)
+                locates_lines(finding, &edit.file, edit.line, edit.line, &changed_files)
             });
             review_rounds[rounds.len() + index].trials.push(RoundTrial {
                 trial: trial + 1,

@@ -40,7 +40,8 @@ pub(crate) trait Planting {
     fn files(&self) -> Vec<&str>;
     /// The plant's replacements in `file`, before planting.
     fn edits_in(&self, file: &str) -> Vec<Edit>;
-    /// Whether `finding` points at this plant: same basename, a line within 3 of one of its
+    /// Whether `finding` points at this plant: the same file (its path already read as the
+    /// changed file it names, see [`resolve_finding_paths`]), a line within 3 of one of its
     /// lines in the planted tree.
     fn located_by(&self, finding: &revcal_findings::Finding) -> bool;
 }
@@ -76,13 +77,34 @@ impl Planting for Plant {
     }
 
     fn located_by(&self, finding: &revcal_findings::Finding) -> bool {
+        let (Some(found), Some(line)) = (finding.file.as_deref(), finding.line) else { return false };
+        let tolerance = revcal_record::LOCATE_TOLERANCE;
         let near = |file: &str, first: u32, last: u32| {
-            (first..=last).step_by(7).chain([last]).any(|line| revcal_findings::locates(finding, file, line))
+            found == file
+                && u64::from(line) + tolerance >= u64::from(first)
+                && u64::from(line) <= u64::from(last) + tolerance
         };
         if self.spans.is_empty() {
             near(&self.file, self.line, self.end_line.unwrap_or(self.line).max(self.line))
         } else {
             self.spans.iter().any(|span| near(&span.file, span.first, span.last))
+        }
+    }
+}
+
+/// Reads each finding's path against the files the run changes (`files`): a path that names
+/// one of them becomes that file's repository-relative path, so that plants are located by
+/// path, never by a base name another changed file shares; any other path is only normalised.
+pub(crate) fn resolve_finding_paths(
+    findings: &mut [revcal_findings::Finding],
+    files: &revcal_record::ChangedFiles,
+) {
+    for finding in findings {
+        if let Some(file) = finding.file.as_mut() {
+            *file = match files.resolve(file) {
+                Some(changed) => changed.to_owned(),
+                None => revcal_record::normalise_path(file),
+            };
         }
     }
 }

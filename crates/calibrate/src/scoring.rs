@@ -189,11 +189,16 @@ mod tests {
     #[test]
     fn located_and_identified_is_caught_located_only_is_neither_elsewhere_is_false() {
         let (a, b) = (plant("src/a.rs", 10), plant("src/b.rs", 40));
-        let findings = [
+        let mut findings = [
             finding("a.rs", 12, "bug here"),
             finding("src/b.rs", 40, "style nit"),
             finding("src/c.rs", 1, "bug elsewhere"),
         ];
+        // Paths are read against the changed files first, as a run does.
+        crate::plants::resolve_finding_paths(
+            &mut findings,
+            &revcal_record::ChangedFiles::new(["src/a.rs", "src/b.rs"]),
+        );
         let scored = score(&[&a, &b], &findings, &mut Says("bug")).unwrap();
         assert_eq!(scored.caught_by, vec![Some(0), None]);
         assert_eq!(
@@ -204,5 +209,10 @@ mod tests {
         assert!((scored.recall() - 0.5).abs() < 1e-9);
         let scored = score(&[&a, &b], &findings, &mut StringScorer).unwrap();
         assert_eq!(scored.caught(), 2);
+        // A finding without a file or a line locates nothing.
+        let (mut no_line, mut no_file) = (finding("src/a.rs", 10, "bug"), finding("src/a.rs", 10, "bug"));
+        no_line.line = None;
+        no_file.file = None;
+        assert_eq!(score(&[&a], &[no_line, no_file], &mut StringScorer).unwrap().caught(), 0);
     }
 }

@@ -66,9 +66,10 @@ mod scope;
 mod signed;
 
 pub use calibration::{
-    CalibrationRecord, CategoryFigures, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS, MAX_RECORD_BYTES,
-    MAX_REVIEW_COMMENTS, MAX_TRIALS, Plant, PlantStatus, RECORD_FORMAT, RECORD_VERSION, RecordError, Round,
-    RoundMessages, Summary, TouchedLines, Trial, flagged, locates, report_sha256,
+    CalibrationRecord, CategoryFigures, ChangedFiles, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS,
+    MAX_RECORD_BYTES, MAX_REVIEW_COMMENTS, MAX_TRIALS, Plant, PlantStatus, RECORD_FORMAT, RECORD_VERSION,
+    RecordError, Round, RoundMessages, Summary, TouchedLines, Trial, flagged, locates, normalise_path,
+    report_sha256,
 };
 pub use canonical::{JsonError, parse_strict};
 pub use codec::FieldError;

@@ -8,7 +8,7 @@
 //! fails: what it cannot read becomes a warning, and prose matches are marked weak.
 //!
 //! ```
-//! use revcal_findings::{FindingFormat, locates, parse_findings};
+//! use revcal_findings::{FindingFormat, parse_findings};
 //!
 //! let parsed = parse_findings(r#"{"findings": [{"path": "src/lib.rs", "lineno": 12,
 //!     "title": "Off by one", "body": "`<=` reads past the end", "repro": "cargo test"}]}"#);
@@ -16,7 +16,6 @@
 //! let finding = &parsed.findings[0];
 //! assert_eq!((finding.file.as_deref(), finding.line), (Some("src/lib.rs"), Some(12)));
 //! assert_eq!(finding.text, "Off by one\n`<=` reads past the end");
-//! assert!(locates(finding, "crates/x/src/lib.rs", 14));
 //! ```
 
 mod checkstyle;
@@ -231,22 +230,4 @@ pub(crate) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
         .or_else(|| rustc::recognise(value))
         .or_else(|| code_review::recognise(value))
         .or_else(|| generic::recognise(value))
-}
-
-/// Whether `finding` points at `file:line`: same basename and a line within 3 of `line`.
-///
-/// Basenames are compared because reviewers report paths relative to different roots
-/// (`./src/a.rs`, `a/src/a.rs`, an absolute `file://` URI); a finding with no file or no line
-/// locates nothing.
-pub fn locates(finding: &Finding, file: &str, line: u32) -> bool {
-    let (Some(found_file), Some(found_line)) = (finding.file.as_deref(), finding.line) else {
-        return false;
-    };
-    basename(found_file) == basename(file) && !basename(file).is_empty() && found_line.abs_diff(line) <= 3
-}
-
-/// The last path component, for either separator.
-fn basename(path: &str) -> &str {
-    let path = path.trim().trim_end_matches(['/', '\\']);
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
 }

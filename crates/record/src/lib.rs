@@ -2,8 +2,8 @@
 //! round the change, with the plants it carried and their bug categories, or for a clean
 //! round the lines the unplanted change touched) and what the reviewer did (per trial each
 //! plant caught or missed, its located findings, whether it flagged the change), with the one
-//! rule for "flagged" ([`flagged`], [`locates`]) and the figures recomputed from rounds
-//! ([`Summary`]).
+//! rule for "flagged" ([`flagged`], [`locates`]), the one rule for which file a finding's path
+//! names ([`ChangedFiles`]) and the figures recomputed from rounds ([`Summary`]).
 //!
 //! Both sides of a calibration use these types: `revcal-calibrate` writes a report's rounds
 //! in this form, and `revcal-elo-protocol` reads a calibration record made of them (its
@@ -17,7 +17,7 @@
 //! records it and the judge (revcal-judge) counts it, and neither builds the other.
 //!
 //! ```
-//! use revcal_record::{Finding, Round, TouchedLines, Trial, flagged};
+//! use revcal_record::{ChangedFiles, Finding, Round, TouchedLines, Trial, flagged};
 //!
 //! // A clean round: the change touched lines 10 to 12 of src/lib.rs.
 //! let round = Round {
@@ -30,9 +30,11 @@
 //! };
 //! let finding = |line| Finding { file: "lib.rs".into(), line, body: "suspicious".into() };
 //! let trial = |findings| Trial { trial: 1, statuses: Vec::new(), flagged: false, findings };
+//! // The files the calibration changed: here only src/lib.rs, so `lib.rs` names it.
+//! let files = ChangedFiles::of(std::slice::from_ref(&round), &round);
 //! // A finding within three lines of a touched line flags the change (a false alarm).
-//! assert!(flagged(&round, &trial(vec![finding(15)])));
-//! assert!(!flagged(&round, &trial(vec![finding(16)])));
+//! assert!(flagged(&round, &trial(vec![finding(15)]), &files));
+//! assert!(!flagged(&round, &trial(vec![finding(16)]), &files));
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -139,7 +141,7 @@ pub struct Finding {
 }
 
 /// How far (in lines) a finding may be from a touched line and still locate it: the
-/// calibration scorer's rule for locating a plant (same file name, line within +-3).
+/// calibration scorer's rule for locating a plant (the same file, line within +-3).
 pub const LOCATE_TOLERANCE: u64 = 3;
 
 /// The figures of a calibration record.
@@ -187,8 +189,9 @@ impl Summary {
             } else {
                 summary.clean_rounds += 1;
             }
+            let files = ChangedFiles::of(rounds, round);
             for trial in &round.trials {
-                let flagged = flagged(round, trial);
+                let flagged = flagged(round, trial, &files);
                 match (round.is_planted(), flagged) {
                     (true, true) => summary.flagged_planted += 1,
                     (false, true) => summary.flagged_clean += 1,
@@ -210,26 +213,109 @@ impl Summary {
 
 /// Whether the reviewer flagged the round's change in `trial`: a planted round when it
 /// caught at least one of its plants (a review that only points elsewhere approved buggy
-/// code); a clean round when a finding locates a line the change touched.
-pub fn flagged(round: &Round, trial: &Trial) -> bool {
+/// code); a clean round when a finding locates a line the change touched, the finding's path
+/// read against `files` (the files the calibration changed: [`ChangedFiles::of`]).
+pub fn flagged(round: &Round, trial: &Trial, files: &ChangedFiles) -> bool {
     if round.is_planted() {
         trial.statuses.contains(&PlantStatus::Caught)
     } else {
-        trial.findings.iter().any(|finding| round.touched.iter().any(|touched| locates(finding, touched)))
+        trial
+            .findings
+            .iter()
+            .any(|finding| round.touched.iter().any(|touched| locates(finding, touched, files)))
     }
 }
 
-/// True when `finding` locates a line of `touched`: the same file name (the scorer compares
-/// base names, since reviewers write paths many ways) and a line within
-/// [`LOCATE_TOLERANCE`] of the touched lines.
-pub fn locates(finding: &Finding, touched: &TouchedLines) -> bool {
-    base_name(&finding.file) == base_name(&touched.file)
+/// True when `finding` locates a line of `touched`: its path names the touched file (see
+/// [`ChangedFiles::resolve`]) and its line is within [`LOCATE_TOLERANCE`] of the touched
+/// lines.
+pub fn locates(finding: &Finding, touched: &TouchedLines, files: &ChangedFiles) -> bool {
+    files.resolve(&finding.file).is_some_and(|file| file == normalise_path(&touched.file))
         && finding.line.saturating_add(LOCATE_TOLERANCE) >= touched.first
         && finding.line <= touched.last.saturating_add(LOCATE_TOLERANCE)
 }
 
-fn base_name(path: &str) -> &str {
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
+/// A path as findings and records compare it: `/`-separated (a Windows `\` too), without a
+/// `file://` scheme, empty components, `.` components or trailing separators; a `..` goes up
+/// a component where there is one.
+pub fn normalise_path(path: &str) -> String {
+    let path = path.trim();
+    let path = path.strip_prefix("file://").unwrap_or(path);
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|last| *last != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    parts.join("/")
+}
+
+/// The files a calibration changed (every plant's file and every clean change's), against
+/// which a finding's path is read. Reviewers write paths many ways: relative to the
+/// repository (`src/a.rs`, `./src/a.rs`), from another root (`/home/ci/repo/src/a.rs`,
+/// `b/src/a.rs`), relative to a subdirectory (`a.rs` from `src/`), with Windows separators.
+/// A path names a changed file when, normalised ([`normalise_path`]), it is that file's path;
+/// or ends with it, and no longer changed file fits (its root was elsewhere); or is the end
+/// of that file's path (down to the bare file name) and of no other changed file's. So
+/// `__init__.py` names `tenacity/__init__.py` only when no other `__init__.py` was changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangedFiles {
+    files: Vec<String>,
+}
+
+impl ChangedFiles {
+    /// These files (repository-relative paths, normalised here).
+    pub fn new<'a>(files: impl IntoIterator<Item = &'a str>) -> ChangedFiles {
+        let mut files: Vec<String> =
+            files.into_iter().map(normalise_path).filter(|f| !f.is_empty()).collect();
+        files.sort();
+        files.dedup();
+        ChangedFiles { files }
+    }
+
+    /// The files changed by the rounds of `rounds` that share `round`'s entry and commit (a
+    /// suite's other entries are other repositories): their plants' files and the files
+    /// their clean changes touched.
+    pub fn of(rounds: &[Round], round: &Round) -> ChangedFiles {
+        let same = rounds.iter().filter(|other| other.entry == round.entry && other.commit == round.commit);
+        ChangedFiles::new(same.flat_map(|other| {
+            other
+                .plants
+                .iter()
+                .map(|plant| plant.file.as_str())
+                .chain(other.touched.iter().map(|touched| touched.file.as_str()))
+        }))
+    }
+
+    /// The changed file `path` names, if it names exactly one (see the type's docs).
+    pub fn resolve(&self, path: &str) -> Option<&str> {
+        let path = normalise_path(path);
+        if path.is_empty() {
+            return None;
+        }
+        if let Some(file) = self.files.iter().find(|file| **file == path) {
+            return Some(file);
+        }
+        // A longer path: the changed file it ends with, the longest one.
+        let ends = |long: &str, short: &str| {
+            long.len() > short.len()
+                && long.ends_with(short)
+                && long.as_bytes()[long.len() - short.len() - 1] == b'/'
+        };
+        if let Some(file) = self.files.iter().filter(|file| ends(&path, file)).max_by_key(|file| file.len()) {
+            return Some(file);
+        }
+        // A shorter path: the one changed file that ends with it.
+        let mut ending = self.files.iter().filter(|file| ends(file, &path));
+        match (ending.next(), ending.next()) {
+            (Some(file), None) => Some(file),
+            _ => None,
+        }
+    }
 }
 
 /// What a model spent in a run (the judge's, or the built-in reviewer's): reported in a
@@ -270,21 +356,61 @@ mod tests {
 
     #[test]
     fn a_planted_round_is_flagged_only_when_a_plant_is_caught() {
+        let files = ChangedFiles::default();
         let missed = planted_round(vec![PlantStatus::Missed, PlantStatus::Missed]);
-        assert!(!flagged(&missed, &missed.trials[0]));
+        assert!(!flagged(&missed, &missed.trials[0], &files));
         let caught = planted_round(vec![PlantStatus::Missed, PlantStatus::Caught]);
-        assert!(flagged(&caught, &caught.trials[0]));
+        assert!(flagged(&caught, &caught.trials[0], &files));
     }
 
     #[test]
-    fn locating_compares_base_names_within_the_tolerance() {
+    fn locating_reads_the_path_against_the_changed_files_within_the_tolerance() {
         let touched = TouchedLines { file: "src/a.rs".into(), first: 10, last: 12 };
+        let files = ChangedFiles::new(["src/a.rs", "src/b.rs"]);
         let at = |file: &str, line| Finding { file: file.into(), line, body: String::new() };
-        assert!(locates(&at("a.rs", 7), &touched));
-        assert!(locates(&at("C:\\work\\src\\a.rs", 15), &touched));
-        assert!(!locates(&at("a.rs", 6), &touched));
-        assert!(!locates(&at("a.rs", 16), &touched));
-        assert!(!locates(&at("b.rs", 11), &touched));
+        assert!(locates(&at("a.rs", 7), &touched, &files));
+        assert!(locates(&at("C:\\work\\src\\a.rs", 15), &touched, &files));
+        assert!(locates(&at("./src/a.rs", 10), &touched, &files));
+        assert!(!locates(&at("a.rs", 6), &touched, &files));
+        assert!(!locates(&at("a.rs", 16), &touched, &files));
+        assert!(!locates(&at("b.rs", 11), &touched, &files));
+        assert!(!locates(&at("other/a.rs", 11), &touched, &files), "another directory's a.rs");
+    }
+
+    #[test]
+    fn a_path_names_a_changed_file_by_its_whole_path_or_an_end_only_one_file_has() {
+        let files = ChangedFiles::new([
+            "tenacity/__init__.py",
+            "tenacity/asyncio/__init__.py",
+            "src/lib/mod.rs",
+            "web/index.js",
+            "cmd/main.go",
+            "./pkg/b/main.go",
+        ]);
+        let cases = [
+            ("tenacity/__init__.py", Some("tenacity/__init__.py")),
+            ("./tenacity/asyncio/__init__.py", Some("tenacity/asyncio/__init__.py")),
+            ("/home/ci/work/repo/tenacity/__init__.py", Some("tenacity/__init__.py")),
+            ("/home/ci/tenacity/asyncio/__init__.py", Some("tenacity/asyncio/__init__.py")),
+            ("b/tenacity/asyncio/__init__.py", Some("tenacity/asyncio/__init__.py")),
+            ("asyncio/__init__.py", Some("tenacity/asyncio/__init__.py")),
+            ("__init__.py", None),
+            ("mod.rs", Some("src/lib/mod.rs")),
+            ("lib/mod.rs", Some("src/lib/mod.rs")),
+            ("file:///ci/src/lib/mod.rs", Some("src/lib/mod.rs")),
+            ("web\\index.js", Some("web/index.js")),
+            ("index.js", Some("web/index.js")),
+            ("main.go", None),
+            ("b/main.go", Some("pkg/b/main.go")),
+            ("cmd/../pkg/b/main.go", Some("pkg/b/main.go")),
+            ("other.py", None),
+            ("xmain.go", None),
+            ("", None),
+            ("./", None),
+        ];
+        for (path, named) in cases {
+            assert_eq!(files.resolve(path), named, "{path:?}");
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!
 //! "Flagged" is the calibration record's definition (`revcal_record::flagged`), not a second
 //! one: a planted round is flagged when a plant of it is caught; a clean round when a
-//! finding names the same file (base names compared) at a line within
+//! finding names the changed file (`revcal_record::ChangedFiles`: its whole path, or an end
+//! of it no other changed file has) at a line within
 //! [`revcal_record::LOCATE_TOLERANCE`] of a touched line.
 
 use crate::{CleanExcluded, CleanRounds, Interval, ratio, wilson_interval_of_mean};
@@ -150,11 +151,12 @@ impl ReviewRound {
         }
     }
 
-    /// Sets each trial's `flagged` by the calibration record's rule (`revcal_record::flagged`).
-    pub(crate) fn decide_flags(&mut self) {
+    /// Sets each trial's `flagged` by the calibration record's rule (`revcal_record::flagged`),
+    /// findings' paths read against `files`.
+    pub(crate) fn decide_flags(&mut self, files: &revcal_record::ChangedFiles) {
         let record = self.to_record();
         for (trial, recorded) in self.trials.iter_mut().zip(&record.trials) {
-            trial.flagged = revcal_record::flagged(&record, recorded);
+            trial.flagged = revcal_record::flagged(&record, recorded, files);
         }
     }
 }
@@ -209,7 +211,10 @@ pub struct CleanFigures {
 pub fn settle(rounds: &mut [ReviewRound], clean: Option<(usize, Vec<CleanExcluded>)>) -> CleanFigures {
     for (number, round) in (1..).zip(rounds.iter_mut()) {
         round.round = number;
-        round.decide_flags();
+    }
+    let records: Vec<revcal_record::Round> = rounds.iter().map(ReviewRound::to_record).collect();
+    for (round, record) in rounds.iter_mut().zip(&records) {
+        round.decide_flags(&revcal_record::ChangedFiles::of(&records, record));
     }
     let Some((requested, excluded)) = clean else { return CleanFigures::default() };
     let clean_rounds = || rounds.iter().filter(|round| round.is_clean());
@@ -248,9 +253,15 @@ pub fn keep_findings(
     (kept, left_out)
 }
 
-/// Whether a finding names `file` at a line within the tolerance of `first..=last`: the
-/// calibration record's rule (`revcal_record::locates`).
-pub fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, last: u32) -> bool {
+/// Whether a finding names `file` (its path read against `files`) at a line within the
+/// tolerance of `first..=last`: the calibration record's rule (`revcal_record::locates`).
+pub fn locates_lines(
+    finding: &LocatedFinding,
+    file: &str,
+    first: u32,
+    last: u32,
+    files: &revcal_record::ChangedFiles,
+) -> bool {
     revcal_record::locates(
         &revcal_record::Finding {
             file: finding.file.clone(),
@@ -262,6 +273,7 @@ pub fn locates_lines(finding: &LocatedFinding, file: &str, first: u32, last: u32
             first: u64::from(first),
             last: u64::from(last),
         },
+        files,
     )
 }
 
@@ -274,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn a_clean_round_is_flagged_by_a_finding_within_three_lines_of_its_edit_by_base_name() {
+    fn a_clean_round_is_flagged_by_a_finding_within_three_lines_of_its_edit_by_path() {
         let round = ReviewRound {
             round: 2,
             entry: None,
@@ -294,11 +306,13 @@ mod tests {
                 findings,
                 findings_left_out: 0,
             }];
-            round.decide_flags();
+            round.decide_flags(&revcal_record::ChangedFiles::new(["src/a.rs", "lib/b.rs"]));
             round.trials[0].flagged
         };
-        assert!(flagged(vec![finding("./other/dir/a.rs", 13)]));
-        assert!(flagged(vec![finding("a.rs", 7)]));
+        assert!(flagged(vec![finding("./src/a.rs", 13)]));
+        assert!(flagged(vec![finding("/ci/repo/src/a.rs", 13)]));
+        assert!(!flagged(vec![finding("./other/dir/a.rs", 13)]), "another directory's a.rs");
+        assert!(flagged(vec![finding("a.rs", 7)]), "the one changed a.rs");
         assert!(!flagged(vec![finding("src/a.rs", 14)]));
         assert!(!flagged(vec![finding("src/b.rs", 10)]));
         assert!(!flagged(Vec::new()));
@@ -308,7 +322,8 @@ mod tests {
     fn the_cap_keeps_findings_near_the_change_first_and_cuts_bodies() {
         let mut located: Vec<LocatedFinding> = (1..=60).map(|line| finding("src/b.rs", line)).collect();
         located.push(finding("src/a.rs", 10));
-        let (kept, left_out) = keep_findings(located, |f| locates_lines(f, "src/a.rs", 10, 10));
+        let files = revcal_record::ChangedFiles::new(["src/a.rs", "src/b.rs"]);
+        let (kept, left_out) = keep_findings(located, |f| locates_lines(f, "src/a.rs", 10, 10, &files));
         assert_eq!((kept.len(), left_out), (MAX_ROUND_FINDINGS, 11));
         assert_eq!((kept[0].file.as_str(), kept[0].line), ("src/a.rs", 10));
         assert_eq!(kept[1].line, 1, "the others follow in the reviewer's order");

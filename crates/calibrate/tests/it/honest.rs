@@ -216,3 +216,67 @@ print(json.dumps(found))
     let report = calibration(&repo, &plants, &change).run().unwrap();
     assert_eq!(report.true_positives + report.false_positives, 1, "one hunk: the appended functions");
 }
+
+/// Files of one name in several directories: a finding is credited to the plant in the file
+/// its path names, never to another file of the same base name; a bare base name that several
+/// changed files share names none of them.
+#[test]
+fn findings_locate_plants_by_path_not_by_base_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let files = [
+        "tenacity/__init__.py",
+        "tenacity/asyncio/__init__.py",
+        "src/x/mod.rs",
+        "src/y/mod.rs",
+        "web/a/index.js",
+        "web/b/index.js",
+        "cmd/a/main.go",
+        "cmd/b/main.go",
+    ];
+    for file in files {
+        let path = repo.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "first = 0\nsecond = 0\ntotal = 1 + 2\n").unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "many files of one name"]);
+    let plants: Vec<serde_json::Value> = files
+        .iter()
+        .map(|file| serde_json::json!({"file": file, "line": 3, "original": "1 + 2", "mutated": "1 - 2", "category": "arithmetic"}))
+        .collect();
+    let plants_file = dir.path().join("plants.json");
+    std::fs::write(&plants_file, serde_json::to_string(&plants).unwrap()).unwrap();
+    let finding = |file: &str| serde_json::json!({"file": file, "line": 3, "message": "subtracts"});
+    let findings = serde_json::json!([
+        finding("tenacity/__init__.py"),
+        finding("./src/x/mod.rs"),
+        finding("/home/ci/work/repo/web/b/index.js"),
+        finding("asyncio\\__init__.py"),
+        finding("main.go"),
+    ]);
+    let reviewer = format!("printf '%s' '{findings}'");
+    // The oracle control (every defect stated at its own path) holds: a run that is refused
+    // when a finding is credited to the wrong file.
+    let report = calibration(&repo, &plants_file, &reviewer).run().unwrap();
+    let controls = report.controls.as_ref().unwrap();
+    assert_eq!(controls.oracle.recall, Some(1.0), "{controls:?}");
+    let caught: BTreeSet<&str> = report
+        .plants
+        .iter()
+        .filter(|plant| plant.caught_by.is_some())
+        .map(|plant| plant.file.as_str())
+        .collect();
+    assert_eq!(
+        caught,
+        BTreeSet::from([
+            "tenacity/__init__.py",
+            "src/x/mod.rs",
+            "web/b/index.js",
+            "tenacity/asyncio/__init__.py"
+        ]),
+        "each finding catches the plant of the file it names, and `main.go` names no one file"
+    );
+    assert_eq!((report.true_positives, report.false_positives), (4, 1), "{report:#?}");
+}

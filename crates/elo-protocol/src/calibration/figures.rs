@@ -4,15 +4,16 @@
 //! figure edited) does not go unnoticed unless every figure that depends on it is edited to
 //! match.
 
-use super::{CalibrationRecord, CategoryFigures, RecordError, Summary, flagged};
+use super::{CalibrationRecord, CategoryFigures, ChangedFiles, RecordError, Summary, flagged};
 use std::collections::BTreeMap;
 
 impl CalibrationRecord {
     /// Refuses a record whose stated figures are not what its rounds give.
     pub(super) fn check_figures(&self) -> Result<(), RecordError> {
         for (index, round) in self.rounds.iter().enumerate() {
+            let files = ChangedFiles::of(&self.rounds, round);
             for (number, trial) in round.trials.iter().enumerate() {
-                let recomputed = flagged(round, trial);
+                let recomputed = flagged(round, trial, &files);
                 if trial.flagged != recomputed {
                     let why = match (round.is_planted(), recomputed) {
                         (true, true) => "a plant of the round is caught in this trial",

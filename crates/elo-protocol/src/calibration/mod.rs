@@ -19,8 +19,8 @@ pub use report::report_sha256;
 // The rounds, their figures and the rule for a flagged change are revcal-record's, shared
 // with the calibration side; this crate keeps their names.
 pub use revcal_record::{
-    CategoryFigures, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS, MAX_REVIEW_COMMENTS, Plant, PlantStatus,
-    Round, Summary, TouchedLines, Trial, flagged, locates,
+    CategoryFigures, ChangedFiles, Finding, LOCATE_TOLERANCE, MAX_COMMENT_CHARS, MAX_REVIEW_COMMENTS, Plant,
+    PlantStatus, Round, Summary, TouchedLines, Trial, flagged, locates, normalise_path,
 };
 pub use traffic::RoundMessages;
 

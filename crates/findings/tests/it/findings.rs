@@ -1,7 +1,7 @@
 //! Every findings format, parsed from a fixture modelled on its documentation
 //! (see fixtures/findings/README.md), and the matching rule.
 
-use revcal_findings::{Finding, FindingFormat, ParsedFindings, locates, parse_findings};
+use revcal_findings::{Finding, FindingFormat, ParsedFindings, parse_findings};
 
 use crate::util::fixtures_dir;
 
@@ -325,43 +325,6 @@ fn findings_serialise_with_kebab_case_sources() {
     let back: Finding = serde_json::from_value(json).unwrap();
     assert_eq!(back, parsed.findings[0]);
     assert_eq!(serde_json::to_value(FindingFormat::CodeReview).unwrap(), "code-review");
-}
-
-fn at(file: &str, line: u32) -> Finding {
-    Finding {
-        source: FindingFormat::Findings,
-        file: Some(file.into()),
-        line: Some(line),
-        text: "t".into(),
-        severity: None,
-        evidence: None,
-        repro: None,
-        weak: false,
-    }
-}
-
-#[test]
-fn locates_needs_the_same_basename_and_a_line_within_three() {
-    let finding = at("./crates/core/src/lib.rs", 20);
-    assert!(locates(&finding, "src/lib.rs", 20));
-    assert!(locates(&finding, "lib.rs", 17));
-    assert!(locates(&finding, "other/dir/lib.rs", 23));
-    assert!(!locates(&finding, "src/lib.rs", 16));
-    assert!(!locates(&finding, "src/lib.rs", 24));
-    assert!(!locates(&finding, "src/main.rs", 20));
-    assert!(!locates(&finding, "src/lib.rs.orig", 20));
-    assert!(locates(&at(r"C:\work\src\lib.rs", 5), "src/lib.rs", 5), "Windows separators");
-    assert!(locates(&at("a/src/lib.rs", 2), "lib.rs", 1), "diff prefixes");
-}
-
-#[test]
-fn a_finding_without_file_or_line_locates_nothing() {
-    let mut finding = at("src/lib.rs", 20);
-    finding.line = None;
-    assert!(!locates(&finding, "src/lib.rs", 20));
-    let mut finding = at("src/lib.rs", 20);
-    finding.file = None;
-    assert!(!locates(&finding, "src/lib.rs", 20));
 }
 
 #[test]
