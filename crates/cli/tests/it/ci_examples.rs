@@ -44,13 +44,12 @@ const PLANTS: &str = r#"- {file: src/calc.py, line: 2, original: "return a + b",
 - {file: src/calc.py, line: 10, original: "items[0]", mutated: "items[1]", category: boundary, defect: "first returns the second item"}
 "#;
 
-/// A reviewer that states two of the three defects it sees in the diff.
+/// A reviewer that reads the code and states two of the three defects it finds there.
 const REVIEWER: &str = r#"#!/bin/sh
-git diff -U0 HEAD -- src | awk '
-  /^@@/ { split($3, a, ","); line = substr(a[1], 2) }
-  /^\+.*a - b/ { printf "%s{\"file\": \"src/calc.py\", \"line\": %d, \"title\": \"add subtracts: every sum is wrong\"}", sep, line; sep = "," }
-  /^\+.*age > 18/ { printf "%s{\"file\": \"src/calc.py\", \"line\": %d, \"title\": \"an 18-year-old is no longer an adult\"}", sep, line; sep = "," }
-  BEGIN { printf "[" } END { print "]" }'
+awk '
+  /a - b/ { printf "%s{\"file\": \"src/calc.py\", \"line\": %d, \"title\": \"add subtracts: every sum is wrong\"}", sep, FNR; sep = "," }
+  /age > 18/ { printf "%s{\"file\": \"src/calc.py\", \"line\": %d, \"title\": \"an 18-year-old is no longer an adult\"}", sep, FNR; sep = "," }
+  BEGIN { printf "[" } END { print "]" }' src/calc.py
 "#;
 
 /// The project a CI job checks out: calibration/ with the suite, the reviewer and the

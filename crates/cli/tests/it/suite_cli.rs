@@ -29,14 +29,15 @@ const PROJECTS: [(&str, &str, &str); 3] = [
 
 const TESTS: &str = "python3 -m unittest discover -s tests -t . -q";
 
-/// The test-suite reviewer: when the tests fail, it reports every line the plants changed
-/// (`git diff HEAD`) with the tests as its repro command; the repro scorer credits a line
-/// only when the tests fail with that line's bug alone.
+/// The test-suite reviewer: when the tests fail, it reports every line of the change under
+/// review (`git diff {base}`: each project is one commit, so every line of `src`) with the
+/// tests as its repro command; the repro scorer credits a line only when the tests fail with
+/// that line's bug alone.
 const REVIEWER: &str = r#"import json, re, subprocess, sys
 TESTS = "python3 -m unittest discover -s tests -t . -q"
 findings = []
 if subprocess.run(TESTS.split(), capture_output=True).returncode != 0:
-    diff = subprocess.run(["git", "diff", "-U0", "HEAD", "--", "src"], capture_output=True, text=True).stdout
+    diff = subprocess.run(["git", "diff", "-U0", sys.argv[1], "--", "src"], capture_output=True, text=True).stdout
     path = None
     for line in diff.splitlines():
         if line.startswith("+++ b/"):
@@ -98,7 +99,7 @@ impl Corpus {
     }
 
     fn revcal(&self, args: &[&str]) -> Output {
-        let reviewer = format!("python3 {}", self.path("reviewer.py").display());
+        let reviewer = format!("python3 {} {{base}}", self.path("reviewer.py").display());
         Command::new(env!("CARGO_BIN_EXE_revcal"))
             .args(["calibrate"])
             .args(args)
@@ -365,19 +366,20 @@ fn a_suite_regression_in_one_category_fails_against_the_baseline() {
         suite.push_str(&format!("  - {{repo: repos/{name}, plants_file: {name}-plants.yaml}}\n"));
     }
     std::fs::write(corpus.path("regress.yaml"), suite).unwrap();
-    // Reviewers that report each planted line; the worse one overlooks subtractions.
-    let reviewer = |name: &str, skip: &str| {
+    // Reviewers that read the code and report each wrong sum (`a - b`, `a + b + 1`: the
+    // functions all add); the worse one overlooks subtractions.
+    let reviewer = |name: &str, wrong: &str| {
         let path = corpus.path(name);
         std::fs::write(
             &path,
-            format!("#!/bin/sh\ngit diff -U0 HEAD -- src | awk '/^@@/ {{ split($3, a, \",\"); line = substr(a[1], 2) }} /^\\+ / {{ if (\"{skip}\" == \"\" || index($0, \"{skip}\") == 0) printf \"src/more.py:%d: wrong result\\n\", line }}'\n"),
+            format!("#!/bin/sh\ngrep -n -E '{wrong}' src/more.py | sed 's/^\\([0-9]*\\):.*/src\\/more.py:\\1: wrong result/'\n"),
         )
         .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path.display().to_string()
     };
-    let good = reviewer("good.sh", "");
-    let worse = reviewer("worse.sh", "a - b");
+    let good = reviewer("good.sh", "a - b|a \\+ b \\+ 1");
+    let worse = reviewer("worse.sh", "a \\+ b \\+ 1");
     let baseline = corpus.path("baseline.json");
     let run = |review: &str, extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_revcal"))
