@@ -48,6 +48,7 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
                 }
                 other => other,
             })
+            .chain(std::iter::repeat_n(FindingOutcome::Preexisting, trial.preexisting))
             .collect();
         record.judge_checks =
             JudgeChecks { repro_verified: trial.judge_checks.0, judge_agreed: trial.judge_checks.1 };
@@ -58,6 +59,9 @@ pub(crate) fn report(measurement: &Measurement) -> Result<Report, ReportError> {
     }
     if let Some((requested, excluded)) = &measurement.clean {
         builder = builder.clean_rounds(*requested, excluded.clone());
+    }
+    if let Some(in_clean) = &measurement.preexisting_in_clean {
+        builder = builder.preexisting_filter(in_clean.clone());
     }
     builder
         .reviewer(measurement.reviewer.clone())
@@ -77,7 +81,8 @@ const QUOTED_CHARS: usize = 160;
 /// What the figures cannot show by themselves (docs/calibration.md#reading-the-report).
 fn warnings(measurement: &Measurement) -> Vec<String> {
     let mut warnings = Vec::new();
-    let findings: usize = measurement.trials.iter().map(|trial| trial.parsed.findings.len()).sum();
+    let findings: usize =
+        measurement.trials.iter().map(|trial| trial.parsed.findings.len() + trial.preexisting).sum();
     if let Some(first) = measurement.trials.first().filter(|_| findings == 0) {
         let printed = match quote(&first.run.output) {
             Some(lines) => format!("its output began:\n  {lines}"),

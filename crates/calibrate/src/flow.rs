@@ -124,6 +124,7 @@ pub struct Calibration {
     also_synthetic: bool,
     one_at_a_time: bool,
     clean_rounds: usize,
+    preexisting_filter: Option<bool>,
     min_recall: f64,
     min_precision: Option<f64>,
     min_plants: usize,
@@ -175,6 +176,7 @@ impl Calibration {
             also_synthetic: false,
             one_at_a_time: false,
             clean_rounds: 0,
+            preexisting_filter: None,
             min_recall: 0.5,
             min_precision: None,
             min_plants: 3,
@@ -280,6 +282,20 @@ impl Calibration {
     pub fn clean_rounds(mut self, n: usize) -> Self {
         self.clean_rounds = n;
         self
+    }
+    /// Whether each trial also reviews the unplanted change, so that a finding the reviewer
+    /// made there too is set aside (the same file and message, its line moved by the round's
+    /// edits): neither a catch nor a false positive nor a false alarm, counted in the report's
+    /// `preexisting`. By default on for a reviewer command (a linter's old warnings) and off
+    /// for an in-process reviewer (an LLM words a finding differently each time, so its
+    /// findings seldom match, and each trial would cost one more review).
+    pub fn preexisting_filter(mut self, on: bool) -> Self {
+        self.preexisting_filter = Some(on);
+        self
+    }
+    /// Whether this run reviews the unplanted change and sets aside what is found there too.
+    fn filters_preexisting(&self) -> bool {
+        self.preexisting_filter.unwrap_or(self.in_process.is_none())
     }
     /// The recall gate.
     pub fn min_recall(mut self, min: f64) -> Self {
@@ -576,6 +592,12 @@ impl Calibration {
             rounds.iter().map(|round| round.iter().map(|&index| valid[index]).collect()).collect();
         let mut all_rounds = round_plants.clone();
         all_rounds.extend(clean.iter().map(|edit| vec![edit]));
+        // And, to set aside what the reviewer finds there too, the unplanted change: a round
+        // without any edit, last in each trial.
+        let filter_preexisting = self.filters_preexisting();
+        if filter_preexisting {
+            all_rounds.push(Vec::new());
+        }
         let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &signals)?;
         // A finding's path is read against every file the run changes: `__init__.py` names a
         // plant's file only when no other changed file has that name.
@@ -587,6 +609,8 @@ impl Calibration {
         let per_trial = all_rounds.len();
         let mut planted_runs: Vec<(usize, ReviewRun, ParsedFindings)> = Vec::with_capacity(runs.len());
         let mut clean_runs: Vec<(usize, usize, ParsedFindings)> = Vec::new();
+        // Per trial, the findings of the review of the unplanted change.
+        let mut unplanted: Vec<Vec<Finding>> = vec![Vec::new(); self.trials];
         for (index, run) in runs.into_iter().enumerate() {
             tracing::debug!(elapsed = ?run.elapsed, exit_code = run.exit_code, "reviewer finished");
             let mut parsed = parse_findings(&relative_to_checkout(&run.output, &run.checkout));
@@ -603,8 +627,31 @@ impl Calibration {
             let (trial, round) = (index / per_trial, index % per_trial);
             if round < rounds.len() {
                 planted_runs.push((round, run, parsed));
-            } else {
+            } else if round < rounds.len() + clean.len() {
                 clean_runs.push((trial, round - rounds.len(), parsed));
+            } else {
+                unplanted[trial] = parsed.findings;
+            }
+        }
+        // Findings the reviewer made on the unplanted change too are set aside: neither
+        // catches nor false positives nor false alarms (docs/calibration.md#findings-the-reviewer-had-already).
+        let mut preexisting_planted = vec![0usize; planted_runs.len()];
+        let mut preexisting_clean = vec![0usize; self.trials];
+        if filter_preexisting {
+            for (index, (round, _, parsed)) in planted_runs.iter_mut().enumerate() {
+                let trial = index / rounds.len().max(1);
+                let findings = std::mem::take(&mut parsed.findings);
+                let (kept, count) =
+                    crate::preexisting::set_aside(findings, &unplanted[trial], &round_plants[*round]);
+                parsed.findings = kept;
+                preexisting_planted[index] = count;
+            }
+            for (trial, index, parsed) in &mut clean_runs {
+                let findings = std::mem::take(&mut parsed.findings);
+                let (kept, count) =
+                    crate::preexisting::set_aside(findings, &unplanted[*trial], &[&clean[*index]]);
+                parsed.findings = kept;
+                preexisting_clean[*trial] += count;
             }
         }
         let tasks: Vec<(Vec<&Plant>, &[Finding])> = planted_runs
@@ -653,11 +700,13 @@ impl Calibration {
             trials: Vec::new(),
         }));
         let mut trials = Vec::with_capacity(self.trials);
-        let mut reviews = planted_runs.into_iter().zip(scored);
+        let mut reviews = planted_runs.into_iter().zip(scored).zip(preexisting_planted);
         for trial in 1..=self.trials {
             let mut merged: Option<Trial> = None;
             for (round, indices) in rounds.iter().enumerate() {
-                let Some(((_, run, parsed), (scored, judge_checks))) = reviews.next() else { break };
+                let Some((((_, run, parsed), (scored, judge_checks)), preexisting)) = reviews.next() else {
+                    break;
+                };
                 let plants = &round_plants[round];
                 let statuses = scored
                     .caught_by
@@ -682,8 +731,13 @@ impl Calibration {
                     findings,
                     findings_left_out,
                 });
-                let this =
-                    Trial { run, parsed, scored: scored.for_plants(indices, valid.len()), judge_checks };
+                let this = Trial {
+                    run,
+                    parsed,
+                    scored: scored.for_plants(indices, valid.len()),
+                    judge_checks,
+                    preexisting,
+                };
                 merged = Some(match merged {
                     None => this,
                     Some(so_far) => so_far.and(this),
@@ -715,6 +769,7 @@ impl Calibration {
             trials,
             rounds: review_rounds,
             clean: (self.clean_rounds > 0).then_some((self.clean_rounds, clean_excluded)),
+            preexisting_in_clean: filter_preexisting.then_some(preexisting_clean),
             reviewer: self.reviewer_name(),
             reviewer_usage: self.in_process.as_ref().map(|reviewer| reviewer.usage()).unwrap_or_default(),
             controls,
@@ -1096,6 +1151,8 @@ pub(crate) struct Trial {
     pub(crate) scored: Scored,
     /// (repro-verified findings, of which the judge agreed), when a judge scored.
     pub(crate) judge_checks: (usize, usize),
+    /// Findings set aside as made on the unplanted change too (not in `parsed`).
+    pub(crate) preexisting: usize,
 }
 
 impl Trial {
@@ -1123,6 +1180,7 @@ impl Trial {
         self.scored.findings.extend(other.scored.findings);
         self.judge_checks.0 += other.judge_checks.0;
         self.judge_checks.1 += other.judge_checks.1;
+        self.preexisting += other.preexisting;
         self
     }
 }
@@ -1151,6 +1209,9 @@ pub(crate) struct Measurement {
     pub(crate) rounds: Vec<ReviewRound>,
     /// With clean rounds asked for: how many, and the neutral edits excluded.
     pub(crate) clean: Option<(usize, Vec<CleanExcluded>)>,
+    /// With the filter of findings made on the unplanted change: those set aside in each
+    /// trial's clean reviews (the planted reviews' are in `trials`).
+    pub(crate) preexisting_in_clean: Option<Vec<usize>>,
     /// The reviewer's command.
     pub(crate) reviewer: String,
     /// What the in-process reviewer spent, one entry per model it asked (empty for a command).

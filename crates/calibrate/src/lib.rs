@@ -98,6 +98,7 @@ pub mod jobs;
 mod judging;
 mod objects;
 mod plants;
+mod preexisting;
 mod review_commit;
 mod reviewer;
 mod reviews;

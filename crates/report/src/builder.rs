@@ -110,6 +110,7 @@ pub fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit: String
         repro_sandbox: None,
         baseline: None,
         findings,
+        preexisting: None,
         judge_checks: (checks.repro_verified > 0).then_some(checks),
         suite: None,
         entries: Vec::new(),
@@ -213,6 +214,10 @@ impl TrialRecord {
     fn false_positives(&self) -> usize {
         self.findings.iter().filter(|f| **f == FindingOutcome::FalsePositive).count()
     }
+
+    fn preexisting(&self) -> usize {
+        self.findings.iter().filter(|f| **f == FindingOutcome::Preexisting).count()
+    }
 }
 
 /// A recorded outcome that contradicts the plants.
@@ -298,6 +303,9 @@ pub struct ReportBuilder {
     reviewer: Option<String>,
     rounds: Vec<ReviewRound>,
     clean: Option<(usize, Vec<CleanExcluded>)>,
+    /// With the filter of findings made on the unplanted change: those set aside in each
+    /// trial's clean reviews (the planted reviews' are in the trials' outcomes).
+    preexisting_in_clean: Option<Vec<usize>>,
 }
 
 impl Report {
@@ -321,6 +329,7 @@ impl Report {
             reviewer: None,
             rounds: Vec::new(),
             clean: None,
+            preexisting_in_clean: None,
         }
     }
 }
@@ -384,6 +393,15 @@ impl ReportBuilder {
     /// reported apart from misses).
     pub fn judge_errors(mut self, errors: Option<usize>) -> Self {
         self.judge_errors = errors;
+        self
+    }
+
+    /// Record that the findings the reviewer made on the unplanted change were set aside
+    /// ([`FindingOutcome::Preexisting`] in the trials' planted reviews), and how many were in
+    /// each trial's clean reviews (in the trials' order): each trial's `preexisting` and the
+    /// report's are the sums of both.
+    pub fn preexisting_filter(mut self, in_clean_reviews: Vec<usize>) -> Self {
+        self.preexisting_in_clean = Some(in_clean_reviews);
         self
     }
 
@@ -517,8 +535,15 @@ impl ReportBuilder {
         // one line keep the order they were chosen in).
         plants.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
 
+        let in_clean = |index: usize| {
+            self.preexisting_in_clean.as_ref().and_then(|clean| clean.get(index)).copied().unwrap_or(0)
+        };
         let trials = if trial_count > 1 {
-            self.trials.iter().enumerate().map(|(index, trial)| trial_outcome(index, trial, valid)).collect()
+            self.trials
+                .iter()
+                .enumerate()
+                .map(|(index, trial)| trial_outcome(index, trial, valid, in_clean(index)))
+                .collect()
         } else {
             Vec::new()
         };
@@ -563,6 +588,9 @@ impl ReportBuilder {
             reviewer_usage: self.reviewer_usage,
             judge_errors: self.judge_errors,
             repro_sandbox: self.repro_sandbox,
+            preexisting: self.preexisting_in_clean.as_ref().map(|clean| {
+                clean.iter().sum::<usize>() + self.trials.iter().map(TrialRecord::preexisting).sum::<usize>()
+            }),
             warnings: self.warnings,
             reviewer: self.reviewer,
             rounds,
@@ -622,7 +650,12 @@ impl ReportBuilder {
     }
 }
 
-fn trial_outcome(index: usize, trial: &TrialRecord, valid: usize) -> TrialOutcome {
+fn trial_outcome(
+    index: usize,
+    trial: &TrialRecord,
+    valid: usize,
+    preexisting_in_clean: usize,
+) -> TrialOutcome {
     let caught = trial.caught_by.len();
     let true_positives = trial.true_positives();
     let false_positives = trial.false_positives();
@@ -635,5 +668,6 @@ fn trial_outcome(index: usize, trial: &TrialRecord, valid: usize) -> TrialOutcom
         true_positives,
         false_positives,
         review_exit_code: trial.review_exit_code,
+        preexisting: trial.preexisting() + preexisting_in_clean,
     }
 }

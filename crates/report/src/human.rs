@@ -109,6 +109,13 @@ pub fn render_human(report: &Report, color: bool) -> String {
         report.true_positives,
         report.false_positives
     );
+    if let Some(count) = report.preexisting.filter(|count| *count > 0) {
+        let findings = if count == 1 { "1 finding" } else { &format!("{count} findings") };
+        let _ = writeln!(
+            out,
+            "  set aside  {findings} the reviewer also made on the unplanted change (neither caught nor false)"
+        );
+    }
     if let Some(clean) = &report.clean_rounds {
         let flagged = report.false_alarms.unwrap_or(0);
         let reviews = report.clean_reviews.unwrap_or(0);

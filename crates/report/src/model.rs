@@ -108,6 +108,12 @@ pub struct Report {
     /// (`findingsPerPlant` is this over `total`).
     #[serde(default)]
     pub findings: usize,
+    /// When the reviewer's findings on the unplanted change were set aside: how many findings
+    /// of the planted and clean reviews it had made there too (the same file and message, the
+    /// line moved by the round's edits), over all trials. Neither catches nor false positives
+    /// nor false alarms; counted in `findings`. `null` when the filter was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preexisting: Option<usize>,
     /// The counts behind `judgeAgreement`, when some finding was repro-verified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_checks: Option<JudgeChecks>,
@@ -348,6 +354,14 @@ pub struct TrialOutcome {
     pub false_positives: usize,
     /// The reviewer's exit code in this trial.
     pub review_exit_code: Option<i32>,
+    /// This trial's findings (of its planted and clean reviews) set aside as made on the
+    /// unplanted change too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub preexisting: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The control reviewers' results (the flow checks them before the review runs, and the

@@ -59,4 +59,7 @@ pub enum FindingOutcome {
     FalsePositive,
     /// It locates a plant but identifies none: neither true nor false positive.
     LocatedOnly,
+    /// The reviewer made it on the unplanted change too (the same file and message, its line
+    /// moved by the plants' edits): an old finding, neither true nor false positive.
+    Preexisting,
 }

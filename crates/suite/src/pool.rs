@@ -124,8 +124,10 @@ pub(crate) fn pool(
     let mut judge_errors: Option<usize> = None;
     let mut sandboxes: Vec<String> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
-    // Per trial number: caught, total, TP, FP, exit code.
-    let mut per_trial: BTreeMap<usize, (usize, usize, usize, usize, Option<i32>)> = BTreeMap::new();
+    // Per trial number: caught, total, TP, FP, exit code, findings set aside as preexisting.
+    let mut per_trial: BTreeMap<usize, (usize, usize, usize, usize, Option<i32>, usize)> = BTreeMap::new();
+    // Findings set aside as made on the unplanted change, when some unit filtered them.
+    let mut preexisting: Option<usize> = None;
     // The units that gave a report, in order, with their entry's name: their rounds.
     let mut reported: Vec<(&str, &Report)> = Vec::new();
 
@@ -205,6 +207,11 @@ pub(crate) fn pool(
         trial.2 += report.true_positives;
         trial.3 += report.false_positives;
         trial.4 = trial.4.max(report.review_exit_code);
+        // A unit is one trial: its report's count is that trial's.
+        trial.5 += report.preexisting.unwrap_or(0);
+        if let Some(count) = report.preexisting {
+            *preexisting.get_or_insert(0) += count;
+        }
 
         for plant in &report.plants {
             let slot = *index_of.entry((entry, key(plant))).or_insert_with(|| {
@@ -302,7 +309,7 @@ pub(crate) fn pool(
     let trials = if several_trials {
         per_trial
             .iter()
-            .map(|(trial, (caught, total, tp, fp, code))| TrialOutcome {
+            .map(|(trial, (caught, total, tp, fp, code, set_aside))| TrialOutcome {
                 trial: *trial,
                 recall: ratio(*caught, *total).unwrap_or(0.0),
                 caught: *caught,
@@ -311,6 +318,7 @@ pub(crate) fn pool(
                 true_positives: *tp,
                 false_positives: *fp,
                 review_exit_code: *code,
+                preexisting: *set_aside,
             })
             .collect()
     } else {
@@ -346,6 +354,7 @@ pub(crate) fn pool(
         reviewer_usage,
         judge_errors,
         repro_sandbox: (!sandboxes.is_empty()).then(|| sandboxes.join("; ")),
+        preexisting,
         suite: Some(SuiteSummary {
             hash: hash.to_owned(),
             units: entries.iter().map(|e| e.trials).sum(),

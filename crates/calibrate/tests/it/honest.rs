@@ -117,7 +117,7 @@ print("[]")
         .unwrap()
         .map(|entry| serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap())
         .collect();
-    assert_eq!(probes.len(), 6, "(1 planted + 2 clean rounds) x 2 trials");
+    assert_eq!(probes.len(), 8, "(1 planted + 2 clean rounds + the unplanted change) x 2 trials");
     let planted: Vec<&serde_json::Value> =
         probes.iter().filter(|p| p["calc"].as_str().unwrap().contains("total = 1")).collect();
     assert_eq!(planted.len(), 2);
@@ -137,14 +137,21 @@ print("[]")
             "the original's author, committer and message"
         );
         assert_eq!(probe["commit"].as_str(), Some(ok(&probe["head"]).trim()), "REVCAL_COMMIT is HEAD");
-        assert_ne!(ok(&probe["head"]).trim(), original);
-        assert_ne!(probe["original"][0], 0, "the original commit is not in the store: {probe}");
         let objects: BTreeSet<&str> =
             probe["objects"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+        if probe["calc"] == AFTER {
+            // The review of the unplanted change, whose findings are set aside from the
+            // others': it holds the original, as it must.
+            assert!(objects.contains(original_blob.as_str()));
+            continue;
+        }
+        assert_ne!(ok(&probe["head"]).trim(), original);
+        assert_ne!(probe["original"][0], 0, "the original commit is not in the store: {probe}");
         for unplanted in [&original, &original_tree, &original_blob] {
             assert!(!objects.contains(unplanted.as_str()), "{unplanted} is in a checkout's store");
         }
     }
+    assert_eq!(probes.iter().filter(|p| p["calc"] == AFTER).count(), 2, "one unplanted review per trial");
     // Nothing of git or the environment differs between a planted and a clean round: the
     // same names, the same files in `.git`, as many objects of the round's own.
     let shape = |probe: &serde_json::Value| {
@@ -211,10 +218,14 @@ print(json.dumps(found))
         let report = calibration(&repo, &plants, &reviewer).run().unwrap();
         assert_eq!((report.caught, report.total), (0, 2), "{name}: {report:#?}");
     }
-    // Reading the change itself finds what it says: every line the commit added is there.
+    // Reading the change itself finds what it says: one hunk, the appended functions, which
+    // it finds on the unplanted change too (set aside), and without the filter a false
+    // positive.
     let change = format!("{} {{base}}", python(dir.path(), "hunks.py", hunks));
     let report = calibration(&repo, &plants, &change).run().unwrap();
-    assert_eq!(report.true_positives + report.false_positives, 1, "one hunk: the appended functions");
+    assert_eq!((report.true_positives, report.false_positives, report.preexisting), (0, 0, Some(1)));
+    let report = calibration(&repo, &plants, &change).preexisting_filter(false).run().unwrap();
+    assert_eq!((report.true_positives, report.false_positives, report.preexisting), (0, 1, None));
 }
 
 /// Files of one name in several directories: a finding is credited to the plant in the file
@@ -258,8 +269,9 @@ fn findings_locate_plants_by_path_not_by_base_name() {
     ]);
     let reviewer = format!("printf '%s' '{findings}'");
     // The oracle control (every defect stated at its own path) holds: a run that is refused
-    // when a finding is credited to the wrong file.
-    let report = calibration(&repo, &plants_file, &reviewer).run().unwrap();
+    // when a finding is credited to the wrong file. (The stand-in says the same of every
+    // checkout, so its findings are not set aside as made on the unplanted change too.)
+    let report = calibration(&repo, &plants_file, &reviewer).preexisting_filter(false).run().unwrap();
     let controls = report.controls.as_ref().unwrap();
     assert_eq!(controls.oracle.recall, Some(1.0), "{controls:?}");
     let caught: BTreeSet<&str> = report
@@ -279,4 +291,66 @@ fn findings_locate_plants_by_path_not_by_base_name() {
         "each finding catches the plant of the file it names, and `main.go` names no one file"
     );
     assert_eq!((report.true_positives, report.false_positives), (4, 1), "{report:#?}");
+}
+
+/// A linter's warnings that were there before the plants: the one near a plant is no catch and
+/// the one elsewhere no false positive, once each trial also reviews the unplanted change. A
+/// warning a plant causes still counts.
+#[test]
+fn warnings_the_reviewer_had_on_the_unplanted_change_are_set_aside() {
+    use revcal_calibrate::bugs::{Bug, write_bugs_yaml};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let source = "def check(a, b):\n    if a == None:\n        return 0\n    total = a + b\n    return total\n\n\ndef other(x):\n    if x == None:\n        return 1\n    return 1\n\n\ndef third(y):\n    return y * 2\n";
+    std::fs::write(repo.join("calc.py"), source).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-qm", "calc"]);
+    let bug = |line: u32, patch: &str| Bug {
+        file: "calc.py".into(),
+        line,
+        category: "real".into(),
+        defect: "wrong".into(),
+        witness: None,
+        patch: patch.into(),
+        fix_commit: "0000000".into(),
+        fix_subject: "hand-written".into(),
+    };
+    let bugs = [
+        // Two lines where there was one: every line below moves down by one.
+        bug(
+            4,
+            "--- a/calc.py\n+++ b/calc.py\n@@ -4 +4,2 @@\n-    total = a + b\n+    total = a\n+    total -= b\n",
+        ),
+        // A comparison with None the linter flags: a warning of the plant's own.
+        bug(15, "--- a/calc.py\n+++ b/calc.py\n@@ -15 +15 @@\n-    return y * 2\n+    return y == None\n"),
+    ];
+    let bugs_file = dir.path().join("bugs.yaml");
+    std::fs::write(&bugs_file, write_bugs_yaml(&bugs, "test").unwrap()).unwrap();
+    // A linter: E711 on every comparison to None.
+    let linter = r#"awk '/== None/ { printf "calc.py:%d: E711 comparison to None should be `cond is None`\n", FNR }' calc.py"#;
+    let run = |filter: Option<bool>| {
+        let mut calibration = calibration(&repo, &bugs_file, linter).trials(2);
+        if let Some(on) = filter {
+            calibration = calibration.preexisting_filter(on);
+        }
+        calibration.run().unwrap()
+    };
+    // Without the filter, the old warning on line 2 "catches" the bug on lines 4-5, and the
+    // one on line 9 (10 once planted) is a false positive.
+    let counted = run(Some(false));
+    assert_eq!((counted.caught, counted.total), (4, 4), "{counted:#?}");
+    assert_eq!((counted.true_positives, counted.false_positives), (4, 2));
+    assert_eq!(counted.preexisting, None);
+    // By default, for a command, both old warnings are set aside in each trial.
+    let filtered = run(None);
+    assert_eq!((filtered.caught, filtered.total), (2, 4), "{filtered:#?}");
+    assert_eq!((filtered.true_positives, filtered.false_positives), (2, 0));
+    assert_eq!(filtered.preexisting, Some(4));
+    assert_eq!(filtered.findings, 6, "every finding counts as made");
+    let caught: Vec<u32> =
+        filtered.plants.iter().filter(|plant| plant.caught_by.is_some()).map(|plant| plant.line).collect();
+    assert_eq!(caught, [16], "the bug that causes a warning of its own is caught");
+    assert!(filtered.trials.iter().all(|trial| trial.preexisting == 2), "{:?}", filtered.trials);
 }

@@ -264,6 +264,17 @@ pub(crate) struct RunFlags {
     /// is killed (a plant whose witness is killed for it is excluded as a runaway); 0: no cap.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::DEFAULT_REPRO_MEMORY >> 20)]
     pub(crate) repro_memory: u64,
+    /// Count every finding, also those the reviewer made on the unplanted change too. By
+    /// default (for --review-cmd) each trial also reviews the unplanted change, and a finding
+    /// made there too (the same file and message, its line moved by the plants) is set aside:
+    /// neither a catch nor a false positive nor a false alarm (a linter's old warnings).
+    #[arg(long, overrides_with = "preexisting_filter")]
+    pub(crate) no_preexisting_filter: bool,
+    /// Set aside the findings made on the unplanted change with --reviewer too (off by default
+    /// there: a model words its findings differently each time, and each trial costs one more
+    /// review).
+    #[arg(long, overrides_with = "no_preexisting_filter")]
+    pub(crate) preexisting_filter: bool,
     /// MiB the largest file of the commit may hold: a commit with a larger one is refused
     /// before anything is written (GitHub takes no file over 100 MiB).
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::CheckoutLimits::DEFAULT_MAX_FILE_BYTES >> 20)]
@@ -717,6 +728,9 @@ impl<'a> Reviewer<'a> {
             })
             .jobs(flags.jobs.unwrap_or_else(default_jobs))
             .on_progress(progress_bar(flags.quiet));
+        if flags.preexisting_filter || flags.no_preexisting_filter {
+            calibration = calibration.preexisting_filter(flags.preexisting_filter);
+        }
         if let Some(builtin) = &self.builtin {
             calibration = calibration.in_process_reviewer(builtin.fresh());
         }
@@ -767,6 +781,9 @@ impl<'a> Reviewer<'a> {
         });
         // Only when changed, so that shards written before these limits existed read as they did.
         if let Some(map) = settings.as_object_mut() {
+            if flags.preexisting_filter || flags.no_preexisting_filter {
+                map.insert("preexistingFilter".into(), serde_json::json!(flags.preexisting_filter));
+            }
             let defaults = revcal_calibrate::CheckoutLimits::default();
             if flags.max_file_size != defaults.max_file_bytes >> 20 {
                 map.insert("maxFileSize".into(), serde_json::json!(flags.max_file_size));
