@@ -206,7 +206,11 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
     let calibration: Value = serde_json::from_slice(&alone.stdout).unwrap();
     assert_eq!((calibration["total"].as_u64(), calibration["caught"].as_u64()), (Some(3), Some(0)));
     let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
-    assert_eq!(runs.lines().count(), 1 + 3, "one review together, then one per bug");
+    assert_eq!(
+        runs.lines().count(),
+        (1 + 1) + (3 + 1),
+        "one review together, then one per bug, each run with one of the unplanted change"
+    );
     assert_eq!(std::fs::read(repo.join("shop.py")).unwrap(), before);
 
     let missing = revcal(dir.path(), &["bugs", "list", "nope.yaml"]);

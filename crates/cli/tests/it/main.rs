@@ -15,6 +15,7 @@ mod exit_codes;
 mod http_server;
 mod judge_cli;
 mod mutate_cli;
+mod preexisting_cli;
 
 mod review_cli;
 mod rubric_cli;

@@ -156,6 +156,8 @@ fn a_reviewer_that_prints_the_key_never_gets_it_printed_or_stored() {
         "1",
         "--build-cmd",
         "",
+        // A stand-in that says the same of every checkout.
+        "--no-preexisting-filter",
         "-q",
         "--json",
         "--html",
