@@ -29,6 +29,18 @@ struct Pooled {
 
 type PlantKey = (String, u32, String, String, String);
 
+/// One trial number's figures, summed over the units of that trial.
+#[derive(Default)]
+struct TrialTotals {
+    caught: usize,
+    total: usize,
+    true_positives: usize,
+    false_positives: usize,
+    exit_code: Option<i32>,
+    /// Findings set aside as made on the unplanted change too.
+    preexisting: usize,
+}
+
 fn key(plant: &PlantOutcome) -> PlantKey {
     (plant.file.clone(), plant.line, plant.original.clone(), plant.mutated.clone(), plant.operator.clone())
 }
@@ -124,8 +136,7 @@ pub(crate) fn pool(
     let mut judge_errors: Option<usize> = None;
     let mut sandboxes: Vec<String> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
-    // Per trial number: caught, total, TP, FP, exit code, findings set aside as preexisting.
-    let mut per_trial: BTreeMap<usize, (usize, usize, usize, usize, Option<i32>, usize)> = BTreeMap::new();
+    let mut per_trial: BTreeMap<usize, TrialTotals> = BTreeMap::new();
     // Findings set aside as made on the unplanted change, when some unit filtered them.
     let mut preexisting: Option<usize> = None;
     // The units that gave a report, in order, with their entry's name: their rounds.
@@ -202,13 +213,13 @@ pub(crate) fn pool(
             sandboxes.push(sandbox.clone());
         }
         let trial = per_trial.entry(unit.trial).or_default();
-        trial.0 += report.caught;
-        trial.1 += report.total;
-        trial.2 += report.true_positives;
-        trial.3 += report.false_positives;
-        trial.4 = trial.4.max(report.review_exit_code);
+        trial.caught += report.caught;
+        trial.total += report.total;
+        trial.true_positives += report.true_positives;
+        trial.false_positives += report.false_positives;
+        trial.exit_code = trial.exit_code.max(report.review_exit_code);
         // A unit is one trial: its report's count is that trial's.
-        trial.5 += report.preexisting.unwrap_or(0);
+        trial.preexisting += report.preexisting.unwrap_or(0);
         if let Some(count) = report.preexisting {
             *preexisting.get_or_insert(0) += count;
         }
@@ -309,16 +320,16 @@ pub(crate) fn pool(
     let trials = if several_trials {
         per_trial
             .iter()
-            .map(|(trial, (caught, total, tp, fp, code, set_aside))| TrialOutcome {
+            .map(|(trial, totals)| TrialOutcome {
                 trial: *trial,
-                recall: ratio(*caught, *total).unwrap_or(0.0),
-                caught: *caught,
-                total: *total,
-                precision: ratio(*tp, tp + fp),
-                true_positives: *tp,
-                false_positives: *fp,
-                review_exit_code: *code,
-                preexisting: *set_aside,
+                recall: ratio(totals.caught, totals.total).unwrap_or(0.0),
+                caught: totals.caught,
+                total: totals.total,
+                precision: ratio(totals.true_positives, totals.true_positives + totals.false_positives),
+                true_positives: totals.true_positives,
+                false_positives: totals.false_positives,
+                review_exit_code: totals.exit_code,
+                preexisting: totals.preexisting,
             })
             .collect()
     } else {
