@@ -65,8 +65,9 @@
 //! // One planted bug, with a witness that proves it is a bug.
 //! let plants = dir.path().join("plants.yaml");
 //! std::fs::write(&plants, "- file: src/calc.py\n  line: 2\n  original: a + b\n  mutated: a - b\n  witness: grep -q 'a + b' src/calc.py\n")?;
-//! // A reviewer that reports the line, with a repro command that fails on the bug.
-//! let reviewer = r#"echo '[{"file": "src/calc.py", "line": 2, "message": "subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]'"#;
+//! // A reviewer that reads the code and reports a subtraction, with a repro command that
+//! // fails on the bug.
+//! let reviewer = r#"grep -q 'a - b' src/calc.py && echo '[{"file": "src/calc.py", "line": 2, "message": "subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]' || echo '[]'"#;
 //!
 //! let report = Calibration::builder()
 //!     .dir(&repo)

@@ -39,9 +39,9 @@
 //! let suite = Suite::read(&dir.path().join("suite.yaml"))?;
 //! assert_eq!(suite.units().len(), 2);
 //!
-//! // Every unit, each a calibration set up by `configure` (here: a reviewer that reports the
-//! // line, with a repro command that fails on the bug).
-//! let reviewer = r#"echo '[{"file": "src/calc.py", "line": 2, "message": "subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]'"#;
+//! // Every unit, each a calibration set up by `configure` (here: a reviewer that reads the
+//! // code and reports a subtraction, with a repro command that fails on the bug).
+//! let reviewer = r#"grep -q 'a - b' src/calc.py && echo '[{"file": "src/calc.py", "line": 2, "message": "subtracts", "repro": "grep -q \"a + b\" src/calc.py"}]' || echo '[]'"#;
 //! let gates = Gates { min_recall: 0.5, min_precision: None };
 //! let configure = || Calibration::builder().review_cmd(reviewer).scorer(ScorerKind::Repro).min_plants(1).jobs(1);
 //! let units = run_units(&suite, &suite.units(), &dir.path().join("repos"), &configure, &mut |_| {})?;
