@@ -60,7 +60,11 @@ fn rust_repo() -> (tempfile::TempDir, PathBuf) {
 fn mutant_plants_land_in_the_commits_source_files_only_and_base_is_the_first_parent() {
     let (dir, repo) = rust_repo();
     let seen = dir.path().join("seen");
-    let reviewer = format!("echo {{base}} > {0}.base; cat src/lib.rs > {0}.lib; echo '[]'", seen.display());
+    // One file per review: the planted one, and the review of the unplanted change.
+    let reviewer = format!(
+        "echo {{base}} > {0}.base; cat src/lib.rs > {0}-$REVCAL_RUN_TOKEN.lib; echo '[]'",
+        seen.display()
+    );
     let report = Calibration::builder()
         .dir(&repo)
         .review_cmd(reviewer)
@@ -71,7 +75,15 @@ fn mutant_plants_land_in_the_commits_source_files_only_and_base_is_the_first_par
         .unwrap();
     assert_eq!(report.total, 5);
     assert!(report.plants.iter().all(|p| p.file == "src/lib.rs"), "{:?}", report.plants);
-    let planted = std::fs::read_to_string(seen.with_extension("lib")).unwrap();
+    let seen_files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "lib"))
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    assert_eq!(seen_files.len(), 2, "the planted change and the unplanted one");
+    assert!(seen_files.iter().any(|text| text == LIB), "one review saw the unplanted change");
+    let planted = seen_files.iter().find(|text| *text != LIB).unwrap();
     for plant in &report.plants {
         let line = planted.lines().nth(plant.line as usize - 1).unwrap();
         assert_eq!(line, plant.mutated, "the reviewer saw each plant at its line");
