@@ -172,6 +172,11 @@ impl LedgerAgent {
         &self.ledger
     }
 
+    /// Gives the ledger back (the agent ends).
+    pub fn into_ledger(self) -> Ledger {
+        self.ledger
+    }
+
     /// The chat session.
     pub fn session(&self) -> &Session {
         &self.session

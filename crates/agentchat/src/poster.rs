@@ -145,7 +145,9 @@ pub fn post(
     messages: &[ToPost],
     on_event: &mut dyn FnMut(&PostEvent),
 ) -> Result<Vec<PostOutcome>, SessionError> {
-    let mut session = Session::new(identity, config.session.clone())?;
+    let mut session_config = config.session.clone();
+    session_config.wait_for_channel = true;
+    let mut session = Session::new(identity, session_config)?;
     let mut tracked: Vec<Tracked> = messages.iter().map(|_| Tracked::default()).collect();
     for (index, message) in messages.iter().enumerate() {
         queue(&mut session, &mut tracked[index], message)?;

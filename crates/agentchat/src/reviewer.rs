@@ -146,9 +146,11 @@ impl ReviewerAgent {
     /// The agent of `identity`, reviewing with `reviewer`.
     pub fn new(
         identity: ChatIdentity,
-        config: SessionConfig,
+        mut config: SessionConfig,
         reviewer: Arc<dyn DiffReviewer>,
     ) -> Result<ReviewerAgent, SessionError> {
+        // The ledger agent may create the channel after this agent starts.
+        config.wait_for_channel = true;
         let (results_sender, results) = mpsc::channel();
         Ok(ReviewerAgent {
             session: Session::new(identity, config)?,

@@ -22,6 +22,9 @@ pub struct SessionConfig {
     pub channel: String,
     /// Create the channel when it does not exist (only a verified agent may).
     pub may_create: bool,
+    /// When the channel does not exist (and cannot be created), wait for it (try again
+    /// with backoff) instead of failing with [`SessionError::ChannelMissing`].
+    pub wait_for_channel: bool,
     /// The least time between two `MSG`s: the server refuses more than one a second.
     pub send_interval: Duration,
     /// A `PING` is sent after this long without a frame from the server.
@@ -48,6 +51,7 @@ impl SessionConfig {
             name: name.to_owned(),
             channel: channel.to_owned(),
             may_create: false,
+            wait_for_channel: false,
             send_interval: Duration::from_millis(1100),
             keepalive: Duration::from_secs(20),
             dead_after: Duration::from_secs(30),
@@ -536,7 +540,7 @@ impl Session {
                     if let Err(error) = link.socket.send(Message::text(frame::create_channel(&channel))) {
                         self.drop_link(&format!("cannot create {channel}: {error}"));
                     }
-                } else if !self.ever_joined {
+                } else if !self.ever_joined && !self.config.wait_for_channel {
                     let agent = self.identity.chat_id().clone();
                     return Err(SessionError::ChannelMissing {
                         channel,
@@ -545,8 +549,8 @@ impl Session {
                         agent,
                     });
                 } else {
-                    // It was there before the server restarted; a verified agent may create
-                    // it again.
+                    // It was there before the server restarted, or is being created: a
+                    // verified agent may create it (again).
                     self.drop_link(&format!("{channel} does not exist (yet)"));
                 }
             }

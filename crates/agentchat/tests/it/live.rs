@@ -1,0 +1,121 @@
+//! A ledger agent, posters and a reviewer agent in `#review` of a real server: stored once,
+//! answered, rated as RFC-001 says, receipts that verify with the ledger's key.
+
+use crate::server::AgentChatServer;
+use revcal_agentchat::{
+    ChatIdentity, DiffFinding, DiffReviewer, LedgerAgent, LedgerEvent, PostConfig, PostOutcome, ReviewerAgent,
+    SessionConfig, ToPost, post,
+};
+use revcal_elo::{
+    Content, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, ReviewVerdict, SignedMessage,
+    verify_receipt,
+};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A ledger agent on its own thread, stopped and joined on drop.
+pub struct RunningAgent {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Ledger>>,
+    pub events: Arc<Mutex<Vec<LedgerEvent>>>,
+}
+
+impl RunningAgent {
+    pub fn start(url: &str, key: Keypair, ledger: Ledger) -> RunningAgent {
+        let stop = Arc::new(AtomicBool::new(false));
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let config = SessionConfig::new(url, "ledger", "#review");
+        let mut agent = LedgerAgent::new(ChatIdentity::new(key), ledger, config).unwrap();
+        let (flag, log) = (Arc::clone(&stop), Arc::clone(&events));
+        let thread = std::thread::spawn(move || {
+            agent
+                .run(&|| flag.load(Ordering::SeqCst) && agent_idle(), &mut |event| log.lock().unwrap().push(event.clone()))
+                .unwrap();
+            agent.into_ledger()
+        });
+        RunningAgent { stop, thread: Some(thread), events }
+    }
+
+    /// Stops the agent and gives its ledger back.
+    pub fn stop(mut self) -> Ledger {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+fn agent_idle() -> bool {
+    true
+}
+
+impl Drop for RunningAgent {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+pub fn sign(key: &Keypair, content: Content) -> SignedMessage {
+    let message = Message { from: key.agent_id(), to: "#review".into(), ts: 1_700_000_000_000, content };
+    SignedMessage::sign(&message, key).unwrap()
+}
+
+pub fn post_as(url: &str, key: &Keypair, messages: &[SignedMessage]) -> Vec<PostOutcome> {
+    let config = PostConfig {
+        session: SessionConfig::new(url, "poster", "#review"),
+        wait: Duration::from_secs(120),
+        resend_every: Duration::from_secs(30),
+        issuer: None,
+    };
+    let to_post: Vec<ToPost> = messages.iter().map(ToPost::signed).collect();
+    post(ChatIdentity::new(key.clone()), &config, &to_post, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn a_request_a_review_and_an_outcome_are_stored_once_answered_and_receipted() {
+    let ledger_key = Keypair::from_seed([10; 32]);
+    let genesis = ChatIdentity::new(ledger_key.clone()).chat_id().hex().to_owned();
+    let Some(server) = AgentChatServer::start("a_request_a_review_and_an_outcome", Some(&genesis)) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(dir.path().join("ledger.sqlite")).unwrap();
+    let issuer = ledger.issuer_key().public().unwrap();
+    let agent = RunningAgent::start(&server.url(), ledger_key, ledger);
+
+    let (author, reviewer) = (Keypair::from_seed([1; 32]), Keypair::from_seed([2; 32]));
+    let request = sign(&author, Content::Request(RequestContent { title: Some("Fix it".into()), ..Default::default() }));
+    let outcomes = post_as(&server.url(), &author, std::slice::from_ref(&request));
+    let PostOutcome::Stored { answer, receipts } = &outcomes[0] else { panic!("{outcomes:?}") };
+    assert_eq!(answer["id"], request.id.as_str());
+    assert!(receipts.is_empty());
+
+    let review = sign(&reviewer, Content::Review(ReviewContent {
+        request_id: request.id.clone(),
+        verdict: ReviewVerdict::RequestChanges,
+        comments: vec![],
+        summary: None,
+    }));
+    assert!(matches!(post_as(&server.url(), &reviewer, &[review])[0], PostOutcome::Stored { .. }));
+
+    let outcome = sign(&author, Content::Outcome(OutcomeContent {
+        request_id: request.id.clone(),
+        merged: true,
+        incident: true,
+        incident_details: Some("INC-1".into()),
+        calibration: None,
+    }));
+    let outcomes = post_as(&server.url(), &author, &[outcome.clone(), request.clone()]);
+    let PostOutcome::Stored { receipts, .. } = &outcomes[0] else { panic!("{outcomes:?}") };
+    assert_eq!(receipts.len(), 1);
+    let receipt = verify_receipt(&receipts[0].to_string(), &issuer).unwrap();
+    assert_eq!((receipt.elo_delta, receipt.outcome.as_str()), (50.0, "caught_bug"));
+    assert!(matches!(outcomes[1], PostOutcome::AlreadyStored { .. }), "{:?}", outcomes[1]);
+
+    let ledger = agent.stop();
+    assert_eq!(ledger.message_count().unwrap(), 3);
+    assert_eq!(ledger.leaderboard(None).unwrap()[0].elo, 1250.0);
+    let _ = json!(null) == Value::Null;
+}
