@@ -3,12 +3,12 @@
 
 use crate::server::AgentChatServer;
 use revcal_agentchat::{
-    ChatIdentity, DiffFinding, DiffReviewer, LedgerAgent, LedgerEvent, PostConfig, PostOutcome, ReviewerAgent,
-    SessionConfig, ToPost, post,
+    ChatIdentity, DiffFinding, DiffReviewer, LedgerAgent, LedgerEvent, PostConfig, PostOutcome,
+    ReviewerAgent, SessionConfig, ToPost, post,
 };
 use revcal_elo::{
-    Content, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, ReviewVerdict, SignedMessage,
-    verify_receipt,
+    Content, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, ReviewVerdict,
+    SignedMessage, verify_receipt,
 };
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +32,9 @@ impl RunningAgent {
         let (flag, log) = (Arc::clone(&stop), Arc::clone(&events));
         let thread = std::thread::spawn(move || {
             agent
-                .run(&|| flag.load(Ordering::SeqCst) && agent_idle(), &mut |event| log.lock().unwrap().push(event.clone()))
+                .run(&|| flag.load(Ordering::SeqCst) && agent_idle(), &mut |event| {
+                    log.lock().unwrap().push(event.clone())
+                })
                 .unwrap();
             agent.into_ledger()
         });
@@ -79,34 +81,45 @@ pub fn post_as(url: &str, key: &Keypair, messages: &[SignedMessage]) -> Vec<Post
 fn a_request_a_review_and_an_outcome_are_stored_once_answered_and_receipted() {
     let ledger_key = Keypair::from_seed([10; 32]);
     let genesis = ChatIdentity::new(ledger_key.clone()).chat_id().hex().to_owned();
-    let Some(server) = AgentChatServer::start("a_request_a_review_and_an_outcome", Some(&genesis)) else { return };
+    let Some(server) = AgentChatServer::start("a_request_a_review_and_an_outcome", Some(&genesis)) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let ledger = Ledger::open(dir.path().join("ledger.sqlite")).unwrap();
     let issuer = ledger.issuer_key().public().unwrap();
     let agent = RunningAgent::start(&server.url(), ledger_key, ledger);
 
     let (author, reviewer) = (Keypair::from_seed([1; 32]), Keypair::from_seed([2; 32]));
-    let request = sign(&author, Content::Request(RequestContent { title: Some("Fix it".into()), ..Default::default() }));
+    let request = sign(
+        &author,
+        Content::Request(RequestContent { title: Some("Fix it".into()), ..Default::default() }),
+    );
     let outcomes = post_as(&server.url(), &author, std::slice::from_ref(&request));
     let PostOutcome::Stored { answer, receipts } = &outcomes[0] else { panic!("{outcomes:?}") };
     assert_eq!(answer["id"], request.id.as_str());
     assert!(receipts.is_empty());
 
-    let review = sign(&reviewer, Content::Review(ReviewContent {
-        request_id: request.id.clone(),
-        verdict: ReviewVerdict::RequestChanges,
-        comments: vec![],
-        summary: None,
-    }));
+    let review = sign(
+        &reviewer,
+        Content::Review(ReviewContent {
+            request_id: request.id.clone(),
+            verdict: ReviewVerdict::RequestChanges,
+            comments: vec![],
+            summary: None,
+        }),
+    );
     assert!(matches!(post_as(&server.url(), &reviewer, &[review])[0], PostOutcome::Stored { .. }));
 
-    let outcome = sign(&author, Content::Outcome(OutcomeContent {
-        request_id: request.id.clone(),
-        merged: true,
-        incident: true,
-        incident_details: Some("INC-1".into()),
-        calibration: None,
-    }));
+    let outcome = sign(
+        &author,
+        Content::Outcome(OutcomeContent {
+            request_id: request.id.clone(),
+            merged: true,
+            incident: true,
+            incident_details: Some("INC-1".into()),
+            calibration: None,
+        }),
+    );
     let outcomes = post_as(&server.url(), &author, &[outcome.clone(), request.clone()]);
     let PostOutcome::Stored { receipts, .. } = &outcomes[0] else { panic!("{outcomes:?}") };
     assert_eq!(receipts.len(), 1);

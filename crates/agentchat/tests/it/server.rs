@@ -126,7 +126,11 @@ impl AgentChatServer {
             if health(self.port) {
                 return;
             }
-            assert!(started.elapsed() < Duration::from_secs(60), "the AgentChat server is not ready:\n{}", self.log());
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the AgentChat server is not ready:\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
