@@ -17,14 +17,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// A ledger agent on its own thread, stopped and joined on drop.
-pub struct RunningAgent {
+pub(crate) struct RunningAgent {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Ledger>>,
-    pub events: Arc<Mutex<Vec<LedgerEvent>>>,
+    pub(crate) events: Arc<Mutex<Vec<LedgerEvent>>>,
 }
 
 impl RunningAgent {
-    pub fn start(url: &str, key: Keypair, ledger: Ledger) -> RunningAgent {
+    pub(crate) fn start(url: &str, key: Keypair, ledger: Ledger) -> RunningAgent {
         let stop = Arc::new(AtomicBool::new(false));
         let events = Arc::new(Mutex::new(Vec::new()));
         let config = SessionConfig::new(url, "ledger", "#review");
@@ -42,7 +42,7 @@ impl RunningAgent {
     }
 
     /// Stops the agent and gives its ledger back.
-    pub fn stop(mut self) -> Ledger {
+    pub(crate) fn stop(mut self) -> Ledger {
         self.stop.store(true, Ordering::SeqCst);
         self.thread.take().unwrap().join().unwrap()
     }
@@ -61,12 +61,12 @@ impl Drop for RunningAgent {
     }
 }
 
-pub fn sign(key: &Keypair, content: Content) -> SignedMessage {
+pub(crate) fn sign(key: &Keypair, content: Content) -> SignedMessage {
     let message = Message { from: key.agent_id(), to: "#review".into(), ts: 1_700_000_000_000, content };
     SignedMessage::sign(&message, key).unwrap()
 }
 
-pub fn post_as(url: &str, key: &Keypair, messages: &[SignedMessage]) -> Vec<PostOutcome> {
+pub(crate) fn post_as(url: &str, key: &Keypair, messages: &[SignedMessage]) -> Vec<PostOutcome> {
     let config = PostConfig {
         session: SessionConfig::new(url, "poster", "#review"),
         wait: Duration::from_secs(120),

@@ -16,10 +16,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The variable that forbids skipping.
-pub const REQUIRE_VARIABLE: &str = "REVCAL_REQUIRE_AGENTCHAT";
+pub(crate) const REQUIRE_VARIABLE: &str = "REVCAL_REQUIRE_AGENTCHAT";
 
 /// A running AgentChat server.
-pub struct AgentChatServer {
+pub(crate) struct AgentChatServer {
     child: Option<Child>,
     port: u16,
     data: tempfile::TempDir,
@@ -54,7 +54,7 @@ fn missing() -> Option<String> {
 }
 
 /// A free TCP port on 127.0.0.1 (free when asked; the server binds it right after).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
@@ -62,7 +62,7 @@ pub fn free_port() -> u16 {
 impl AgentChatServer {
     /// Starts a server whose verified (genesis) agent is `genesis` (16 hex digits); `None`
     /// with a notice when it cannot run here.
-    pub fn start(test: &str, genesis: Option<&str>) -> Option<AgentChatServer> {
+    pub(crate) fn start(test: &str, genesis: Option<&str>) -> Option<AgentChatServer> {
         if let Some(reason) = missing() {
             if std::env::var_os(REQUIRE_VARIABLE).is_some_and(|v| v == "1") {
                 panic!("{test}: {reason}, and {REQUIRE_VARIABLE}=1 forbids skipping");
@@ -82,17 +82,17 @@ impl AgentChatServer {
     }
 
     /// `ws://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("ws://127.0.0.1:{}", self.port)
     }
 
     /// The port.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// The server's log (its stderr).
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.data.path().join("server.log")).unwrap_or_default()
     }
 
@@ -136,7 +136,7 @@ impl AgentChatServer {
     }
 
     /// Kills the server (SIGKILL) and waits for it: channels and connections are gone.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -144,7 +144,7 @@ impl AgentChatServer {
     }
 
     /// Starts it again on the same port and data directory.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.kill();
         self.launch();
     }
