@@ -518,7 +518,9 @@ fn classify(message: &ChatMessage) -> Inbound {
         }
     };
     let refuse = |error: &MessageError, id: Option<String>| {
-        let code = if matches!(error, MessageError::BadSignature) { "altered" } else { "invalid" };
+        // Masking can break the JSON itself (it replaces `"token": "..."`, key and all):
+        // whatever fails in a masked message, the server altered it.
+        let code = if masked || matches!(error, MessageError::BadSignature) { "altered" } else { "invalid" };
         let reason = if matches!(error, MessageError::BadSignature) {
             "`sig`: the signature does not verify: the message was changed after it was signed (on the way, or before it was posted) or signed with another key".to_owned()
         } else {
@@ -622,6 +624,10 @@ mod tests {
         };
         assert_eq!(code, "altered");
         assert!(reason.contains("masked"), "{reason}");
+        // Masking can replace a key with its value and break the JSON: still altered.
+        let broken = signed.canonical().replace(r#""title":"#, "[REDACTED:generic_secret]");
+        let Inbound::Refuse { code, .. } = classify(&posted(chat.as_str(), &broken)) else { panic!() };
+        assert_eq!(code, "altered");
         for ignored in ["hello", r#"{"type":"CHAT"}"#, r#"{"no":"type"}"#] {
             assert!(matches!(classify(&posted(chat.as_str(), ignored)), Inbound::Ignore), "{ignored}");
         }
