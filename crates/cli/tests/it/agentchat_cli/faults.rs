@@ -371,3 +371,89 @@ fn two_servers_sharing_one_postgresql_ledger_rate_a_reviewer_as_one() {
     }
     assert_eq!(receipts[1]["elo_delta"], 50.0);
 }
+
+#[test]
+fn a_restarted_ledger_agent_counts_nothing_twice_and_gets_what_was_posted_while_it_was_away() {
+    let scene = Scene::new();
+    let Some((server, _)) = started("a_restarted_ledger_agent", &scene) else { return };
+    scene.key("alice", 31);
+    let ledger = scene.path("ledger.sqlite");
+    let ledger_text = ledger.display().to_string();
+    let mut agent = scene.serve("ledger", &server, &ledger_text);
+    let output = scene.post(&server, "alice", &scene.write("first.jsonl", &requests("first", 5)), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(agent.stop(), Some(0), "{}", agent.stderr());
+
+    // While no ledger agent listens: more messages than the server's replay buffer holds (20).
+    let poster = {
+        let url = server.url();
+        let file = scene.write("away.jsonl", &requests("away", 24)).display().to_string();
+        scene.spawn(
+            "poster",
+            &[
+                "agentchat",
+                "post",
+                "--server",
+                &url,
+                "--key",
+                "alice.key",
+                &file,
+                "--json",
+                "--wait",
+                "300",
+                "-v",
+            ],
+            &[],
+        )
+    };
+    let started = Instant::now();
+    while poster.stderr().matches(" posted index=").count() < 24 {
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "the poster never posted its 24:\n{}",
+            poster.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let again = scene.serve("ledger", &server, &ledger_text);
+    let mut poster = poster;
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = poster.child.as_mut().unwrap().try_wait().unwrap() {
+            poster.child = None;
+            break status.code();
+        }
+        assert!(started.elapsed() < Duration::from_secs(400), "post never finished:\n{}", poster.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, Some(0), "{}\n{}", poster.stdout(), again.stderr());
+    let answers: Vec<Value> =
+        poster.stdout().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(answers.len(), 24);
+    assert_eq!(Ledger::open(&ledger).unwrap().message_count().unwrap(), 29);
+    let events = again.events();
+    let stored: HashSet<&str> = events
+        .iter()
+        .filter(|event| event["event"] == "stored")
+        .map(|event| event["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(stored.len(), 24, "{}", again.stderr());
+
+    // Restarted once more: the replay buffer brings back stored messages, which count once.
+    let mut again = again;
+    assert_eq!(again.stop(), Some(0));
+    let mut third = scene.serve("ledger", &server, &ledger_text);
+    let replayed = wait_for_event(&third, "a replayed message refused", |event| {
+        event["event"] == "refused" && event["code"] == "replayed" && event["replay"] == true
+    });
+    assert!(replayed["msg_id"].is_string());
+    assert_eq!(third.stop(), Some(0));
+    assert!(
+        !third.events().iter().any(|event| event["event"] == "stored" || event["event"] == "posted"),
+        "{}",
+        third.stderr()
+    );
+    assert_eq!(Ledger::open(&ledger).unwrap().message_count().unwrap(), 29);
+    let check = scene.revcal(&["elo", "check", "--ledger", &ledger_text]).output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+}
