@@ -82,7 +82,19 @@ fn the_server_killed_and_restarted_mid_stream_loses_nothing_acknowledged_and_sto
         let file = file.display().to_string();
         scene.spawn(
             "poster",
-            &["agentchat", "post", "--server", &url, "--key", "alice.key", &file, "--json", "--wait", "240"],
+            &[
+                "agentchat",
+                "post",
+                "--server",
+                &url,
+                "--key",
+                "alice.key",
+                &file,
+                "--json",
+                "--wait",
+                "240",
+                "-v",
+            ],
             &[],
         )
     };
@@ -102,6 +114,8 @@ fn the_server_killed_and_restarted_mid_stream_loses_nothing_acknowledged_and_sto
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(code, Some(0), "{}\n{}", poster.stdout(), poster.stderr());
+    // The poster lost its connection and posted again after reconnecting.
+    assert!(poster.stderr().contains("disconnected; posting again"), "{}", poster.stderr());
     let answers: Vec<Value> =
         poster.stdout().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     assert_eq!(answers.len(), 12);
