@@ -4,13 +4,13 @@
 use crate::server::AgentChatServer;
 use revcal_agentchat::{
     ChatIdentity, DiffFinding, DiffReviewer, LedgerAgent, LedgerEvent, PostConfig, PostOutcome,
-    ReviewerAgent, SessionConfig, ToPost, post,
+    ReviewerAgent, ReviewerEvent, SessionConfig, ToPost, post,
 };
 use revcal_elo::{
     Content, Keypair, Ledger, Message, OutcomeContent, RequestContent, ReviewContent, ReviewVerdict,
     SignedMessage, verify_receipt,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -32,9 +32,7 @@ impl RunningAgent {
         let (flag, log) = (Arc::clone(&stop), Arc::clone(&events));
         let thread = std::thread::spawn(move || {
             agent
-                .run(&|| flag.load(Ordering::SeqCst) && agent_idle(), &mut |event| {
-                    log.lock().unwrap().push(event.clone())
-                })
+                .run(&|| flag.load(Ordering::SeqCst), &mut |event| log.lock().unwrap().push(event.clone()))
                 .unwrap();
             agent.into_ledger()
         });
@@ -46,10 +44,6 @@ impl RunningAgent {
         self.stop.store(true, Ordering::SeqCst);
         self.thread.take().unwrap().join().unwrap()
     }
-}
-
-fn agent_idle() -> bool {
-    true
 }
 
 impl Drop for RunningAgent {
@@ -127,8 +121,111 @@ fn a_request_a_review_and_an_outcome_are_stored_once_answered_and_receipted() {
     assert_eq!((receipt.elo_delta, receipt.outcome.as_str()), (50.0, "caught_bug"));
     assert!(matches!(outcomes[1], PostOutcome::AlreadyStored { .. }), "{:?}", outcomes[1]);
 
+    let stored = agent
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|event| matches!(event, LedgerEvent::Stored { .. }))
+        .count();
+    assert_eq!(stored, 3);
     let ledger = agent.stop();
     assert_eq!(ledger.message_count().unwrap(), 3);
     assert_eq!(ledger.leaderboard(None).unwrap()[0].elo, 1250.0);
-    let _ = json!(null) == Value::Null;
+}
+
+/// Flags every added line that calls `unwrap()`, as blocking.
+struct UnwrapReviewer;
+
+impl DiffReviewer for UnwrapReviewer {
+    fn name(&self) -> String {
+        "unwrap-finder".into()
+    }
+
+    fn review(&self, diff: &str) -> Result<Vec<DiffFinding>, String> {
+        Ok(diff
+            .lines()
+            .filter(|line| line.starts_with('+') && line.contains("unwrap()"))
+            .map(|line| DiffFinding {
+                file: Some("src/lib.rs".into()),
+                line: Some(2),
+                body: format!("panics: {line}"),
+                blocking: true,
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn a_reviewer_agent_reviews_a_diff_and_declines_a_request_without_one() {
+    let ledger_key = Keypair::from_seed([11; 32]);
+    let genesis = ChatIdentity::new(ledger_key.clone()).chat_id().hex().to_owned();
+    let Some(server) = AgentChatServer::start("a_reviewer_agent_reviews_a_diff", Some(&genesis)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let agent =
+        RunningAgent::start(&server.url(), ledger_key, Ledger::open(dir.path().join("l.sqlite")).unwrap());
+    let reviewer_key = Keypair::from_seed([12; 32]);
+    let config = SessionConfig::new(&server.url(), "reviewer", "#review");
+    let mut reviewer =
+        ReviewerAgent::new(ChatIdentity::new(reviewer_key.clone()), config, Arc::new(UnwrapReviewer))
+            .unwrap();
+    let author = Keypair::from_seed([13; 32]);
+    let diff = "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1,2 @@\n fn f() {}\n+let x = y.unwrap();\n";
+    let mut with_diff = RequestContent { title: Some("with".into()), ..Default::default() };
+    with_diff.extra.insert("diff".into(), json!(diff));
+    let with_diff = sign(&author, Content::Request(with_diff));
+    let url_only = sign(
+        &author,
+        Content::Request(RequestContent {
+            diff_url: Some("https://example.org/pr/1".into()),
+            ..Default::default()
+        }),
+    );
+
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (flag, log) = (Arc::clone(&stop), Arc::clone(&events));
+    let thread = std::thread::spawn(move || {
+        reviewer
+            .run(&|| flag.load(Ordering::SeqCst), &mut |event| log.lock().unwrap().push(event.clone()))
+            .unwrap();
+    });
+    let outcomes = post_as(&server.url(), &author, &[with_diff.clone(), url_only.clone()]);
+    assert!(outcomes.iter().all(|outcome| matches!(outcome, PostOutcome::Stored { .. })), "{outcomes:?}");
+    let started = std::time::Instant::now();
+    let (review, declined) = loop {
+        let seen = events.lock().unwrap().clone();
+        let review = seen.iter().find_map(|event| match event {
+            ReviewerEvent::Reviewed { request_id, verdict, comments, .. }
+                if request_id == with_diff.id.as_str() =>
+            {
+                Some((*verdict, *comments))
+            }
+            _ => None,
+        });
+        let declined = seen.iter().find_map(|event| match event {
+            ReviewerEvent::Declined { request_id, reason } if request_id == url_only.id.as_str() => {
+                Some(reason.clone())
+            }
+            _ => None,
+        });
+        let answered = seen.iter().any(
+            |event| matches!(event, ReviewerEvent::LedgerAnswer { answer } if answer["status"] == "stored"),
+        );
+        if let (Some(review), Some(declined), true) = (review, declined.clone(), answered) {
+            break (review, declined);
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{seen:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(review, (ReviewVerdict::RequestChanges, 1));
+    assert!(declined.contains("content.diff"), "{declined}");
+    stop.store(true, Ordering::SeqCst);
+    thread.join().unwrap();
+    let ledger = agent.stop();
+    // The two requests and the one review, which names its request and the finding.
+    assert_eq!(ledger.message_count().unwrap(), 3);
+    assert_eq!(ledger.standings().unwrap().keys().next().unwrap().as_str(), reviewer_key.agent_id().as_str());
 }

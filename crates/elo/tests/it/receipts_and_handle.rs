@@ -85,7 +85,7 @@ fn the_receipts_of_an_outcome_just_stored_are_the_ones_receipts_issues() {
         let classes: Vec<&str> = receipts.iter().map(|r| r.outcome.as_str()).collect();
         assert_eq!(classes, ["caught_bug", "missed_bug"]);
         for (receipt, n) in receipts.iter().zip([2, 3]) {
-            assert_eq!(ledger.receipts(&agent(n).agent_id()).unwrap(), [receipt.clone()]);
+            assert_eq!(ledger.receipts(&agent(n).agent_id()).unwrap(), std::slice::from_ref(receipt));
             assert_eq!(receipt.content, format!("REVIEW:{} on PR 9", receipt.review.verdict.as_str()));
         }
         assert!(ledger.receipts_for(&[]).unwrap().is_empty());
