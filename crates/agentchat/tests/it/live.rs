@@ -229,3 +229,53 @@ fn a_reviewer_agent_reviews_a_diff_and_declines_a_request_without_one() {
     assert_eq!(ledger.message_count().unwrap(), 3);
     assert_eq!(ledger.standings().unwrap().keys().next().unwrap().as_str(), reviewer_key.agent_id().as_str());
 }
+
+#[test]
+fn a_session_keeps_a_quiet_link_with_pings_and_leaves_a_frozen_server_for_a_fresh_link() {
+    let key = Keypair::from_seed([14; 32]);
+    let Some(server) = AgentChatServer::start("a_session_keeps_a_quiet_link", None) else { return };
+    let mut config = SessionConfig::new(&server.url(), "pinger", "#general");
+    config.keepalive = Duration::from_millis(200);
+    // Generous: a loaded machine may delay a PONG, never by 10 s.
+    config.dead_after = Duration::from_secs(10);
+    config.backoff_initial = Duration::from_millis(100);
+    let mut session = revcal_agentchat::Session::new(ChatIdentity::new(key), config).unwrap();
+    let next = |session: &mut revcal_agentchat::Session, what: &str| {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(event) = session.poll(Duration::from_millis(100)).unwrap() {
+                return event;
+            }
+            assert!(started.elapsed() < Duration::from_secs(120), "no {what}");
+        }
+    };
+    while !matches!(next(&mut session, "join"), revcal_agentchat::SessionEvent::Joined { .. }) {}
+    // Quiet for many keepalive periods: each PING is answered, so the link stays.
+    let quiet = std::time::Instant::now();
+    while quiet.elapsed() < Duration::from_secs(3) {
+        if let Some(event) = session.poll(Duration::from_millis(100)).unwrap() {
+            assert!(!matches!(event, revcal_agentchat::SessionEvent::Disconnected { .. }), "{event:?}");
+        }
+    }
+    // Frozen: nothing answers the PING; the link is given up, and a new one made once the
+    // server runs again.
+    // SAFETY: signals to the server this test started.
+    unsafe { libc::kill(server.pid() as i32, libc::SIGSTOP) };
+    let event = loop {
+        match next(&mut session, "disconnection") {
+            revcal_agentchat::SessionEvent::Message(_) => {}
+            other => break other,
+        }
+    };
+    unsafe { libc::kill(server.pid() as i32, libc::SIGCONT) };
+    let revcal_agentchat::SessionEvent::Disconnected { reason } = event else { panic!("{event:?}") };
+    assert!(reason.contains("no answer to PING"), "{reason}");
+    loop {
+        match next(&mut session, "a new join") {
+            revcal_agentchat::SessionEvent::Joined { .. } => break,
+            revcal_agentchat::SessionEvent::Disconnected { .. }
+            | revcal_agentchat::SessionEvent::Message(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}

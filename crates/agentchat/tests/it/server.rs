@@ -91,6 +91,11 @@ impl AgentChatServer {
         self.port
     }
 
+    /// The server's process id (node).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// The server's log (its stderr).
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.data.path().join("server.log")).unwrap_or_default()
