@@ -346,6 +346,17 @@ fn rfc_001_live_two_reviewer_agents_an_outcome_the_leaderboard_and_receipts() {
         assert_eq!((row["agent"].as_str().unwrap(), row["elo"].as_f64().unwrap()), (agent_id.as_str(), *elo));
         assert_eq!((row["reviews"].as_u64(), row["accuracy"].as_f64()), (Some(2), Some(*accuracy)));
     }
+    // With `outcomes`, as `elo handle` answers it: the scope named in the result.
+    let reported = scene.write(
+        "reported.json",
+        r#"{"type": "REVIEW_LEADERBOARD", "content": {"outcomes": "reported", "limit": 1}}"#,
+    );
+    let output = scene.post(&server, "author", &reported, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let scoped = &posted(&output)[0]["answer"]["content"];
+    assert_eq!(scoped["outcomes"], "reported", "{scoped}");
+    assert_eq!(scoped["leaderboard"].as_array().unwrap().len(), 1);
+    assert_eq!(scoped["leaderboard"][0]["agent"], catcher.agent_id().as_str());
     // The result is the ledger's, signed with its key, about the asker's query.
     assert_eq!(result["answer"]["type"], "REVIEW_LEADERBOARD_RESULT");
     assert!(revcal_elo::SignedMessage::parse(&result["answer"].to_string()).is_ok());
