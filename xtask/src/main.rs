@@ -4,7 +4,7 @@
 //!   checked-in file is stale.
 //! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
 //! - `ci`: run `.ci/run`, exactly what CI runs.
-//! - `bench [rubrics|mutate|calibrate|calibrate-parallel|elo|score|suite]`: run a benchmark; each prints its
+//! - `bench [rubrics|mutate|calibrate|calibrate-parallel|elo|score|suite|agentchat]`: run a benchmark; each prints its
 //!   baseline and ratio.
 //! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`; `fuzz --seeds`
 //!   re-derives the committed seeds.
@@ -12,6 +12,7 @@
 //! - `e2e-llm [--dir DIR] [--python PY] [--threads N]`: revcal against a real model server
 //!   installed from registry packages (docs/judge.md#a-test-against-a-real-model).
 
+mod bench_agentchat;
 mod bench_calibrate;
 mod bench_calibrate_parallel;
 mod bench_mutate;
@@ -38,6 +39,8 @@ tasks:
   bench calibrate-parallel  72 reviews of 2 s and a judge answering in 0.5 s with --jobs 8, against
                      the ideal (target <= 1.25x), and the report of --jobs 1 compared byte for byte
   bench suite        a 50-entry suite unsharded, as 50 and 5 shards, and merged: each shard's start-up cost
+  bench agentchat    messages stored per second through one ledger agent on the real AgentChat server
+                     (node; 40 agents posting at once), next to `revcal elo ingest` of the same messages
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
                      `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
@@ -81,6 +84,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             Some("score") => cargo(&root, &["bench", "-p", "revcal-score", "--bench", "score"]),
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some("suite") => bench_suite::run(&root),
+            Some("agentchat") => bench_agentchat::run(&root),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
         Some("fuzz") => fuzz::run(&root, &rest),

@@ -78,6 +78,9 @@ pub(crate) enum Command {
     Judge(crate::judge::JudgeArgs),
     /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.
     Elo(crate::elo::EloArgs),
+    /// RFC-001 live on an AgentChat server: the ledger agent, posting, a reviewer agent.
+    #[command(subcommand_required = true)]
+    Agentchat(crate::agentchat::AgentchatArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::completions::CompletionsArgs),
 }
@@ -94,6 +97,7 @@ impl Command {
             Command::Calibrate(_) => "calibrate",
             Command::Demo(_) => "demo",
             Command::Elo(_) => "elo",
+            Command::Agentchat(_) => "agentchat",
             Command::Judge(_) => "judge",
             Command::Completions(_) => "completions",
         }

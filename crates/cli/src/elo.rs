@@ -332,7 +332,7 @@ impl LedgerArg {
     }
 
     /// Opens the ledger, creating it when absent (for commands that write).
-    fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
+    pub(crate) fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
         Ok(revcal_elo::Ledger::open_at(&self.location()?, None)?)
     }
 
@@ -355,6 +355,13 @@ impl LedgerArg {
 
 /// The largest file `revcal elo ingest` reads (and the largest receipts file it verifies):
 /// 512 MiB, about 850,000 signed messages. Split a larger stream into several files.
+/// Milliseconds since the Unix epoch: the `ts` revcal fills in.
+pub(crate) fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 pub(crate) const MAX_STREAM_BYTES: u64 = 512 << 20;
 /// The largest key file.
 const MAX_KEY_FILE_BYTES: u64 = 64 << 10;
@@ -370,12 +377,12 @@ fn read_text(path: &Path, limit: u64) -> anyhow::Result<String> {
 }
 
 /// A path as users typed it, `-` shown as standard input.
-fn display(path: &Path) -> String {
+pub(crate) fn display(path: &Path) -> String {
     if path == Path::new("-") { "<stdin>".to_owned() } else { path.display().to_string() }
 }
 
 /// Loads a key file, naming it on error.
-fn load_key_file(path: &Path) -> anyhow::Result<revcal_elo::KeyFile> {
+pub(crate) fn load_key_file(path: &Path) -> anyhow::Result<revcal_elo::KeyFile> {
     let text = read_text(path, MAX_KEY_FILE_BYTES)?;
     revcal_elo::KeyFile::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", display(path)))
 }

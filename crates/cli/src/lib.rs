@@ -31,6 +31,7 @@ macro_rules! eprint {
     ($($arg:tt)*) => { ::std::eprint!("{}", $crate::secrets::redact(&::std::format!($($arg)*))) };
 }
 
+mod agentchat;
 pub mod allocator;
 mod args;
 mod bugs;
@@ -87,6 +88,7 @@ where
         Command::Calibrate(args) => calibrate::run(*args, &style),
         Command::Demo(args) => demo::run(args, &style),
         Command::Elo(args) => elo::run(args, &style),
+        Command::Agentchat(args) => agentchat::run(args),
         Command::Judge(args) => judge::run(args, &style),
         Command::Completions(args) => completions::run(&args),
     };

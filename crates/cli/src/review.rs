@@ -111,6 +111,24 @@ pub(crate) struct AskFlags {
     structured_output: crate::judge::StructuredOutputArg,
 }
 
+impl AskFlags {
+    /// The limits these flags set, with at most `max_findings` findings a review.
+    pub(crate) fn limits(&self, max_findings: usize) -> Limits {
+        Limits {
+            timeout: Duration::from_secs(self.timeout),
+            retries: self.retries,
+            max_calls: self.max_calls,
+            structured_output: self.structured_output.into(),
+            max_findings,
+        }
+    }
+
+    /// The cache directory these flags choose (`None`: no cache).
+    pub(crate) fn cache(&self) -> Option<PathBuf> {
+        cache_dir(self.no_cache, self.cache.clone())
+    }
+}
+
 /// Arguments of `revcal review`.
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::with_table(AFTER_HELP, REVIEW_TABLE))]

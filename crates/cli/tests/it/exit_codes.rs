@@ -38,6 +38,8 @@ fn other_commands_keep_2_for_usage_errors_and_help_exits_0() {
         &["rubric", "lint", "--formt", "json"][..],
         &["mutate", "--smaple", "3", "."],
         &["elo", "leaderbord"],
+        &["agentchat", "post", "--server", "ws://127.0.0.1:1", "--key", "k", "m.json", "--wiat", "3"],
+        &["agentchat"],
         &["nonsense"],
         &[],
     ] {
@@ -53,7 +55,7 @@ fn other_commands_keep_2_for_usage_errors_and_help_exits_0() {
 
 #[test]
 fn every_command_documents_its_exit_codes_in_its_help() {
-    let commands: [(&str, &[&str], &[&str]); 8] = [
+    let commands: [(&str, &[&str], &[&str]); 11] = [
         (
             REVCAL,
             &["calibrate"],
@@ -77,6 +79,18 @@ fn every_command_documents_its_exit_codes_in_its_help() {
         (REVCAL, &["mutate"], &["0  mutants listed", "2  usage or I/O error"]),
         (REVCAL, &["demo"], &["0  both calibrations ran", "2  usage error"]),
         (REVCAL, &["elo"], &["0  done", "1  a refusal", "2  usage or I/O error"]),
+        (REVCAL, &["agentchat", "serve"], &["0  stopped by SIGINT or SIGTERM", "2  could not run"]),
+        (
+            REVCAL,
+            &["agentchat", "post"],
+            &[
+                "0  every message answered",
+                "1  a refusal",
+                "3  no answer within --wait",
+                "2  usage or I/O error",
+            ],
+        ),
+        (REVCAL, &["agentchat", "review"], &["0  stopped by SIGINT or SIGTERM", "2  could not run"]),
     ];
     for (binary, command, rows) in commands {
         let mut args = command.to_vec();

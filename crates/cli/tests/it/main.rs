@@ -1,6 +1,10 @@
 //! The `revcal` and `review-calibration` binaries run as a user runs them: one test binary,
 //! one module per command.
 
+mod agentchat_cli;
+/// The real AgentChat server for the agentchat tests, shared with revcal-agentchat's tests.
+#[path = "../../../agentchat/tests/it/server.rs"]
+mod agentchat_server;
 mod assets;
 mod bugs_cli;
 mod calibrate_cli;

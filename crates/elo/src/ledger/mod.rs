@@ -321,17 +321,25 @@ impl Ledger {
 
     /// Signed receipts for every scored review of `reviewer`, oldest first.
     pub fn receipts(&self, reviewer: &AgentId) -> Result<Vec<Receipt>, LedgerError> {
+        self.receipts_for(&self.scored_reviews(Some(reviewer))?)
+    }
+
+    /// Signed receipts for `scored` (what [`Stored::scored`] lists for an outcome just
+    /// stored), each the same receipt [`Ledger::receipts`] issues for that review: what a
+    /// chat server posts when an outcome scores reviews, without reading every review of
+    /// each reviewer again.
+    pub fn receipts_for(&self, scored: &[ScoredReview]) -> Result<Vec<Receipt>, LedgerError> {
         let mut subjects: HashMap<MessageId, Option<String>> = HashMap::new();
-        let mut receipts = Vec::new();
         let trusted = self.trust_set()?;
-        for scored in self.scored_reviews(Some(reviewer))? {
+        let mut receipts = Vec::with_capacity(scored.len());
+        for scored in scored {
             if !subjects.contains_key(&scored.request_id) {
                 let subject = self.request_subject(&scored.request_id)?;
                 subjects.insert(scored.request_id.clone(), subject);
             }
             let subject = subjects.get(&scored.request_id).and_then(Option::as_deref);
             let calibration = self.receipt_calibration(&scored.outcome_id, &trusted)?;
-            receipts.push(Receipt::issue_with(&scored, subject, calibration, &self.key));
+            receipts.push(Receipt::issue_with(scored, subject, calibration, &self.key));
         }
         Ok(receipts)
     }

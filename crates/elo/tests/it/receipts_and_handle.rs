@@ -70,6 +70,29 @@ fn receipts_verify_with_the_issuer_key_only_and_break_on_any_byte_change_on(ledg
 }
 
 #[test]
+fn the_receipts_of_an_outcome_just_stored_are_the_ones_receipts_issues() {
+    for backend in crate::util::backends("the_receipts_of_an_outcome") {
+        let author = agent(1);
+        let mut ledger = backend.open();
+        let target = request(&author, "PR 9");
+        ledger.ingest(&target).unwrap().unwrap();
+        for (n, verdict) in [(2, ReviewVerdict::RequestChanges), (3, ReviewVerdict::Approve)] {
+            ledger.ingest(&review(&agent(n), &target, verdict)).unwrap().unwrap();
+        }
+        let stored = ledger.ingest(&outcome(&author, &target, true)).unwrap().unwrap();
+        assert_eq!(stored.scored.len(), 2);
+        let receipts = ledger.receipts_for(&stored.scored).unwrap();
+        let classes: Vec<&str> = receipts.iter().map(|r| r.outcome.as_str()).collect();
+        assert_eq!(classes, ["caught_bug", "missed_bug"]);
+        for (receipt, n) in receipts.iter().zip([2, 3]) {
+            assert_eq!(ledger.receipts(&agent(n).agent_id()).unwrap(), std::slice::from_ref(receipt));
+            assert_eq!(receipt.content, format!("REVIEW:{} on PR 9", receipt.review.verdict.as_str()));
+        }
+        assert!(ledger.receipts_for(&[]).unwrap().is_empty());
+    }
+}
+
+#[test]
 fn handle_stores_rejects_and_answers_leaderboard_queries() {
     for backend in crate::util::backends("handle_stores_rejects_an") {
         handle_stores_rejects_and_answers_leaderboard_queries_on(scored_ledger(&backend));
