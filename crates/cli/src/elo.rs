@@ -1,5 +1,6 @@
 //! `revcal elo ...`: keys, signing, the ledger, the leaderboard and receipts.
 
+pub(crate) mod authority;
 mod handle;
 mod ingest;
 mod keys;
@@ -148,9 +149,13 @@ enum EloCommand {
         /// are checked against the record.
         #[arg(long, value_name = "REPORT.json")]
         report: Option<PathBuf>,
-        /// The calibrating authority's key file (signs requests and outcomes).
-        #[arg(long, value_name = "FILE")]
-        authority_key: PathBuf,
+        /// The calibrating authority's key file (signs requests and outcomes); `-` reads it
+        /// from standard input [default: $REVCAL_AUTHORITY_KEY, the key file's text].
+        #[arg(long, value_name = "FILE|-")]
+        authority_key: Option<PathBuf>,
+        /// Read the authority's key file from this inherited file descriptor (then closed).
+        #[arg(long, value_name = "N", conflicts_with = "authority_key")]
+        authority_key_fd: Option<i32>,
         /// The reviewer's agent id (the key of --agent-key must be its).
         #[arg(long, value_name = "@AGENT")]
         agent: String,
@@ -257,7 +262,8 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
                 .map_err(|error| anyhow::anyhow!("--domain with --outcomes: {error}"))?;
             query::leaderboard(&ledger, limit, &scope, json, style)
         }
-        EloCommand::Record { record, report, authority_key, agent, agent_key, json } => {
+        EloCommand::Record { record, report, authority_key, authority_key_fd, agent, agent_key, json } => {
+            let authority_key = authority::KeySource::of(authority_key.as_deref(), authority_key_fd)?;
             let args = record::RecordArgs { record, report, authority_key, agent, agent_key, json };
             record::run(&ledger, &args, style)
         }

@@ -16,6 +16,7 @@ mod judge_cli;
 mod mutate_cli;
 
 mod review_cli;
+mod reviewer_user;
 mod rubric_cli;
 mod score_cli;
 mod secrets_cli;
