@@ -339,23 +339,44 @@ impl LedgerArg {
 
     /// Opens the ledger, creating it when absent (for commands that write).
     fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
-        Ok(revcal_elo::Ledger::open_at(&self.location()?, None)?)
+        revcal_elo::Ledger::open_at(&self.location()?, None).map_err(with_hint)
     }
 
-    /// Opens an existing ledger (for commands that only read: a typo in a path should not
-    /// create an empty ledger; a PostgreSQL database must exist already, and its tables
-    /// are created when absent).
+    /// Opens an existing ledger, for commands that only read: a typo in a path, an empty
+    /// file or an empty PostgreSQL schema does not become an empty ledger.
     fn open_existing(&self) -> anyhow::Result<revcal_elo::Ledger> {
         let location = self.location()?;
         if let Some(path) = location.path()
             && !path.exists()
         {
-            anyhow::bail!(
-                "no ledger at {} (create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH|URL / set REVCAL_LEDGER_URL)",
-                path.display()
-            );
+            anyhow::bail!("no ledger at {} ({CREATE_ONE})", path.display());
         }
-        Ok(revcal_elo::Ledger::open_at(&location, None)?)
+        revcal_elo::Ledger::open_existing_at(&location).map_err(|error| match error {
+            revcal_elo::LedgerError::NoLedger { .. } => anyhow::anyhow!("{error} ({CREATE_ONE})"),
+            other => with_hint(other),
+        })
+    }
+
+    /// Refuses the ledger when it is another application's database, before long work
+    /// whose result goes there (`calibrate --record-to`).
+    pub(crate) fn refuse_foreign(&self) -> anyhow::Result<()> {
+        revcal_elo::Ledger::refuse_foreign(&self.location()?).map_err(with_hint)
+    }
+}
+
+/// How to make a ledger, for a command that only reads.
+const CREATE_ONE: &str =
+    "create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH|URL / set REVCAL_LEDGER_URL";
+
+/// A ledger error, with what to do about another application's database in this
+/// command's flags.
+fn with_hint(error: revcal_elo::LedgerError) -> anyhow::Error {
+    match error {
+        revcal_elo::LedgerError::NotALedger { .. } => anyhow::anyhow!(
+            "{error} (--ledger PATH names a new file; a PostgreSQL ledger can have a schema of its own: \
+             CREATE SCHEMA revcal, and `options=-c search_path=revcal` in the URL)"
+        ),
+        other => other.into(),
     }
 }
 

@@ -173,10 +173,14 @@ impl Recorder {
         else {
             return Ok(None);
         };
+        // Another application's database is refused before anything runs, and before the
+        // keys are asked for.
+        let ledger = crate::elo::LedgerArg::resolve(Some(ledger.clone()));
+        ledger.refuse_foreign()?;
         let source =
             crate::elo::authority::KeySource::of(flags.authority_key.as_deref(), flags.authority_key_fd)?;
         Ok(Some(Recorder {
-            ledger: crate::elo::LedgerArg::resolve(Some(ledger.clone())),
+            ledger,
             signers: crate::elo::record::Signers::load(&source, exposure, agent, agent_key)?,
         }))
     }

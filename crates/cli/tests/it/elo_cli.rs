@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 mod backends;
 mod calibrated;
 mod faults;
+mod foreign;
 mod key_theft;
 mod limits;
 mod rfc;

@@ -3,6 +3,7 @@
 
 mod calibrations;
 mod conformance;
+mod foreign;
 mod location;
 mod migration;
 mod migration_verified;

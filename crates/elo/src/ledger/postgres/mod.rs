@@ -15,6 +15,7 @@ mod session;
 
 use super::LedgerError;
 use super::location::PostgresLocation;
+use super::sqlite::Create;
 use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
 use revcal_elo_protocol::Standing;
 use session::Session;
@@ -37,13 +38,17 @@ impl PostgresStorage {
     /// Connects to `location` and brings the ledger's tables up to date; `initial_meta` is
     /// written when the tables are new, in the transaction that creates them. `name` is the
     /// location as messages show it.
+    ///
+    /// A schema that holds other tables and no ledger is refused before anything is
+    /// written; with [`Create::No`] so is one that holds no ledger yet.
     pub(crate) fn open(
         location: &PostgresLocation,
         name: &str,
         initial_meta: &[(&str, String)],
+        create: Create,
     ) -> Result<PostgresStorage, LedgerError> {
         let session = Session::connect(location, name)?;
-        match schema::migrate(&session, initial_meta)? {
+        match schema::migrate(&session, initial_meta, create)? {
             schema::Migration::TooNew(found) => {
                 return Err(LedgerError::TooNew { ledger: name.to_owned(), found });
             }
@@ -51,6 +56,12 @@ impl PostgresStorage {
             schema::Migration::Current => {}
         }
         Ok(PostgresStorage { session })
+    }
+
+    /// Refuses `location` when its schema holds another application's tables, writing
+    /// nothing.
+    pub(crate) fn refuse_foreign(location: &PostgresLocation, name: &str) -> Result<(), LedgerError> {
+        schema::refuse_foreign(&Session::connect(location, name)?)
     }
 
     fn error(&self, source: tokio_postgres::Error) -> LedgerError {
