@@ -313,6 +313,16 @@ impl Engine {
         Ok(scored)
     }
 
+    /// Every request accepted so far: its id, what the rules know of it (its requester and
+    /// the outcome that closed it), and each reviewer's latest review of it (reviewer,
+    /// review id, verdict) in the order they came. What a ledger materialises beside its
+    /// messages, for a replay to compare.
+    pub fn requests(
+        &self,
+    ) -> impl Iterator<Item = (&MessageId, &RequestView, &[(AgentId, MessageId, ReviewVerdict)])> {
+        self.requests.iter().map(|(id, state)| (id, &state.view, state.latest.as_slice()))
+    }
+
     /// Every reviewer's standing (reviewers appear with their first accepted review).
     pub fn standings(&self) -> &BTreeMap<AgentId, Standing> {
         &self.standings

@@ -18,6 +18,7 @@ mod key_theft;
 mod limits;
 mod rfc;
 mod secrets;
+mod tampered;
 mod verified;
 
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {

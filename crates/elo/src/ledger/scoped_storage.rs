@@ -66,6 +66,8 @@ pub(crate) trait ScopedStorage {
     fn scope_keys(&self) -> Result<Vec<String>, LedgerError>;
     /// Stores calibration rounds and replaces scoped standings (just before a commit).
     fn write_scoped(&self, links: &[LinkRow], standings: &[ScopedRow]) -> Result<(), LedgerError>;
+    /// Every calibration round stored, in no particular order.
+    fn links(&self) -> Result<Vec<LinkRow>, LedgerError>;
     /// Every scored review, in scoring order, with its outcome's calibration.
     fn scored_scopes(&self, visit: &mut dyn FnMut(ScoredScopeRow)) -> Result<(), LedgerError>;
     /// Deletes every scoped standing (before they are computed again).

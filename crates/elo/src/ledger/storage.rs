@@ -37,6 +37,23 @@ pub(crate) struct ScoredRow {
     pub(crate) ts: i64,
 }
 
+/// One stored message as its row holds it: the canonical text and the columns the rules
+/// read instead of parsing it (what a replay compares with the message itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MessageRow {
+    pub(crate) seq: i64,
+    /// Its id (32 bytes, unless the row was damaged).
+    pub(crate) id: Vec<u8>,
+    /// Its type as on the wire.
+    pub(crate) kind: String,
+    pub(crate) sender: String,
+    pub(crate) ts: i64,
+    /// Its canonical text.
+    pub(crate) body: String,
+    /// For a request: the id of the outcome that closed it.
+    pub(crate) closed_by: Option<Vec<u8>>,
+}
+
 /// A message to store.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NewMessage<'a> {
@@ -102,8 +119,12 @@ pub(crate) trait Storage: Send + super::scoped_storage::ScopedStorage {
     fn scored_reviews(&self, reviewer: Option<&str>) -> Result<Vec<ScoredRow>, LedgerError>;
     /// The canonical text of a stored message.
     fn message_body(&self, id: &[u8]) -> Result<Option<String>, LedgerError>;
-    /// Every stored message in storing order: sequence number, id, canonical text.
-    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError>;
+    /// Every stored message in storing order, as its row holds it.
+    fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError>;
+    /// Every `latest_reviews` row, in no particular order.
+    fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError>;
+    /// Every `agents` row: agent id and public key (base64), in no particular order.
+    fn agents(&self) -> Result<Vec<(String, String)>, LedgerError>;
     /// Problems the database finds in its own storage; empty when sound.
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError>;
 

@@ -313,20 +313,31 @@ impl Ledger {
         }
         let replayed = engine.scoped();
         let mut mismatches = Vec::new();
+        let text = |standing: &Standing| {
+            format!(
+                "rating {}, {} reviews, {} of {} decisive correct",
+                standing.rating, standing.reviews, standing.correct, standing.decisive
+            )
+        };
         for ((scope, agent), standing) in replayed.iter() {
+            let place = format!("scoped_ratings row ({scope}, {agent})");
             match stored.get(scope, agent) {
-                None => {
-                    mismatches.push(format!("{agent} ({scope}): replay rates it, the ledger has no rating"))
-                }
+                None => mismatches.push(format!("{place}: missing; replay gives {}", text(standing))),
                 Some(found) if found != standing => {
-                    mismatches.push(format!("{agent} ({scope}): stored {found:?}, replayed {standing:?}"));
+                    mismatches.push(format!(
+                        "{place}: stored {}; replay gives {}",
+                        text(found),
+                        text(standing)
+                    ));
                 }
                 Some(_) => {}
             }
         }
         for ((scope, agent), _) in stored.iter() {
             if replayed.get(scope, agent).is_none() {
-                mismatches.push(format!("{agent} ({scope}): the ledger rates it, replay does not"));
+                mismatches.push(format!(
+                    "scoped_ratings row ({scope}, {agent}): replay rates no such reviewer there"
+                ));
             }
         }
         Ok(mismatches)

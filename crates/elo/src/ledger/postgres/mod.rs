@@ -16,7 +16,9 @@ mod session;
 use super::LedgerError;
 use super::location::PostgresLocation;
 use super::sqlite::Create;
-use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use super::storage::{
+    BatchWrites, LatestRow, MessageRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64,
+};
 use revcal_elo_protocol::Standing;
 use session::Session;
 use tokio_postgres::Row;
@@ -181,27 +183,56 @@ impl Storage for PostgresStorage {
         self.first(rows, |row| get(row, 0))
     }
 
-    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError> {
+    fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError> {
         // Page by page in storing order: each statement short (within statement_timeout
         // however long the replay takes), at most a page in memory.
         let mut after = i64::MIN;
         loop {
             let rows = self.query(
-                "SELECT seq, id, body FROM revcal_messages WHERE seq > $1 ORDER BY seq LIMIT $2",
+                "SELECT seq, id, type, sender, ts, body, closed_by FROM revcal_messages WHERE seq > $1 \
+                 ORDER BY seq LIMIT $2",
                 &[&after, &REPLAY_PAGE],
             )?;
             let full = rows.len() as i64 == REPLAY_PAGE;
             for row in rows {
-                let decoded: Result<(i64, Vec<u8>, String), _> =
-                    (|| Ok((get(&row, 0)?, get(&row, 1)?, get(&row, 2)?)))();
-                let (seq, id, body) = decoded.map_err(|e| self.error(e))?;
-                after = seq;
-                visit(seq, id, body);
+                let decoded: Result<MessageRow, _> = (|| {
+                    Ok(MessageRow {
+                        seq: get(&row, 0)?,
+                        id: get(&row, 1)?,
+                        kind: get(&row, 2)?,
+                        sender: get(&row, 3)?,
+                        ts: get(&row, 4)?,
+                        body: get(&row, 5)?,
+                        closed_by: get(&row, 6)?,
+                    })
+                })();
+                let message = decoded.map_err(|e| self.error(e))?;
+                after = message.seq;
+                visit(message);
             }
             if !full {
                 return Ok(());
             }
         }
+    }
+
+    fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError> {
+        let rows = self
+            .query("SELECT request_seq, reviewer, review_id, verdict, seq FROM revcal_latest_reviews", &[])?;
+        self.decode(rows, |row| {
+            Ok(LatestRow {
+                request_seq: get(row, 0)?,
+                reviewer: get(row, 1)?,
+                review_id: get(row, 2)?,
+                verdict: get(row, 3)?,
+                seq: get(row, 4)?,
+            })
+        })
+    }
+
+    fn agents(&self) -> Result<Vec<(String, String)>, LedgerError> {
+        let rows = self.query("SELECT id, pubkey FROM revcal_agents", &[])?;
+        self.decode(rows, |row| Ok((get(row, 0)?, get(row, 1)?)))
     }
 
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {

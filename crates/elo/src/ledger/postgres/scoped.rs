@@ -119,6 +119,23 @@ impl ScopedStorage for PostgresStorage {
         Ok(())
     }
 
+    fn links(&self) -> Result<Vec<LinkRow>, LedgerError> {
+        let rows = self.query(
+            "SELECT outcome_id, authority, report, round, trial, domains FROM revcal_calibration_outcomes",
+            &[],
+        )?;
+        self.decode(rows, |row| {
+            Ok(LinkRow {
+                outcome_id: get(row, 0)?,
+                authority: get(row, 1)?,
+                report: get(row, 2)?,
+                round: get(row, 3)?,
+                trial: get(row, 4)?,
+                domains: get(row, 5)?,
+            })
+        })
+    }
+
     fn scored_scopes(&self, visit: &mut dyn FnMut(ScoredScopeRow)) -> Result<(), LedgerError> {
         // Page by page in scoring order, as a replay reads the messages.
         let mut after = i64::MIN;

@@ -5,7 +5,9 @@ pub(crate) mod schema;
 mod scoped;
 
 use super::LedgerError;
-use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use super::storage::{
+    BatchWrites, LatestRow, MessageRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64,
+};
 use revcal_elo_protocol::Standing;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::path::Path;
@@ -250,14 +252,47 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError> {
+    fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError> {
         self.run(|c| {
-            let mut statement = c.prepare("SELECT seq, id, body FROM messages ORDER BY seq")?;
+            let mut statement =
+                c.prepare("SELECT seq, id, type, sender, ts, body, closed_by FROM messages ORDER BY seq")?;
             let mut rows = statement.query([])?;
             while let Some(row) = rows.next()? {
-                visit(row.get(0)?, row.get(1)?, row.get(2)?);
+                visit(MessageRow {
+                    seq: row.get(0)?,
+                    id: row.get(1)?,
+                    kind: row.get(2)?,
+                    sender: row.get(3)?,
+                    ts: row.get(4)?,
+                    body: row.get(5)?,
+                    closed_by: row.get(6)?,
+                });
             }
             Ok(())
+        })
+    }
+
+    fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError> {
+        self.run(|c| {
+            c.prepare("SELECT request_seq, reviewer, review_id, verdict, seq FROM latest_reviews")?
+                .query_map([], |row| {
+                    Ok(LatestRow {
+                        request_seq: row.get(0)?,
+                        reviewer: row.get(1)?,
+                        review_id: row.get(2)?,
+                        verdict: row.get(3)?,
+                        seq: row.get(4)?,
+                    })
+                })?
+                .collect()
+        })
+    }
+
+    fn agents(&self) -> Result<Vec<(String, String)>, LedgerError> {
+        self.run(|c| {
+            c.prepare("SELECT id, pubkey FROM agents")?
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect()
         })
     }
 

@@ -131,6 +131,25 @@ impl ScopedStorage for SqliteStorage {
         })
     }
 
+    fn links(&self) -> Result<Vec<LinkRow>, LedgerError> {
+        self.run(|c| {
+            c.prepare(
+                "SELECT outcome_id, authority, report, round, trial, domains FROM calibration_outcomes",
+            )?
+            .query_map([], |row| {
+                Ok(LinkRow {
+                    outcome_id: row.get(0)?,
+                    authority: row.get(1)?,
+                    report: row.get(2)?,
+                    round: row.get(3)?,
+                    trial: row.get(4)?,
+                    domains: row.get(5)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
     fn scored_scopes(&self, visit: &mut dyn FnMut(ScoredScopeRow)) -> Result<(), LedgerError> {
         self.run(|c| {
             let mut statement = c.prepare(
