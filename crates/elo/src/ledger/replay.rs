@@ -158,20 +158,7 @@ impl Ledger {
                 _ => {}
             }
             if let Content::Outcome(OutcomeContent { calibration: Some(link), .. }) = &message.content {
-                let report = revcal_elo_protocol::MessageId::parse(&link.report_sha256)
-                    .map(|report| report.to_bytes().to_vec())
-                    .unwrap_or_default();
-                expected.links.insert(
-                    id.to_vec(),
-                    LinkRow {
-                        outcome_id: id.to_vec(),
-                        authority: signed.pubkey.to_base64(),
-                        report,
-                        round: i64::try_from(link.round).unwrap_or(i64::MAX),
-                        trial: i64::try_from(link.trial).unwrap_or(i64::MAX),
-                        domains: serde_json::to_string(&link.domains).unwrap_or_default(),
-                    },
-                );
+                expected.links.insert(id.to_vec(), LinkRow::of(&id, signed.pubkey.to_base64(), link));
             }
         })?;
         self.compare_requests(&engine, &expected, &mut findings)?;
@@ -180,7 +167,7 @@ impl Ledger {
             findings.push("scoped_ratings", mismatch);
         }
         self.compare_scored(&engine, &mut findings)?;
-        self.compare_agents(&expected, &mut findings)?;
+        self.compare_agents(&engine, &expected, &mut findings)?;
         self.compare_links(&expected, &mut findings)?;
         Ok(ReplayReport {
             messages,
@@ -379,9 +366,36 @@ impl Ledger {
         Ok(())
     }
 
-    /// Each sender's public key, as its first stored message gave it.
-    fn compare_agents(&self, expected: &Expected, findings: &mut Findings) -> Result<(), LedgerError> {
-        let stored: BTreeMap<String, String> = self.storage.agents()?.into_iter().collect();
+    /// Each sender's public key, as its first stored message gave it, and its name, as its
+    /// latest review that gave one gave it.
+    fn compare_agents(
+        &self,
+        engine: &revcal_elo_protocol::Engine,
+        expected: &Expected,
+        findings: &mut Findings,
+    ) -> Result<(), LedgerError> {
+        let rows = self.storage.agents()?;
+        let names: BTreeMap<String, Option<String>> =
+            rows.iter().map(|(agent, _, name)| (agent.clone(), name.clone())).collect();
+        let stored: BTreeMap<String, String> = rows.into_iter().map(|(agent, key, _)| (agent, key)).collect();
+        let replayed_names: BTreeMap<String, String> =
+            engine.names().iter().map(|(agent, name)| (agent.to_string(), name.clone())).collect();
+        for (agent, name) in &names {
+            let wanted = replayed_names.get(agent);
+            if name.as_ref() != wanted {
+                let shown = |name: Option<&String>| {
+                    name.map_or_else(|| "none".to_owned(), |name| format!("{name:?}"))
+                };
+                findings.push(
+                    "agents",
+                    format!(
+                        "agents row {agent}: stored name {}, its own reviews give {}",
+                        shown(name.as_ref()),
+                        shown(wanted)
+                    ),
+                );
+            }
+        }
         for (agent, key) in &expected.agents {
             match stored.get(agent) {
                 None => findings.push("agents", format!("agents row {agent}: missing")),
@@ -448,6 +462,23 @@ impl Ledger {
                 findings.push(
                     "calibration_outcomes",
                     format!("{place}: stored domains {found}, its outcome names {named}"),
+                );
+            }
+            let plants =
+                |text: Option<&str>| text.map(|text| serde_json::from_str::<Vec<(String, bool)>>(text).ok());
+            if row.reviewer != wanted.reviewer
+                || plants(row.plants.as_deref()) != plants(wanted.plants.as_deref())
+            {
+                let shown = |text: &Option<String>| text.clone().unwrap_or_else(|| "none".to_owned());
+                findings.push(
+                    "calibration_outcomes",
+                    format!(
+                        "{place}: stored reviewer {} and plants {}, its outcome says reviewer {} and plants {}",
+                        shown(&row.reviewer),
+                        shown(&row.plants),
+                        shown(&wanted.reviewer),
+                        shown(&wanted.plants)
+                    ),
                 );
             }
         }

@@ -74,6 +74,9 @@ pub(crate) struct NewMessage<'a> {
 pub(crate) struct BatchWrites {
     /// Agents that sent their first stored message: id and public key (base64).
     pub(crate) agents: Vec<(String, String)>,
+    /// Names reviews gave their senders, in order (the last one of an agent stands): agent
+    /// id and name. Written after `agents`.
+    pub(crate) names: Vec<(String, String)>,
     /// The latest review of each reviewer of each request the batch reviewed, one row per
     /// (request, reviewer), replacing any stored one.
     pub(crate) latest_reviews: Vec<LatestRow>,
@@ -123,8 +126,10 @@ pub(crate) trait Storage: Send + super::scoped_storage::ScopedStorage {
     fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError>;
     /// Every `latest_reviews` row, in no particular order.
     fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError>;
-    /// Every `agents` row: agent id and public key (base64), in no particular order.
-    fn agents(&self) -> Result<Vec<(String, String)>, LedgerError>;
+    /// Every `agents` row: agent id, public key (base64) and name, in no particular order.
+    fn agents(&self) -> Result<Vec<(String, String, Option<String>)>, LedgerError>;
+    /// The names of those of `agents` that have one.
+    fn names_of(&self, agents: &[String]) -> Result<Vec<(String, String)>, LedgerError>;
     /// Problems the database finds in its own storage; empty when sound.
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError>;
 

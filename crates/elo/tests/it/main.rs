@@ -3,6 +3,7 @@
 
 mod calibrations;
 mod conformance;
+mod domains;
 mod foreign;
 mod location;
 mod migration;

@@ -61,6 +61,7 @@ fn build(d: &Path, ledger: &str) -> CliAgent {
             verdict: ReviewVerdict::RequestChanges,
             comments: vec![],
             summary: None,
+            name: None,
         }),
     );
     std::fs::write(d.join("open.jsonl"), format!("{}\n{}\n", request.canonical(), review.canonical()))
@@ -124,6 +125,19 @@ const EDITS: &[(&str, &str, &[&str])] = &[
         &[
             "calibration_outcomes row (",
             "round 2 trial 1): stored domains [\"off-by-one\"], its outcome names [\"null-handling\", \"off-by-one\"]",
+        ],
+    ),
+    (
+        "an agent's name",
+        "UPDATE {t:agents} SET name = 'Mallory' WHERE id = '{reviewer}'",
+        &["agents row {reviewer}: stored name \"Mallory\", its own reviews give \"review-bot --strict\""],
+    ),
+    (
+        "a calibration round's plant statuses",
+        "UPDATE {t:calibration_outcomes} SET plants = '[[\"off-by-one\",true]]' WHERE round = 3",
+        &[
+            "calibration_outcomes row (",
+            "round 3 trial 1): stored reviewer {reviewer} and plants [[\"off-by-one\",true]]",
         ],
     ),
 ];

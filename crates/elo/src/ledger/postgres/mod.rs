@@ -230,8 +230,19 @@ impl Storage for PostgresStorage {
         })
     }
 
-    fn agents(&self) -> Result<Vec<(String, String)>, LedgerError> {
-        let rows = self.query("SELECT id, pubkey FROM revcal_agents", &[])?;
+    fn agents(&self) -> Result<Vec<(String, String, Option<String>)>, LedgerError> {
+        let rows = self.query("SELECT id, pubkey, name FROM revcal_agents", &[])?;
+        self.decode(rows, |row| Ok((get(row, 0)?, get(row, 1)?, get(row, 2)?)))
+    }
+
+    fn names_of(&self, agents: &[String]) -> Result<Vec<(String, String)>, LedgerError> {
+        if agents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            "SELECT id, name FROM revcal_agents WHERE id = ANY($1) AND name IS NOT NULL",
+            &[&agents],
+        )?;
         self.decode(rows, |row| Ok((get(row, 0)?, get(row, 1)?)))
     }
 
@@ -310,6 +321,17 @@ impl Storage for PostgresStorage {
                 "INSERT INTO revcal_agents (id, pubkey) SELECT * FROM unnest($1::text[], $2::text[]) \
                  ON CONFLICT (id) DO NOTHING",
                 &[&ids, &keys],
+            )?;
+        }
+        if !writes.names.is_empty() {
+            // The last name of each agent stands: one row per agent for the update.
+            let last: std::collections::BTreeMap<&str, &str> =
+                writes.names.iter().map(|(agent, name)| (agent.as_str(), name.as_str())).collect();
+            let (ids, names): (Vec<&str>, Vec<&str>) = last.into_iter().unzip();
+            self.execute(
+                "UPDATE revcal_agents SET name = given.name FROM unnest($1::text[], $2::text[]) AS given (id, name) \
+                 WHERE revcal_agents.id = given.id",
+                &[&ids, &names],
             )?;
         }
         if !writes.latest_reviews.is_empty() {

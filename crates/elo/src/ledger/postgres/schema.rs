@@ -90,6 +90,13 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO revcal_scoped_ratings (scope, agent, rating, reviews, decisive, correct)
         SELECT 'reported', agent, rating, reviews, decisive, correct FROM revcal_ratings WHERE reviews > 0;
     "#,
+    // 3: as SQLite's schema version 5: each calibration round's reviewer and its plants'
+    // categories and statuses (domain ratings that follow each plant), each agent's name.
+    r#"
+    ALTER TABLE revcal_calibration_outcomes ADD COLUMN reviewer TEXT COLLATE "C";
+    ALTER TABLE revcal_calibration_outcomes ADD COLUMN plants TEXT;
+    ALTER TABLE revcal_agents ADD COLUMN name TEXT;
+    "#,
 ];
 
 /// What the ledger relies on across its tables, as queries counting the rows that break

@@ -288,14 +288,27 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn agents(&self) -> Result<Vec<(String, String)>, LedgerError> {
+    fn agents(&self) -> Result<Vec<(String, String, Option<String>)>, LedgerError> {
         self.run(|c| {
-            c.prepare("SELECT id, pubkey FROM agents")?
-                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            c.prepare("SELECT id, pubkey, name FROM agents")?
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
                 .collect()
         })
     }
 
+    fn names_of(&self, agents: &[String]) -> Result<Vec<(String, String)>, LedgerError> {
+        self.run(|c| {
+            let mut statement =
+                c.prepare_cached("SELECT name FROM agents WHERE id = ?1 AND name IS NOT NULL")?;
+            let mut names = Vec::new();
+            for agent in agents {
+                if let Some(name) = statement.query_row([agent], |row| row.get::<_, String>(0)).optional()? {
+                    names.push((agent.clone(), name));
+                }
+            }
+            Ok(names)
+        })
+    }
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
         let lines: Vec<String> = self.run(|c| {
             c.prepare("PRAGMA integrity_check")?.query_map([], |row| row.get::<_, String>(0))?.collect()
@@ -381,6 +394,10 @@ impl Storage for SqliteStorage {
             let mut agents = c.prepare_cached("INSERT OR IGNORE INTO agents (id, pubkey) VALUES (?1, ?2)")?;
             for (agent, pubkey) in &writes.agents {
                 agents.execute((agent, pubkey))?;
+            }
+            let mut name = c.prepare_cached("UPDATE agents SET name = ?2 WHERE id = ?1")?;
+            for (agent, given) in &writes.names {
+                name.execute((agent, given))?;
             }
             let mut latest = c.prepare_cached(
                 "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
