@@ -389,7 +389,7 @@ impl Ledger {
                 subjects.insert(scored.request_id.clone(), subject);
             }
             let subject = subjects.get(&scored.request_id).and_then(Option::as_deref);
-            let calibration = self.receipt_calibration(&scored.outcome_id, &trusted)?;
+            let calibration = self.receipt_calibration(&scored.outcome_id, reviewer, &trusted)?;
             receipts.push(Receipt::issue_with(&scored, subject, calibration, &self.key));
         }
         Ok(receipts)

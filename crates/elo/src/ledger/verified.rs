@@ -379,11 +379,13 @@ impl Ledger {
         Ok(engine)
     }
 
-    /// What a receipt says of the outcome `outcome_id` when it reports a calibration round;
-    /// `None` for a self-reported outcome.
+    /// What a receipt of `reviewer`'s review says of the outcome `outcome_id` when it
+    /// reports a calibration round; `None` for a self-reported outcome. Its domains are those
+    /// the review counted in: none for a review of another agent than the one the link names.
     pub(super) fn receipt_calibration(
         &self,
         outcome_id: &MessageId,
+        reviewer: &AgentId,
         trusted: &TrustSet,
     ) -> Result<Option<ReceiptCalibration>, LedgerError> {
         let Some(body) = self.storage.message_body(&outcome_id.to_bytes())? else { return Ok(None) };
@@ -403,7 +405,10 @@ impl Ledger {
             report_sha256: link.report_sha256.clone(),
             round: link.round,
             trial: link.trial,
-            domains: link.domains.clone(),
+            domains: match &link.reviewer {
+                Some(calibrated) if calibrated != reviewer => Vec::new(),
+                _ => link.domains.clone(),
+            },
         }))
     }
 

@@ -203,6 +203,13 @@ fn each_plant_moves_its_own_domain_and_statuses_that_contradict_the_verdict_are_
             "{}",
             backend.name
         );
+        // Their receipts say where each review counted: the stranger's in no domain.
+        let domains = |who: &Keypair| -> Vec<String> {
+            let receipts = ledger.receipts(&who.agent_id()).unwrap();
+            receipts[0].calibration.as_ref().unwrap().domains.clone()
+        };
+        assert_eq!(domains(&b), ["null-handling", "off-by-one"], "{}", backend.name);
+        assert!(domains(&c).is_empty(), "{}", backend.name);
         let replay = ledger.replay().unwrap();
         assert!(replay.is_consistent(), "{}: {:?}", backend.name, replay.mismatches);
     }
