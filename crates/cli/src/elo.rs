@@ -358,9 +358,17 @@ impl LedgerArg {
     }
 
     /// Refuses the ledger when it is another application's database, before long work
-    /// whose result goes there (`calibrate --record-to`).
+    /// whose result goes there (`calibrate --record-to`). A ledger that cannot be reached
+    /// now is not refused: recording says so once the work is done, its result written.
     pub(crate) fn refuse_foreign(&self) -> anyhow::Result<()> {
-        revcal_elo::Ledger::refuse_foreign(&self.location()?).map_err(with_hint)
+        match revcal_elo::Ledger::refuse_foreign(&self.location()?) {
+            Err(error @ revcal_elo::LedgerError::NotALedger { .. }) => Err(with_hint(error)),
+            Err(error) => {
+                tracing::debug!(%error, "the ledger could not be checked before the run");
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
     }
 }
 
