@@ -57,6 +57,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                         body: "amount can overflow".into(),
                     }],
                     summary: None,
+                    name: None,
                 }),
             )?);
         }

@@ -72,7 +72,7 @@ pub fn review_content(request_id: MessageId, reviewer: &str, findings: &[DiffFin
         findings.len(),
         located.len()
     );
-    ReviewContent { request_id, verdict: verdict_of(findings), comments, summary: Some(summary) }
+    ReviewContent { request_id, verdict: verdict_of(findings), comments, summary: Some(summary), name: None }
 }
 
 /// What the reviewer agent did: for its log.

@@ -1,5 +1,6 @@
 //! `revcal elo ...`: keys, signing, the ledger, the leaderboard and receipts.
 
+pub(crate) mod authority;
 mod handle;
 mod ingest;
 mod keys;
@@ -148,9 +149,13 @@ enum EloCommand {
         /// are checked against the record.
         #[arg(long, value_name = "REPORT.json")]
         report: Option<PathBuf>,
-        /// The calibrating authority's key file (signs requests and outcomes).
-        #[arg(long, value_name = "FILE")]
-        authority_key: PathBuf,
+        /// The calibrating authority's key file (signs requests and outcomes); `-` reads it
+        /// from standard input [default: $REVCAL_AUTHORITY_KEY, the key file's text].
+        #[arg(long, value_name = "FILE|-")]
+        authority_key: Option<PathBuf>,
+        /// Read the authority's key file from this inherited file descriptor (then closed).
+        #[arg(long, value_name = "N", conflicts_with = "authority_key")]
+        authority_key_fd: Option<i32>,
         /// The reviewer's agent id (the key of --agent-key must be its).
         #[arg(long, value_name = "@AGENT")]
         agent: String,
@@ -257,7 +262,8 @@ pub(crate) fn run(args: EloArgs, style: &Style) -> anyhow::Result<ExitCode> {
                 .map_err(|error| anyhow::anyhow!("--domain with --outcomes: {error}"))?;
             query::leaderboard(&ledger, limit, &scope, json, style)
         }
-        EloCommand::Record { record, report, authority_key, agent, agent_key, json } => {
+        EloCommand::Record { record, report, authority_key, authority_key_fd, agent, agent_key, json } => {
+            let authority_key = authority::KeySource::of(authority_key.as_deref(), authority_key_fd)?;
             let args = record::RecordArgs { record, report, authority_key, agent, agent_key, json };
             record::run(&ledger, &args, style)
         }
@@ -333,23 +339,52 @@ impl LedgerArg {
 
     /// Opens the ledger, creating it when absent (for commands that write).
     pub(crate) fn open_or_create(&self) -> anyhow::Result<revcal_elo::Ledger> {
-        Ok(revcal_elo::Ledger::open_at(&self.location()?, None)?)
+        revcal_elo::Ledger::open_at(&self.location()?, None).map_err(with_hint)
     }
 
-    /// Opens an existing ledger (for commands that only read: a typo in a path should not
-    /// create an empty ledger; a PostgreSQL database must exist already, and its tables
-    /// are created when absent).
+    /// Opens an existing ledger, for commands that only read: a typo in a path, an empty
+    /// file or an empty PostgreSQL schema does not become an empty ledger.
     fn open_existing(&self) -> anyhow::Result<revcal_elo::Ledger> {
         let location = self.location()?;
         if let Some(path) = location.path()
             && !path.exists()
         {
-            anyhow::bail!(
-                "no ledger at {} (create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH|URL / set REVCAL_LEDGER_URL)",
-                path.display()
-            );
+            anyhow::bail!("no ledger at {} ({CREATE_ONE})", path.display());
         }
-        Ok(revcal_elo::Ledger::open_at(&location, None)?)
+        revcal_elo::Ledger::open_existing_at(&location).map_err(|error| match error {
+            revcal_elo::LedgerError::NoLedger { .. } => anyhow::anyhow!("{error} ({CREATE_ONE})"),
+            other => with_hint(other),
+        })
+    }
+
+    /// Refuses the ledger when it is another application's database, before long work
+    /// whose result goes there (`calibrate --record-to`). A ledger that cannot be reached
+    /// now is not refused: recording says so once the work is done, its result written.
+    pub(crate) fn refuse_foreign(&self) -> anyhow::Result<()> {
+        match revcal_elo::Ledger::refuse_foreign(&self.location()?) {
+            Err(error @ revcal_elo::LedgerError::NotALedger { .. }) => Err(with_hint(error)),
+            Err(error) => {
+                tracing::debug!(%error, "the ledger could not be checked before the run");
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
+    }
+}
+
+/// How to make a ledger, for a command that only reads.
+const CREATE_ONE: &str =
+    "create one with `revcal elo ingest FILE.jsonl`, or pass --ledger PATH|URL / set REVCAL_LEDGER_URL";
+
+/// A ledger error, with what to do about another application's database in this
+/// command's flags.
+fn with_hint(error: revcal_elo::LedgerError) -> anyhow::Error {
+    match error {
+        revcal_elo::LedgerError::NotALedger { .. } => anyhow::anyhow!(
+            "{error} (--ledger PATH names a new file; a PostgreSQL ledger can have a schema of its own: \
+             CREATE SCHEMA revcal, and `options=-c search_path=revcal` in the URL)"
+        ),
+        other => other.into(),
     }
 }
 

@@ -56,7 +56,9 @@ Exit status:
            reviewer's provider (--review-provider, --reviewer),
            a reviewer exit code not in --ok-exit-codes, a calibration --record-to
            could not record (refused by the ledger, or the ledger unreachable:
-           the report is written first)
+           the report is written first); before the run, with --record-to: an
+           authority's key the reviewer could reach (a file's path, an ancestor
+           that exposes it, CAP_SYS_PTRACE) or another application's database
   128+N    signal N stopped the run (the reviews are stopped and their checkouts removed)";
 
 /// `revcal judge calibrate`'s exit-code table, for `--help`.

@@ -70,6 +70,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    protect_process();
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -102,6 +103,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    protect_process();
     let cli = match ReviewCalibrationCli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error, exit::CALIBRATE_ERROR),
@@ -110,6 +112,16 @@ where
     init_tracing(cli.verbose, style::Style::for_stderr(cli.color).enabled());
     let style = style::Style::for_stdout(cli.color);
     finish(calibrate::run(cli.calibrate, &style), cli.color, exit::CALIBRATE_ERROR)
+}
+
+/// What every run of the binaries does first, before any thread starts: makes the process
+/// non-dumpable, so that the commands it runs as the same user (a reviewer) cannot read its
+/// environment, descriptors or memory through `/proc`, and takes the authority's key out of
+/// its environment (`$REVCAL_AUTHORITY_KEY`), so that none of them inherits it. A system
+/// that refuses the first is found out where it matters (`calibrate --record-to` checks).
+fn protect_process() {
+    let _ = revcal_process::make_undumpable();
+    elo::authority::take_from_environment();
 }
 
 /// The exit code of a finished command; an error is printed and exits with `error_code`.

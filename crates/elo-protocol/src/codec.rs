@@ -7,9 +7,10 @@ use crate::link::{
 };
 use crate::message::{
     Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, Message, MessageId, MessageType,
-    OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
+    OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict, name_problem,
 };
 use crate::scope::{Outcomes, Scope};
+use revcal_record::PlantStatus;
 use serde_json::{Map, Value, json};
 
 /// Largest integer JSON carries exactly (RFC 8785 numbers are IEEE 754 doubles).
@@ -354,7 +355,11 @@ fn decode_content(message_type: MessageType, value: &Value) -> Result<Content, F
                 }
             };
             let summary = fields.optional_text("summary")?;
-            Content::Review(ReviewContent { request_id, verdict, comments, summary })
+            let name = fields.optional_text("name")?;
+            if let Some(problem) = name.as_deref().and_then(name_problem) {
+                return fail("content.name", problem);
+            }
+            Content::Review(ReviewContent { request_id, verdict, comments, summary, name })
         }
         MessageType::ReviewOutcome => {
             let request_id = fields.message_id("request_id")?;
@@ -476,8 +481,12 @@ fn decode_entry(index: usize, value: &Value) -> Result<LeaderboardEntry, FieldEr
                 .map_or_else(|_| fail(format!("{path}.rank"), "must be at most 4294967295"), Ok)?
         }
     };
+    let name = fields.optional_text("name")?;
+    if let Some(problem) = name.as_deref().and_then(name_problem) {
+        return fail(format!("{path}.name"), problem);
+    }
     fields.deny_unknown()?;
-    Ok(LeaderboardEntry { rank, agent, elo, reviews, accuracy })
+    Ok(LeaderboardEntry { rank, agent, elo, reviews, accuracy, name })
 }
 
 fn decode_comment(index: usize, value: &Value) -> Result<Comment, FieldError> {
@@ -536,6 +545,9 @@ pub(crate) fn encode(message: &Message) -> Value {
             object.insert("comments".into(), json!(review.comments));
             if let Some(summary) = &review.summary {
                 object.insert("summary".into(), json!(summary));
+            }
+            if let Some(name) = &review.name {
+                object.insert("name".into(), json!(name));
             }
             Value::Object(object)
         }
@@ -634,6 +646,16 @@ fn decode_calibration(value: &Value, incident: bool) -> Result<CalibrationLink, 
     let trial_value = fields.required("trial")?;
     let trial = fields.positive("trial", trial_value)?;
     let entry = fields.optional_nonblank("entry")?;
+    let reviewer = match fields.optional("agent") {
+        None => None,
+        Some(value) => {
+            let text = value.as_str().unwrap_or_default();
+            match AgentId::parse(text) {
+                Some(agent) => Some(agent),
+                None => return fail(format!("{PATH}.agent"), format!("must be an agent id, found {value}")),
+            }
+        }
+    };
     let plants = match fields.required("plants")? {
         Value::Array(items) if items.len() > MAX_ROUND_PLANTS => {
             return fail(
@@ -683,13 +705,36 @@ fn decode_calibration(value: &Value, incident: bool) -> Result<CalibrationLink, 
         };
         return fail(format!("{PATH}.plants"), reason);
     }
+    // Statuses go with the reviewer they describe: every plant has one, or none does.
+    let with_status = plants.iter().filter(|plant| plant.status.is_some()).count();
+    if with_status > 0 && reviewer.is_none() {
+        return fail(
+            format!("{PATH}.agent"),
+            "required when the plants carry a `status`: the reviewer they describe",
+        );
+    }
+    if reviewer.is_some() && with_status < plants.len() {
+        let index = plants.iter().position(|plant| plant.status.is_none()).unwrap_or(0);
+        return fail(
+            format!("{PATH}.plants[{index}].status"),
+            "required with `agent`: every plant says whether that reviewer caught it (`caught` or `missed`)",
+        );
+    }
     if !plants.is_empty() && domains != CalibrationLink::categories_of(&plants) {
         return fail(
             format!("{PATH}.domains"),
             "a planted round counts in the categories of its plants: must be their sorted, distinct categories",
         );
     }
-    Ok(CalibrationLink { report_sha256: report_sha256.to_owned(), round, trial, entry, plants, domains })
+    Ok(CalibrationLink {
+        report_sha256: report_sha256.to_owned(),
+        round,
+        trial,
+        entry,
+        plants,
+        domains,
+        reviewer,
+    })
 }
 
 fn decode_linked_plant(index: usize, value: &Value) -> Result<LinkedPlant, FieldError> {
@@ -705,8 +750,20 @@ fn decode_linked_plant(index: usize, value: &Value) -> Result<LinkedPlant, Field
     if let Some(problem) = category_problem(&category) {
         return fail(format!("{path}.category"), problem);
     }
+    let status = match fields.optional("status") {
+        None => None,
+        Some(value) => match value.as_str().and_then(PlantStatus::from_wire) {
+            Some(status) => Some(status),
+            None => {
+                return fail(
+                    format!("{path}.status"),
+                    format!("must be `caught` or `missed`, found {value}"),
+                );
+            }
+        },
+    };
     fields.deny_unknown()?;
-    Ok(LinkedPlant { file, line, category })
+    Ok(LinkedPlant { file, line, category, status })
 }
 
 fn encode_calibration(link: &CalibrationLink) -> Value {
@@ -719,5 +776,8 @@ fn encode_calibration(link: &CalibrationLink) -> Value {
     }
     object.insert("plants".into(), json!(link.plants));
     object.insert("domains".into(), json!(link.domains));
+    if let Some(reviewer) = &link.reviewer {
+        object.insert("agent".into(), json!(reviewer));
+    }
     Value::Object(object)
 }

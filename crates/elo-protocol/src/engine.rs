@@ -8,7 +8,7 @@ use crate::identity::{AgentId, PublicKey};
 use crate::link::RoundKey;
 use crate::message::{Content, MessageId, MessageType, OutcomeContent, ReviewVerdict};
 use crate::policy::{OutcomeClass, Policy, Standing};
-use crate::scope::{Scope, ScopedStandings, TrustSet, outcome_scopes};
+use crate::scope::{DomainScoring, Scope, ScopedStandings, TrustSet, reported_scores};
 use crate::signed::SignedMessage;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -71,6 +71,24 @@ pub enum Rejection {
         /// The type.
         message_type: MessageType,
     },
+    /// A calibration outcome whose plant statuses contradict the verdict of the reviewer
+    /// they describe: a review that caught a plant requests changes, one that caught none
+    /// approves.
+    #[error(
+        "`content.calibration.plants`: the statuses say {reviewer} caught {caught} of {plants} plants, but its \
+         review's verdict is {verdict}: a review that caught a plant requests changes, one that caught none approves",
+        verdict = .verdict.as_str()
+    )]
+    CalibrationContradictsReview {
+        /// The reviewer the link names.
+        reviewer: AgentId,
+        /// Its latest review's verdict.
+        verdict: ReviewVerdict,
+        /// Plants the statuses say it caught.
+        caught: usize,
+        /// Plants of the round.
+        plants: usize,
+    },
     /// A calibration round whose outcome, from the same authority, is already stored: a
     /// calibration counts once, whatever else differs in its messages.
     #[error(
@@ -101,6 +119,7 @@ impl Rejection {
             Rejection::SecondOutcome { .. } => "second_outcome",
             Rejection::NotStored { .. } => "not_stored",
             Rejection::CalibrationReplayed { .. } => "calibration_replayed",
+            Rejection::CalibrationContradictsReview { .. } => "calibration_contradicts_review",
         }
     }
 
@@ -114,6 +133,7 @@ impl Rejection {
             Rejection::SelfReview { .. } | Rejection::OutcomeNotFromRequester { .. } => "from",
             Rejection::NotStored { .. } => "type",
             Rejection::CalibrationReplayed { .. } => "content.calibration",
+            Rejection::CalibrationContradictsReview { .. } => "content.calibration.plants",
             Rejection::Replayed { .. } => return None,
         };
         Some(field.to_owned())
@@ -171,6 +191,39 @@ pub fn check_outcome(
     Ok(())
 }
 
+/// May this calibration outcome score the request's latest reviews (reviewer and verdict)?
+/// When its link names the reviewer the calibration ran and says which plants it caught,
+/// that reviewer's latest review must agree: `REQUEST_CHANGES` when it caught any,
+/// `APPROVE` when it caught none. (Without a review of that reviewer nothing is scored for
+/// it, and nothing contradicts.)
+pub fn check_calibration_review(
+    outcome: &OutcomeContent,
+    latest: &[(AgentId, ReviewVerdict)],
+) -> Result<(), Rejection> {
+    let Some(link) = &outcome.calibration else { return Ok(()) };
+    let Some(reviewer) = &link.reviewer else { return Ok(()) };
+    if link.plants.is_empty() {
+        return Ok(());
+    }
+    let caught =
+        link.plants.iter().filter(|plant| plant.status == Some(revcal_record::PlantStatus::Caught)).count();
+    let Some((_, verdict)) = latest.iter().find(|(agent, _)| agent == reviewer) else { return Ok(()) };
+    let agrees = match verdict {
+        ReviewVerdict::RequestChanges => caught > 0,
+        ReviewVerdict::Approve => caught == 0,
+        ReviewVerdict::Comment => false,
+    };
+    if agrees {
+        return Ok(());
+    }
+    Err(Rejection::CalibrationContradictsReview {
+        reviewer: reviewer.clone(),
+        verdict: *verdict,
+        caught,
+        plants: link.plants.len(),
+    })
+}
+
 /// One review scored by an outcome: what a receipt certifies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScoredReview {
@@ -219,6 +272,8 @@ pub struct Engine {
     scoped: ScopedStandings,
     /// The calibration rounds recorded, with their outcome.
     rounds: HashMap<RoundKey, MessageId>,
+    /// Each reviewer's name, from its latest accepted review that gave one.
+    names: BTreeMap<AgentId, String>,
 }
 
 impl Engine {
@@ -233,6 +288,7 @@ impl Engine {
             trusted: TrustSet::default(),
             scoped: ScopedStandings::default(),
             rounds: HashMap::new(),
+            names: BTreeMap::new(),
         }
     }
 
@@ -262,21 +318,30 @@ impl Engine {
                     request.latest.push((sender.clone(), signed.id.clone(), review.verdict));
                 }
                 self.standings.entry(sender.clone()).or_insert_with(|| Standing::new(&self.policy));
+                if let Some(name) = &review.name {
+                    self.names.insert(sender.clone(), name.clone());
+                }
                 Vec::new()
             }
             Content::Outcome(outcome) => {
                 let request = self.requests.get_mut(&outcome.request_id);
                 check_outcome(&outcome.request_id, request.as_ref().map(|r| &r.view), sender)?;
                 let Some(request) = request else { return Ok(Vec::new()) };
+                // As a ledger checks them: the statuses against the review first, then the
+                // round against those recorded.
+                let latest: Vec<(AgentId, ReviewVerdict)> = request
+                    .latest
+                    .iter()
+                    .map(|(reviewer, _, verdict)| (reviewer.clone(), *verdict))
+                    .collect();
+                check_calibration_review(outcome, &latest)?;
                 let authority = signed.pubkey.to_base64();
                 let round = outcome.calibration.as_ref().map(|link| RoundKey::of(authority.clone(), link));
                 if let Some(outcome_id) = round.as_ref().and_then(|round| self.rounds.get(round)) {
                     return Err(calibration_replayed(outcome, outcome_id));
                 }
                 let verified = round.is_some() && self.trusted.contains(&authority);
-                let domains =
-                    outcome.calibration.as_ref().filter(|_| verified).map(|link| link.domains.as_slice());
-                let scopes = outcome_scopes(domains);
+                let scoring = outcome.calibration.as_ref().filter(|_| verified).map(DomainScoring::of);
                 request.view.closed_by = Some(signed.id.clone());
                 let mut scored = Vec::with_capacity(request.latest.len());
                 for (reviewer, review_id, verdict) in &request.latest {
@@ -284,7 +349,11 @@ impl Engine {
                         self.standings.entry(reviewer.clone()).or_insert_with(|| Standing::new(&self.policy));
                     let class = OutcomeClass::of(*verdict, outcome.incident);
                     let elo_delta = standing.score(&self.policy, class);
-                    self.scoped.score(&self.policy, &scopes, reviewer.as_str(), class);
+                    let scores = match &scoring {
+                        Some(scoring) => scoring.scores(reviewer.as_str(), class),
+                        None => reported_scores(class),
+                    };
+                    self.scoped.score_each(&self.policy, &scores, reviewer.as_str());
                     scored.push(ScoredReview {
                         review_id: review_id.clone(),
                         request_id: outcome.request_id.clone(),
@@ -313,6 +382,16 @@ impl Engine {
         Ok(scored)
     }
 
+    /// Every request accepted so far: its id, what the rules know of it (its requester and
+    /// the outcome that closed it), and each reviewer's latest review of it (reviewer,
+    /// review id, verdict) in the order they came. What a ledger materialises beside its
+    /// messages, for a replay to compare.
+    pub fn requests(
+        &self,
+    ) -> impl Iterator<Item = (&MessageId, &RequestView, &[(AgentId, MessageId, ReviewVerdict)])> {
+        self.requests.iter().map(|(id, state)| (id, &state.view, state.latest.as_slice()))
+    }
+
     /// Every reviewer's standing (reviewers appear with their first accepted review).
     pub fn standings(&self) -> &BTreeMap<AgentId, Standing> {
         &self.standings
@@ -335,6 +414,11 @@ impl Engine {
     /// Every scored review so far, in scoring order.
     pub fn scored(&self) -> &[ScoredReview] {
         &self.scored
+    }
+
+    /// Each reviewer's name, from its latest accepted review that gave one.
+    pub fn names(&self) -> &BTreeMap<AgentId, String> {
+        &self.names
     }
 
     /// The policy in force.

@@ -28,7 +28,7 @@
 //! let request = send(&author, Content::Request(RequestContent {
 //!     repo: Some("github.com/acme/api".into()), change: Some("PR #7".into()), ..Default::default() }));
 //! let review = send(&reviewer, Content::Review(ReviewContent {
-//!     request_id: request.id.clone(), verdict: ReviewVerdict::RequestChanges, comments: vec![], summary: None }));
+//!     request_id: request.id.clone(), verdict: ReviewVerdict::RequestChanges, comments: vec![], summary: None, name: None }));
 //! let outcome = send(&author, Content::Outcome(OutcomeContent {
 //!     request_id: request.id.clone(), merged: true, incident: true,
 //!     incident_details: Some("nil deref in prod".into()), calibration: None }));
@@ -80,15 +80,15 @@ pub use link::{
     MAX_ROUND_PLANTS,
 };
 pub use message::{
-    Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MILLISECONDS_FROM, Message,
-    MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
-    ts_millis,
+    Comment, Content, LeaderboardEntry, LeaderboardQuery, LeaderboardResult, MAX_NAME_CHARS,
+    MILLISECONDS_FROM, Message, MessageId, MessageType, OutcomeContent, REVIEW_CHANNEL, RequestContent,
+    ReviewContent, ReviewVerdict, clean_name, name_problem, ts_millis,
 };
 pub use policy::{OutcomeClass, Policy, PolicyError, Standing};
 pub use receipt::{
     Receipt, ReceiptCalibration, ReceiptError, ReceiptReview, verify_receipt, verify_receipt_value,
 };
-pub use scope::{Outcomes, Scope, ScopeError};
+pub use scope::{DomainScoring, Outcomes, Scope, ScopeError};
 pub use signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage, sign_value};
 
 // The parts a ledger builds on (revcal-elo's): the rules one message at a time against the
@@ -97,7 +97,7 @@ pub use signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage, sign_value};
 // revcal-elo does not re-export them.
 pub use canonical::{canonical_text, hex, sha256_hex};
 pub use codec::{AnonymousQuery, Envelope, anonymous_query, decode_envelope};
-pub use engine::{RequestView, calibration_replayed, check_outcome, check_review};
+pub use engine::{RequestView, calibration_replayed, check_calibration_review, check_outcome, check_review};
 pub use link::RoundKey;
-pub use scope::{ScopedStandings, TrustSet, outcome_scopes};
+pub use scope::{ScopedStandings, TrustSet, outcome_scopes, reported_scores};
 pub use signed::{KeyCache, check_message_size};

@@ -8,6 +8,8 @@
 //! ledger counts such an outcome as *verified* only when it is also signed by an authority
 //! the ledger trusts.
 
+use crate::identity::AgentId;
+use revcal_record::PlantStatus;
 use serde::{Deserialize, Serialize};
 
 /// The longest bug category (a domain name), in bytes.
@@ -28,8 +30,13 @@ pub struct LinkedPlant {
     pub file: String,
     /// The planted line (1-based).
     pub line: u64,
-    /// The bug category, e.g. `off-by-one`: the domain the round counts in.
+    /// The bug category, e.g. `off-by-one`: the domain the plant counts in.
     pub category: String,
+    /// Whether the link's `reviewer` caught the plant in this trial (revcal's addition of
+    /// this release: links recorded before carry none, and the reviewer's one verdict then
+    /// counts in every domain of the round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PlantStatus>,
 }
 
 /// `content.calibration`: which calibration round an outcome reports.
@@ -49,6 +56,11 @@ pub struct CalibrationLink {
     /// distinct: a planted round's own plant categories; for a clean round, every category
     /// the calibration planted (a false alarm is a false alarm in each domain tested).
     pub domains: Vec<String>,
+    /// `agent` on the wire: the reviewer the calibration ran, whose review the plants'
+    /// `status` describe: its review alone counts in the domains, each plant in its own
+    /// category by its own status. `None` in links recorded before this release (no plant
+    /// has a status).
+    pub reviewer: Option<AgentId>,
 }
 
 impl CalibrationLink {

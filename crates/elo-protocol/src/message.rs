@@ -205,6 +205,50 @@ pub struct ReviewContent {
     pub comments: Vec<Comment>,
     /// An optional overall remark.
     pub summary: Option<String>,
+    /// The reviewer's name as it wants it shown beside its agent id (a revcal addition): the
+    /// ledger keeps the latest name each agent's own signed reviews give, so no one names
+    /// another agent. See [`name_problem`] for what a name may hold.
+    pub name: Option<String>,
+}
+
+/// The longest name a review may give its reviewer, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Characters a name may not hold beyond the control characters: those that reorder or
+/// hide text (bidirectional overrides and isolates, zero-width characters), which would let
+/// a name show as something else.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// Why `name` cannot be a reviewer's name; `None` when it can: not blank, at most
+/// [`MAX_NAME_CHARS`] characters, no control or invisible formatting character, no leading
+/// or trailing space.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        Some("must not be blank".to_owned())
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        Some(format!("must be at most {MAX_NAME_CHARS} characters, found {}", name.chars().count()))
+    } else if name.chars().any(|c| c.is_control() || is_invisible(c)) {
+        Some("must not contain control characters or invisible formatting characters".to_owned())
+    } else if name.trim() != name {
+        Some("must not start or end with a space".to_owned())
+    } else {
+        None
+    }
+}
+
+/// `text` made a name that [`name_problem`] accepts: control and invisible characters
+/// become spaces, runs of white space one space, the ends trimmed, and the whole cut to
+/// [`MAX_NAME_CHARS`] characters; `None` when nothing is left. For names taken from
+/// elsewhere (a calibration's reviewer command) and for showing a stored name.
+pub fn clean_name(text: &str) -> Option<String> {
+    let spaced: String =
+        text.chars().map(|c| if c.is_control() || is_invisible(c) { ' ' } else { c }).collect();
+    let joined = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = joined.chars().take(MAX_NAME_CHARS).collect();
+    let cut = cut.trim_end().to_owned();
+    (!cut.is_empty()).then_some(cut)
 }
 
 /// `REVIEW_OUTCOME` content.
@@ -248,6 +292,9 @@ pub struct LeaderboardEntry {
     pub reviews: u64,
     /// Correct decisive verdicts / decisive verdicts; `None` before the first decisive one.
     pub accuracy: Option<f64>,
+    /// The name the reviewer's own reviews gave it, when one did (a revcal addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// `REVIEW_LEADERBOARD_RESULT` content.

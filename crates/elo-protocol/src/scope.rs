@@ -7,7 +7,9 @@
 //! only those outcomes (docs/reputation.md, "Verified outcomes").
 
 use crate::identity::{AgentId, PublicKey};
+use crate::link::CalibrationLink;
 use crate::policy::{OutcomeClass, Policy, Standing};
+use revcal_record::PlantStatus;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -158,9 +160,74 @@ impl TrustSet {
     }
 }
 
+/// What a verified calibration outcome counts in its domains (RFC-001's "domain badges"):
+/// its domains, and, for links of this release, the reviewer the calibration ran and each
+/// plant's category and status. A ledger keeps it beside the outcome to compute the domain
+/// standings again when the trusted authorities change.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DomainScoring {
+    /// The domains the outcome names: a planted round's plant categories, a clean round's
+    /// every category its calibration planted.
+    pub domains: Vec<String>,
+    /// The reviewer the plants' statuses describe; `None` for a link of an earlier release.
+    pub reviewer: Option<String>,
+    /// Each plant's category and whether `reviewer` caught it, in the round's order; empty
+    /// for a clean round and for a link of an earlier release.
+    pub plants: Vec<(String, bool)>,
+}
+
+impl DomainScoring {
+    /// What `link` counts in its domains.
+    pub fn of(link: &CalibrationLink) -> DomainScoring {
+        let with_status = link.reviewer.is_some() && link.plants.iter().all(|plant| plant.status.is_some());
+        DomainScoring {
+            domains: link.domains.clone(),
+            reviewer: link.reviewer.as_ref().map(ToString::to_string),
+            plants: if with_status {
+                link.plants
+                    .iter()
+                    .map(|plant| (plant.category.clone(), plant.status == Some(PlantStatus::Caught)))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// The standings (by scope key) one review of `reviewer`, classed `class` overall,
+    /// moves, each with the class it scores there: the verified scope with `class`; then the
+    /// domains. A link of this release counts its own reviewer's review alone in the
+    /// domains: in a planted round each plant in its category, `caught_bug` when caught and
+    /// `missed_bug` when missed, so that a domain rating follows that domain's plants; in a
+    /// clean round `class` in every domain tested. A link of an earlier release counts
+    /// every review with `class` in each of its domains, as it was rated then.
+    pub fn scores(&self, reviewer: &str, class: OutcomeClass) -> Vec<(String, OutcomeClass)> {
+        let mut scores = vec![(VERIFIED.to_owned(), class)];
+        let domain = |name: &str| format!("{DOMAIN_PREFIX}{name}");
+        match &self.reviewer {
+            None => scores.extend(self.domains.iter().map(|name| (domain(name), class))),
+            Some(calibrated) if calibrated != reviewer => {}
+            Some(_) if self.plants.is_empty() => {
+                scores.extend(self.domains.iter().map(|name| (domain(name), class)));
+            }
+            Some(_) => scores.extend(self.plants.iter().map(|(category, caught)| {
+                (domain(category), if *caught { OutcomeClass::CaughtBug } else { OutcomeClass::MissedBug })
+            })),
+        }
+        scores
+    }
+}
+
+/// The standings (by scope key) a review classed `class` moves for a self-reported
+/// outcome: the reported scope alone.
+pub fn reported_scores(class: OutcomeClass) -> Vec<(String, OutcomeClass)> {
+    vec![(REPORTED.to_owned(), class)]
+}
+
 /// The scopes (by storage key) an outcome's scored reviews count in: for a verified
 /// outcome (`Some` of the domains its calibration link names) the verified scope and those
-/// domains, else the reported scope.
+/// domains, else the reported scope. (The rule of links without statuses; see
+/// [`DomainScoring::scores`].)
 pub fn outcome_scopes(verified_domains: Option<&[String]>) -> Vec<String> {
     match verified_domains {
         Some(domains) => std::iter::once(VERIFIED.to_owned())
@@ -185,6 +252,18 @@ impl ScopedStandings {
                 .entry((scope.clone(), reviewer.to_owned()))
                 .or_insert_with(|| Standing::new(policy))
                 .score(policy, class);
+        }
+    }
+
+    /// Scores one review of `reviewer` in each scope of `scores` with the class given
+    /// there, in order ([`DomainScoring::scores`]), starting a reviewer new to a scope at the
+    /// policy's start.
+    pub fn score_each(&mut self, policy: &Policy, scores: &[(String, OutcomeClass)], reviewer: &str) {
+        for (scope, class) in scores {
+            self.standings
+                .entry((scope.clone(), reviewer.to_owned()))
+                .or_insert_with(|| Standing::new(policy))
+                .score(policy, *class);
         }
     }
 

@@ -72,6 +72,7 @@ fn signed_stream(messages: usize) -> Vec<String> {
                     body: "bounds".into(),
                 }],
                 summary: None,
+                name: None,
             });
             lines.push(sign(reviewer, ts, content).expect("sign"));
         }

@@ -28,7 +28,7 @@
 //! let request = send(&author, "#review", Content::Request(RequestContent {
 //!     repo: Some("github.com/acme/api".into()), change: Some("PR #7".into()), ..Default::default() }));
 //! let review = send(&reviewer, "#review", Content::Review(ReviewContent {
-//!     request_id: request.id.clone(), verdict: ReviewVerdict::RequestChanges, comments: vec![], summary: None }));
+//!     request_id: request.id.clone(), verdict: ReviewVerdict::RequestChanges, comments: vec![], summary: None, name: None }));
 //! let outcome = send(&author, "#review", Content::Outcome(OutcomeContent {
 //!     request_id: request.id.clone(), merged: true, incident: true,
 //!     incident_details: Some("nil deref in prod".into()), calibration: None }));
@@ -62,15 +62,15 @@ pub use ledger::{
     Recorded, Recording, Refusal, ReplayReport, Response, Stored,
 };
 pub use revcal_elo_protocol::{
-    AgentId, CalibrationLink, CalibrationRecord, CategoryFigures, ChangedFiles, Comment, Content, Engine,
-    FieldError, Finding, JsonError, KeyError, KeyFile, Keypair, LOCATE_TOLERANCE, LeaderboardEntry,
-    LeaderboardQuery, LeaderboardResult, LinkedPlant, MAX_CATEGORY_BYTES, MAX_COMMENT_CHARS,
-    MAX_LINK_DOMAINS, MAX_MESSAGE_BYTES, MAX_PLANT_PATH_BYTES, MAX_RECORD_BYTES, MAX_REVIEW_COMMENTS,
-    MAX_ROUND_PLANTS, MAX_TRIALS, MILLISECONDS_FROM, Message, MessageError, MessageId, MessageType,
-    OutcomeClass, OutcomeContent, Outcomes, Plant, PlantStatus, Policy, PolicyError, PublicKey,
-    RECORD_FORMAT, RECORD_VERSION, REVIEW_CHANNEL, Receipt, ReceiptCalibration, ReceiptError, ReceiptReview,
-    RecordError, Rejection, RequestContent, ReviewContent, ReviewVerdict, Round, RoundMessages, Scope,
-    ScopeError, ScoredReview, SignatureBytes, SignedMessage, Standing, Summary, TouchedLines, Trial, flagged,
-    locates, normalise_path, parse_strict, rate, report_sha256, sign_value, ts_millis, verify_receipt,
-    verify_receipt_value,
+    AgentId, CalibrationLink, CalibrationRecord, CategoryFigures, ChangedFiles, Comment, Content,
+    DomainScoring, Engine, FieldError, Finding, JsonError, KeyError, KeyFile, Keypair, LOCATE_TOLERANCE,
+    LeaderboardEntry, LeaderboardQuery, LeaderboardResult, LinkedPlant, MAX_CATEGORY_BYTES,
+    MAX_COMMENT_CHARS, MAX_LINK_DOMAINS, MAX_MESSAGE_BYTES, MAX_NAME_CHARS, MAX_PLANT_PATH_BYTES,
+    MAX_RECORD_BYTES, MAX_REVIEW_COMMENTS, MAX_ROUND_PLANTS, MAX_TRIALS, MILLISECONDS_FROM, Message,
+    MessageError, MessageId, MessageType, OutcomeClass, OutcomeContent, Outcomes, Plant, PlantStatus, Policy,
+    PolicyError, PublicKey, RECORD_FORMAT, RECORD_VERSION, REVIEW_CHANNEL, Receipt, ReceiptCalibration,
+    ReceiptError, ReceiptReview, RecordError, Rejection, RequestContent, ReviewContent, ReviewVerdict, Round,
+    RoundMessages, Scope, ScopeError, ScoredReview, SignatureBytes, SignedMessage, Standing, Summary,
+    TouchedLines, Trial, clean_name, flagged, locates, name_problem, normalise_path, parse_strict, rate,
+    report_sha256, sign_value, ts_millis, verify_receipt, verify_receipt_value,
 };

@@ -11,7 +11,9 @@
 //!   [`Subreaper`] keeps orphaned descendants attached to this process, and
 //!   [`end_descendants`] ends every process that carries a token, wherever it moved.
 //! - [`git`] runs the `git` program with one error shape, [`GitError`].
-//! - [`redact`] and [`redact_url_credentials`] keep secrets out of what is shown.
+//! - [`redact`] and [`redact_url_credentials`] keep secrets out of what is shown;
+//!   [`make_undumpable`], [`ptrace_capable`], [`ancestors_exposing`] and [`reopenable_path`]
+//!   keep a secret this process holds out of the commands' reach.
 //!
 //! Linux only (process groups, `/proc`, `prctl`, Landlock).
 //!
@@ -27,6 +29,7 @@
 //! ```
 
 mod command;
+mod exposure;
 mod git;
 mod reap;
 mod redact;
@@ -34,6 +37,10 @@ mod sandbox;
 mod signals;
 
 pub use command::{Exit, Finished, GIT_LOCATION_VARIABLES, ShellCommand, run, run_isolated};
+pub use exposure::{
+    Exposure, ancestors_exposing, is_dumpable, make_undumpable, ptrace_capable, reopenable_path,
+    take_secret_fd,
+};
 pub use git::{GitError, git};
 pub use reap::{RUN_TOKEN_VARIABLE, Subreaper, end_descendants, run_token};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, redact, redact_url_credentials};

@@ -119,13 +119,28 @@ pub struct Trial {
 }
 
 /// A plant's fate in one trial.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PlantStatus {
     /// A finding located the plant and the scorer found that it describes the defect.
     Caught,
     /// No finding did.
     Missed,
+}
+
+impl PlantStatus {
+    /// `caught` or `missed`, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlantStatus::Caught => "caught",
+            PlantStatus::Missed => "missed",
+        }
+    }
+
+    /// The status named `name`.
+    pub fn from_wire(name: &str) -> Option<PlantStatus> {
+        [PlantStatus::Caught, PlantStatus::Missed].into_iter().find(|status| status.as_str() == name)
+    }
 }
 
 /// One located finding of the reviewer.

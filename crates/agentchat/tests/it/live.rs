@@ -100,6 +100,7 @@ fn a_request_a_review_and_an_outcome_are_stored_once_answered_and_receipted() {
             verdict: ReviewVerdict::RequestChanges,
             comments: vec![],
             summary: None,
+            name: None,
         }),
     );
     assert!(matches!(post_as(&server.url(), &reviewer, &[review])[0], PostOutcome::Stored { .. }));

@@ -131,12 +131,20 @@ pub(crate) struct CalibrateArgs {
 pub(crate) struct RecordFlags {
     /// Record the calibration in this ledger (a file or a PostgreSQL URL) once its report is
     /// written, as `revcal elo record REPORT.json` does: every round as signed RFC-001
-    /// requests, reviews and outcomes. A refusal exits 1.
-    #[arg(long, value_name = "LEDGER", requires_all = ["authority_key", "agent", "agent_key"])]
+    /// requests, reviews and outcomes. A refusal exits 1. The authority's key must stay out
+    /// of the reviewer's reach: see --authority-key.
+    #[arg(long, value_name = "LEDGER", requires_all = ["agent", "agent_key"])]
     pub(crate) record_to: Option<String>,
-    /// With --record-to: the calibrating authority's key file (signs requests and outcomes).
-    #[arg(long, value_name = "FILE", requires = "record_to")]
+    /// With --record-to: the calibrating authority's key file (signs requests and outcomes),
+    /// `-` for standard input [default: $REVCAL_AUTHORITY_KEY, the key file's text]. While
+    /// reviewers run, only `-`, --authority-key-fd or the variable: a file's path on the
+    /// command line is one a reviewer can read (docs/reputation.md, "Who must be kept apart").
+    #[arg(long, value_name = "FILE|-", requires = "record_to")]
     pub(crate) authority_key: Option<PathBuf>,
+    /// With --record-to: read the authority's key file from this inherited file descriptor
+    /// (then closed), e.g. `--authority-key-fd 3 3< <(secret-tool lookup revcal authority)`.
+    #[arg(long, value_name = "N", requires = "record_to", conflicts_with = "authority_key")]
+    pub(crate) authority_key_fd: Option<i32>,
     /// With --record-to: the reviewer's agent id.
     #[arg(long, value_name = "@AGENT", requires = "record_to")]
     pub(crate) agent: Option<String>,
@@ -153,15 +161,28 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    /// The recorder of the flags, when --record-to is given (clap requires the keys with it).
-    pub(crate) fn load(flags: &RecordFlags) -> anyhow::Result<Option<Recorder>> {
-        Ok(match (&flags.record_to, &flags.authority_key, &flags.agent, &flags.agent_key) {
-            (Some(ledger), Some(authority), Some(agent), Some(agent_key)) => Some(Recorder {
-                ledger: crate::elo::LedgerArg::resolve(Some(ledger.clone())),
-                signers: crate::elo::record::Signers::load(authority, agent, agent_key)?,
-            }),
-            _ => None,
-        })
+    /// The recorder of the flags, when --record-to is given (clap requires the reviewer's
+    /// key with it); `exposure` says whether reviewers run while revcal holds the
+    /// authority's key (then it must be kept from them, or the run is refused here, before
+    /// anything runs).
+    pub(crate) fn load(
+        flags: &RecordFlags,
+        exposure: crate::elo::authority::Exposure,
+    ) -> anyhow::Result<Option<Recorder>> {
+        let (Some(ledger), Some(agent), Some(agent_key)) = (&flags.record_to, &flags.agent, &flags.agent_key)
+        else {
+            return Ok(None);
+        };
+        // Another application's database is refused before anything runs, and before the
+        // keys are asked for.
+        let ledger = crate::elo::LedgerArg::resolve(Some(ledger.clone()));
+        ledger.refuse_foreign()?;
+        let source =
+            crate::elo::authority::KeySource::of(flags.authority_key.as_deref(), flags.authority_key_fd)?;
+        Ok(Some(Recorder {
+            ledger,
+            signers: crate::elo::record::Signers::load(&source, exposure, agent, agent_key)?,
+        }))
     }
 
     /// Records `report` (written just before, as `flags` say) the way `revcal elo record
@@ -515,8 +536,9 @@ fn recover(args: &CalibrateArgs, err_style: &Style) -> ExitCode {
 fn calibrate(args: &CalibrateArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
     // The baseline is read before anything is planted: a bad file stops the run early.
     let baseline = read_baseline(&args.report)?;
-    // The keys are read before anything runs too: a bad key must not cost a calibration.
-    let recorder = Recorder::load(&args.record)?;
+    // The keys are read before anything runs too: a bad key must not cost a calibration, and
+    // the authority's must be out of the reviewer's reach before the first review.
+    let recorder = Recorder::load(&args.record, crate::elo::authority::Exposure::ReviewersRun)?;
     let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
     let mut calibration = reviewer
         .calibration()

@@ -160,7 +160,7 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
         }
     }
     let baseline = read_baseline(&args.report)?;
-    let recorder = Recorder::load(&args.record)?;
+    let recorder = Recorder::load(&args.record, crate::elo::authority::Exposure::ReviewersRun)?;
     let suite = Suite::read(&args.suite)?;
     let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
     let shard = args.shard.unwrap_or(Shard::WHOLE);
@@ -273,7 +273,8 @@ fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::R
         }
     }
     let baseline = read_baseline(&args.report)?;
-    let recorder = Recorder::load(&args.record)?;
+    // Merging runs no reviewer: the authority's key may come from a file.
+    let recorder = Recorder::load(&args.record, crate::elo::authority::Exposure::NoReviewer)?;
     let suite = args.suite.as_deref().map(Suite::read).transpose()?;
     let mut shards = Vec::with_capacity(args.files.len());
     for path in &args.files {

@@ -44,21 +44,32 @@ pub(crate) fn leaderboard(
             Scope::Domain(domain) => outln!(out, "domain {domain}: ratings from verified outcomes"),
             other => outln!(out, "ratings from {} outcomes", other.outcomes()),
         }
+        // The name column only when some reviewer has a name, so that a ledger without
+        // names reads as it always did.
+        let named = entries.iter().any(|entry| entry.name.is_some());
+        let name_cell = |name: &str| if named { format!("{name:<NAME_WIDTH$}  ") } else { String::new() };
         outln!(
             out,
             "{}",
             style.bold(&format!(
-                "{:>4}  {:<17}  {:>7}  {:>7}  {:>8}",
-                "rank", "agent", "elo", "reviews", "accuracy"
+                "{:>4}  {:<17}  {}{:>7}  {:>7}  {:>8}",
+                "rank",
+                "agent",
+                name_cell("name"),
+                "elo",
+                "reviews",
+                "accuracy"
             ))
         );
         for entry in &entries {
             let accuracy = entry.accuracy.map_or_else(|| "-".to_owned(), |a| format!("{:.1}%", a * 100.0));
+            let name = entry.name.as_deref().map(shown_name).unwrap_or_default();
             outln!(
                 out,
-                "{:>4}  {:<17}  {:>7}  {:>7}  {:>8}",
+                "{:>4}  {:<17}  {}{:>7}  {:>7}  {:>8}",
                 entry.rank,
                 entry.agent,
+                name_cell(&name),
                 rating_text(entry.elo),
                 entry.reviews,
                 accuracy
@@ -67,6 +78,21 @@ pub(crate) fn leaderboard(
     }
     emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The width of the leaderboard's name column.
+const NAME_WIDTH: usize = 24;
+
+/// A reviewer's name as a table shows it: cleaned of control and invisible characters (a
+/// ledger edited by hand may hold any text) and cut to [`NAME_WIDTH`] characters, the cut
+/// marked.
+fn shown_name(name: &str) -> String {
+    let clean = revcal_elo::clean_name(name).unwrap_or_default();
+    if clean.chars().count() <= NAME_WIDTH {
+        return clean;
+    }
+    let cut: String = clean.chars().take(NAME_WIDTH - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 pub(crate) fn receipts(ledger: &LedgerArg, agent: &str, json: bool, style: &Style) -> Result<ExitCode> {
@@ -103,9 +129,13 @@ pub(crate) fn receipts(ledger: &LedgerArg, agent: &str, json: bool, style: &Styl
                 source(receipt)
             );
         }
+        let whose = match ledger.name_of(&agent)? {
+            Some(name) => format!("{agent} ({})", shown_name(&name)),
+            None => agent.to_string(),
+        };
         outln!(
             out,
-            "{} signed by {} (`--json` for the receipts themselves)",
+            "{} of {whose} signed by {} (`--json` for the receipts themselves)",
             count(receipts.len() as u64, "receipt"),
             ledger.issuer()
         );

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 pub(crate) struct RecordArgs {
     pub(crate) record: PathBuf,
     pub(crate) report: Option<PathBuf>,
-    pub(crate) authority_key: PathBuf,
+    pub(crate) authority_key: super::authority::KeySource,
     pub(crate) agent: String,
     pub(crate) agent_key: PathBuf,
     pub(crate) json: bool,
@@ -33,10 +33,17 @@ pub(crate) struct Signers {
 }
 
 impl Signers {
-    /// The authority's key file, and the reviewer's agent id and key file (which must be the
-    /// agent's); flags are named as `elo record` and `calibrate --record-to` spell them.
-    pub(crate) fn load(authority_key: &Path, agent: &str, agent_key: &Path) -> Result<Signers> {
-        let authority = signing_key(authority_key)?;
+    /// The authority's key (read from its source, kept from reviewers when `exposure` says
+    /// they run), and the reviewer's agent id and key file (which must be the agent's);
+    /// flags are named as `elo record` and `calibrate --record-to` spell them. The
+    /// reviewer's own key may be a file it can read: it signs its own reviews with it anyway.
+    pub(crate) fn load(
+        authority_key: &super::authority::KeySource,
+        exposure: super::authority::Exposure,
+        agent: &str,
+        agent_key: &Path,
+    ) -> Result<Signers> {
+        let authority = super::authority::read(authority_key, exposure)?;
         let reviewer = signing_key(agent_key)?;
         let Some(agent) = AgentId::parse(agent) else {
             anyhow::bail!(
@@ -77,7 +84,13 @@ fn is_record(text: &str) -> bool {
 }
 
 pub(crate) fn run(ledger: &LedgerArg, args: &RecordArgs, style: &Style) -> Result<ExitCode> {
-    let signers = Signers::load(&args.authority_key, &args.agent, &args.agent_key)?;
+    if args.authority_key.is_stdin()
+        && (args.record == Path::new("-") || args.report.as_deref() == Some(Path::new("-")))
+    {
+        anyhow::bail!("standard input can hold the calibration or the authority's key, not both");
+    }
+    let exposure = super::authority::Exposure::NoReviewer;
+    let signers = Signers::load(&args.authority_key, exposure, &args.agent, &args.agent_key)?;
     let name = display(&args.record);
     let text = read_text(&args.record, MAX_RECORD_BYTES as u64)?;
     let report = args.report.as_deref().map(|path| read_text(path, MAX_RECORD_BYTES as u64)).transpose()?;

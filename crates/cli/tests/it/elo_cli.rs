@@ -12,10 +12,15 @@ use std::process::{Command, Output, Stdio};
 
 mod backends;
 mod calibrated;
+mod domains;
 mod faults;
+mod foreign;
+mod key_theft;
 mod limits;
+mod names;
 mod rfc;
 mod secrets;
+mod tampered;
 mod verified;
 
 fn revcal_command(dir: &Path, args: &[&str]) -> Command {
@@ -237,6 +242,7 @@ fn story(author: &Keypair, reviewers: &[Keypair], n: usize) -> Vec<SignedMessage
                 verdict,
                 comments: vec![],
                 summary: None,
+                name: None,
             }),
         ));
     }

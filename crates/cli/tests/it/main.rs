@@ -22,6 +22,7 @@ mod mutate_cli;
 mod preexisting_cli;
 
 mod review_cli;
+mod reviewer_user;
 mod rubric_cli;
 mod score_cli;
 mod secrets_cli;

@@ -3,9 +3,10 @@
 //! unsharded report byte for byte.
 
 use serde_json::Value;
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Three small projects; their tests cover some functions and leave others untested, so a
 /// test-suite reviewer catches some plants and misses others.
@@ -99,8 +100,25 @@ impl Corpus {
     }
 
     fn revcal(&self, args: &[&str]) -> Output {
+        self.calibrate(args).output().unwrap()
+    }
+
+    /// `revcal calibrate ARGS` recording with the authority's key `key` (its key file's
+    /// text) on standard input, run as a reviewer's user would run it.
+    fn revcal_recording(&self, args: &[&str], key: &str) -> Output {
+        let mut command = self.calibrate(args);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let _hand_back = crate::reviewer_user::as_reviewer_user(&mut command, self.root.path());
+        let mut child = command.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(key.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// The command of `revcal calibrate ARGS` with the corpus's reviewer and gates.
+    fn calibrate(&self, args: &[&str]) -> Command {
         let reviewer = format!("python3 {} {{base}}", self.path("reviewer.py").display());
-        Command::new(env!("CARGO_BIN_EXE_revcal"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_revcal"));
+        command
             .args(["calibrate"])
             .args(args)
             .args([
@@ -116,9 +134,8 @@ impl Corpus {
             ])
             .current_dir(self.root.path())
             .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .output()
-            .unwrap()
+            .env("XDG_CACHE_HOME", self.path("cache"));
+        command
     }
 
     /// Merges `files` with the gate the shards ran with (`--min-recall 0.3`), then `extra`.
@@ -688,9 +705,15 @@ fn a_suite_with_clean_rounds_is_recorded_from_its_pooled_rounds_and_merged_shard
         "--agent-key",
         &reviewer_key,
     ];
+    // While the suite's reviewers run, the authority's key comes on standard input (a file
+    // named on the command line is one a reviewer could read, and is refused); merging runs
+    // no reviewer and takes the file.
+    let authority_text = std::fs::read_to_string(&authority).unwrap();
     let mut args = vec!["suite", "suite.yaml", "--json"];
     args.extend(record_to);
-    let whole = corpus.revcal(&args);
+    let at = args.iter().position(|arg| *arg == authority.as_str()).unwrap();
+    args[at] = "-";
+    let whole = corpus.revcal_recording(&args, &authority_text);
     let code = whole.status.code();
     assert!(code == Some(0) || code == Some(2), "{}", stderr(&whole));
     let report = json(&whole);

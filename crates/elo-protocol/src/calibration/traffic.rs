@@ -7,10 +7,11 @@
 //! same messages, and so the same ids.
 
 use super::{CalibrationRecord, MAX_COMMENT_CHARS, MAX_REVIEW_COMMENTS, RecordError, Round, Trial};
-use crate::identity::Keypair;
+use crate::identity::{AgentId, Keypair};
 use crate::link::{CalibrationLink, LinkedPlant, MAX_PLANT_PATH_BYTES};
 use crate::message::{
     Comment, Content, Message, OutcomeContent, REVIEW_CHANNEL, RequestContent, ReviewContent, ReviewVerdict,
+    clean_name,
 };
 use crate::signed::{MAX_MESSAGE_BYTES, MessageError, SignedMessage};
 use serde_json::{Map, json};
@@ -75,8 +76,12 @@ impl CalibrationRecord {
                 // most MAX_REVIEW_COMMENTS of them, each path and text cut, so that even
                 // text escaped six times over in JSON (control characters) stays far within
                 // the message limit: 50 x (1024 + 1000) x 6 bytes is about 600 KiB.
-                let review = sign(reviewer, Content::Review(review(round, trial, &request)))?;
-                let link = self.link(round, trial, &categories);
+                let mut content = review(round, trial, &request);
+                // The name is the reviewer's own to give: its review, signed with its key,
+                // carries the calibration's name for it.
+                content.name = clean_name(&self.reviewer);
+                let review = sign(reviewer, Content::Review(content))?;
+                let link = self.link(round, trial, &categories, reviewer.agent_id());
                 let outcome = sign(authority, Content::Outcome(outcome(round, &request, link)))?;
                 rounds.push(RoundMessages {
                     round: round.round,
@@ -123,15 +128,24 @@ impl CalibrationRecord {
     }
 
     /// The outcome's link to the round: a planted round counts in its plants' categories,
-    /// a clean round in every category the calibration planted.
-    fn link(&self, round: &Round, trial: &Trial, categories: &[String]) -> CalibrationLink {
+    /// each plant by its status in this trial; a clean round in every category the
+    /// calibration planted. `reviewer` is the reviewer the statuses describe.
+    fn link(
+        &self,
+        round: &Round,
+        trial: &Trial,
+        categories: &[String],
+        reviewer: AgentId,
+    ) -> CalibrationLink {
         let plants: Vec<LinkedPlant> = round
             .plants
             .iter()
-            .map(|plant| LinkedPlant {
+            .zip(&trial.statuses)
+            .map(|(plant, status)| LinkedPlant {
                 file: plant.file.clone(),
                 line: plant.line,
                 category: plant.category.clone(),
+                status: Some(*status),
             })
             .collect();
         let domains =
@@ -143,6 +157,7 @@ impl CalibrationRecord {
             entry: round.entry.clone(),
             plants,
             domains,
+            reviewer: Some(reviewer),
         }
     }
 }
@@ -162,6 +177,7 @@ fn review(round: &Round, trial: &Trial, request: &SignedMessage) -> ReviewConten
             verdict: ReviewVerdict::Approve,
             comments: Vec::new(),
             summary: Some(format!("{} located, {place}", findings(count))),
+            name: None,
         };
     }
     let comments: Vec<Comment> = trial
@@ -184,6 +200,7 @@ fn review(round: &Round, trial: &Trial, request: &SignedMessage) -> ReviewConten
         verdict: ReviewVerdict::RequestChanges,
         comments,
         summary: Some(format!("{} located{kept}", findings(count))),
+        name: None,
     }
 }
 

@@ -29,6 +29,7 @@ use revcal_elo_protocol::{
     AgentId, Content, JsonError, KeyError, KeyFile, Keypair, LeaderboardEntry, MessageError, MessageId,
     OutcomeClass, Policy, PolicyError, Receipt, ReviewVerdict, ScoredReview, Standing, parse_strict,
 };
+use sqlite::Create;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -114,6 +115,28 @@ pub enum LedgerError {
         ledger: String,
         /// What the operating system said (said in the message, so it is not also the error's `source`: a chain says it once).
         cause: std::io::Error,
+    },
+    /// The database holds something other than a revcal ledger (another application's
+    /// tables, or a file that is not an SQLite database): it is refused before anything is
+    /// written to it.
+    #[error(
+        "ledger {ledger}: not a revcal ledger: {found}; revcal neither reads nor changes another \
+         application's database, so give the ledger a database (or a PostgreSQL schema) of its own"
+    )]
+    NotALedger {
+        /// The ledger.
+        ledger: String,
+        /// What the database holds instead (its tables, by name).
+        found: String,
+    },
+    /// There is no ledger yet, and the ledger was opened only to read it
+    /// ([`Ledger::open_existing_at`]): reading never creates one.
+    #[error("ledger {ledger}: no ledger there yet ({found}); reading does not create one")]
+    NoLedger {
+        /// The ledger.
+        ledger: String,
+        /// What is there: no file, an empty database.
+        found: String,
     },
     /// The ledger's schema is newer than this build understands.
     #[error("ledger {ledger}: schema version {found} is newer than this revcal understands; upgrade revcal")]
@@ -204,7 +227,41 @@ impl Ledger {
     /// Opens the ledger at `location` (an SQLite file or a PostgreSQL database), creating
     /// it when it does not exist: with `policy`, else the default one. An existing ledger
     /// must have been created with `policy` when one is given.
+    ///
+    /// A database that holds something else (another application's tables) is refused
+    /// with [`LedgerError::NotALedger`], and nothing is written to it.
     pub fn open_at(location: &LedgerLocation, policy: Option<Policy>) -> Result<Ledger, LedgerError> {
+        Ledger::open_as(location, policy, Create::Yes)
+    }
+
+    /// Opens the ledger at `location` only when one is there: a missing file, an empty
+    /// database or an empty PostgreSQL schema is refused with [`LedgerError::NoLedger`]
+    /// (and stays as it was), another application's database with
+    /// [`LedgerError::NotALedger`]. For what only reads a ledger. An older ledger is still
+    /// brought up to this build's schema.
+    pub fn open_existing_at(location: &LedgerLocation) -> Result<Ledger, LedgerError> {
+        Ledger::open_as(location, None, Create::No)
+    }
+
+    /// Refuses a `location` that holds something other than a ledger (another
+    /// application's database, as [`Ledger::open_at`] would refuse it), reading only: a
+    /// missing or empty database, which a writer would make a ledger, passes. For checking a
+    /// ledger before long work whose result goes there.
+    pub fn refuse_foreign(location: &LedgerLocation) -> Result<(), LedgerError> {
+        match location {
+            LedgerLocation::Sqlite(path) => sqlite::SqliteStorage::refuse_foreign(path),
+            #[cfg(feature = "postgres")]
+            LedgerLocation::Postgres(server) => {
+                postgres::PostgresStorage::refuse_foreign(server, &location.to_string())
+            }
+        }
+    }
+
+    fn open_as(
+        location: &LedgerLocation,
+        policy: Option<Policy>,
+        create: Create,
+    ) -> Result<Ledger, LedgerError> {
         if let Some(policy) = &policy {
             policy.validate()?;
         }
@@ -220,10 +277,12 @@ impl Ledger {
             ("policy", serde_json::to_string(&policy.clone().unwrap_or_default()).unwrap_or_default()),
         ];
         let storage: Box<dyn Storage> = match location {
-            LedgerLocation::Sqlite(path) => Box::new(sqlite::SqliteStorage::open(path, &initial_meta)?),
+            LedgerLocation::Sqlite(path) => {
+                Box::new(sqlite::SqliteStorage::open(path, &initial_meta, create)?)
+            }
             #[cfg(feature = "postgres")]
             LedgerLocation::Postgres(server) => {
-                Box::new(postgres::PostgresStorage::open(server, &name, &initial_meta)?)
+                Box::new(postgres::PostgresStorage::open(server, &name, &initial_meta, create)?)
             }
         };
         let corrupt = |what: String| LedgerError::Corrupt { ledger: name.clone(), what };
@@ -338,7 +397,7 @@ impl Ledger {
                 subjects.insert(scored.request_id.clone(), subject);
             }
             let subject = subjects.get(&scored.request_id).and_then(Option::as_deref);
-            let calibration = self.receipt_calibration(&scored.outcome_id, &trusted)?;
+            let calibration = self.receipt_calibration(&scored.outcome_id, &scored.reviewer, &trusted)?;
             receipts.push(Receipt::issue_with(scored, subject, calibration, &self.key));
         }
         Ok(receipts)

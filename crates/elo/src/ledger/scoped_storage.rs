@@ -4,7 +4,7 @@
 //! which requires it.
 
 use super::LedgerError;
-use revcal_elo_protocol::Standing;
+use revcal_elo_protocol::{CalibrationLink, DomainScoring, MessageId, Standing};
 
 /// One calibration outcome as stored: which round of which report it reports, who signed
 /// it and the domains it counts in.
@@ -20,6 +20,49 @@ pub(crate) struct LinkRow {
     pub(crate) trial: i64,
     /// The domains, as a JSON array of strings.
     pub(crate) domains: String,
+    /// The reviewer the link's plant statuses describe (links of this release).
+    pub(crate) reviewer: Option<String>,
+    /// Each plant's category and whether that reviewer caught it, as a JSON array of
+    /// `[category, caught]` pairs (links of this release with plants).
+    pub(crate) plants: Option<String>,
+}
+
+impl LinkRow {
+    /// The row of the calibration link of outcome `outcome_id`, signed by `authority`
+    /// (its public key, base64).
+    pub(crate) fn of(outcome_id: &[u8], authority: String, link: &CalibrationLink) -> LinkRow {
+        let scoring = DomainScoring::of(link);
+        let report =
+            MessageId::parse(&link.report_sha256).map(|id| id.to_bytes().to_vec()).unwrap_or_default();
+        LinkRow {
+            outcome_id: outcome_id.to_vec(),
+            authority,
+            report,
+            round: i64::try_from(link.round).unwrap_or(i64::MAX),
+            trial: i64::try_from(link.trial).unwrap_or(i64::MAX),
+            domains: serde_json::to_string(&scoring.domains).unwrap_or_else(|_| "[]".to_owned()),
+            plants: (!scoring.plants.is_empty())
+                .then(|| serde_json::to_string(&scoring.plants).unwrap_or_default()),
+            reviewer: scoring.reviewer,
+        }
+    }
+}
+
+/// The domain scoring a calibration round's stored columns hold; `None` when a column does
+/// not read back (a hand-edited row).
+pub(crate) fn stored_scoring(
+    domains: &str,
+    reviewer: Option<&str>,
+    plants: Option<&str>,
+) -> Option<DomainScoring> {
+    Some(DomainScoring {
+        domains: serde_json::from_str(domains).ok()?,
+        reviewer: reviewer.map(str::to_owned),
+        plants: match plants {
+            None => Vec::new(),
+            Some(plants) => serde_json::from_str(plants).ok()?,
+        },
+    })
 }
 
 /// One scored review in scoring order, with what decides its scopes: its class, and its
@@ -33,6 +76,10 @@ pub(crate) struct ScoredScopeRow {
     pub(crate) authority: Option<String>,
     /// The outcome's domains (a JSON array), for a calibration outcome.
     pub(crate) domains: Option<String>,
+    /// The reviewer its plant statuses describe, for a calibration outcome of this release.
+    pub(crate) link_reviewer: Option<String>,
+    /// Its plants' categories and statuses (JSON, as [`LinkRow::plants`]).
+    pub(crate) plants: Option<String>,
 }
 
 /// A standing of one scope, by its storage key (`verified`, `reported`, `domain:<category>`).
@@ -66,6 +113,8 @@ pub(crate) trait ScopedStorage {
     fn scope_keys(&self) -> Result<Vec<String>, LedgerError>;
     /// Stores calibration rounds and replaces scoped standings (just before a commit).
     fn write_scoped(&self, links: &[LinkRow], standings: &[ScopedRow]) -> Result<(), LedgerError>;
+    /// Every calibration round stored, in no particular order.
+    fn links(&self) -> Result<Vec<LinkRow>, LedgerError>;
     /// Every scored review, in scoring order, with its outcome's calibration.
     fn scored_scopes(&self, visit: &mut dyn FnMut(ScoredScopeRow)) -> Result<(), LedgerError>;
     /// Deletes every scoped standing (before they are computed again).

@@ -37,6 +37,23 @@ pub(crate) struct ScoredRow {
     pub(crate) ts: i64,
 }
 
+/// One stored message as its row holds it: the canonical text and the columns the rules
+/// read instead of parsing it (what a replay compares with the message itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MessageRow {
+    pub(crate) seq: i64,
+    /// Its id (32 bytes, unless the row was damaged).
+    pub(crate) id: Vec<u8>,
+    /// Its type as on the wire.
+    pub(crate) kind: String,
+    pub(crate) sender: String,
+    pub(crate) ts: i64,
+    /// Its canonical text.
+    pub(crate) body: String,
+    /// For a request: the id of the outcome that closed it.
+    pub(crate) closed_by: Option<Vec<u8>>,
+}
+
 /// A message to store.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NewMessage<'a> {
@@ -57,6 +74,9 @@ pub(crate) struct NewMessage<'a> {
 pub(crate) struct BatchWrites {
     /// Agents that sent their first stored message: id and public key (base64).
     pub(crate) agents: Vec<(String, String)>,
+    /// Names reviews gave their senders, in order (the last one of an agent stands): agent
+    /// id and name. Written after `agents`.
+    pub(crate) names: Vec<(String, String)>,
     /// The latest review of each reviewer of each request the batch reviewed, one row per
     /// (request, reviewer), replacing any stored one.
     pub(crate) latest_reviews: Vec<LatestRow>,
@@ -102,8 +122,14 @@ pub(crate) trait Storage: Send + super::scoped_storage::ScopedStorage {
     fn scored_reviews(&self, reviewer: Option<&str>) -> Result<Vec<ScoredRow>, LedgerError>;
     /// The canonical text of a stored message.
     fn message_body(&self, id: &[u8]) -> Result<Option<String>, LedgerError>;
-    /// Every stored message in storing order: sequence number, id, canonical text.
-    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError>;
+    /// Every stored message in storing order, as its row holds it.
+    fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError>;
+    /// Every `latest_reviews` row, in no particular order.
+    fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError>;
+    /// Every `agents` row: agent id, public key (base64) and name, in no particular order.
+    fn agents(&self) -> Result<Vec<(String, String, Option<String>)>, LedgerError>;
+    /// The names of those of `agents` that have one.
+    fn names_of(&self, agents: &[String]) -> Result<Vec<(String, String)>, LedgerError>;
     /// Problems the database finds in its own storage; empty when sound.
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError>;
 

@@ -2,11 +2,12 @@
 //! one transaction per batch.
 
 use super::storage::{BatchWrites, LatestRow, NewMessage, ScoredRow, Storage};
-use super::verified::{BatchScopes, RatingChange};
+use super::verified::{BatchScopes, RatingChange, Scoring};
 use super::{Ledger, LedgerError};
 use revcal_elo_protocol::{
     AgentId, Content, MessageError, MessageId, OutcomeClass, OutcomeContent, Rejection, RequestView,
-    ReviewContent, ReviewVerdict, ScoredReview, SignedMessage, Standing, check_outcome, check_review,
+    ReviewContent, ReviewVerdict, ScoredReview, SignedMessage, Standing, check_calibration_review,
+    check_outcome, check_review,
 };
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -276,15 +277,26 @@ impl Writer<'_> {
                     self.storage.delete_message(seq)?;
                     return Ok(Err(rejection));
                 }
-                let scopes = match self.scopes.outcome(self.storage, signed, outcome)? {
-                    Ok(scopes) => scopes,
+                let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
+                let latest = self.latest_of(&outcome.request_id, request_seq)?;
+                let verdicts: Vec<(AgentId, ReviewVerdict)> = latest
+                    .iter()
+                    .filter_map(|row| {
+                        Some((AgentId::parse(&row.reviewer)?, ReviewVerdict::from_wire(&row.verdict)?))
+                    })
+                    .collect();
+                if let Err(rejection) = check_calibration_review(outcome, &verdicts) {
+                    self.storage.delete_message(seq)?;
+                    return Ok(Err(rejection));
+                }
+                let scoring = match self.scopes.outcome(self.storage, signed, outcome)? {
+                    Ok(scoring) => scoring,
                     Err(rejection) => {
                         self.storage.delete_message(seq)?;
                         return Ok(Err(rejection));
                     }
                 };
-                let request_seq = request.map_or(0, |(request_seq, _)| request_seq);
-                self.score(signed, outcome, request_seq, &scopes)?
+                self.score(signed, outcome, request_seq, latest, &scoring)?
             }
             Content::Request(_) => {
                 let view = RequestView { requester: sender.clone(), closed_by: None };
@@ -341,6 +353,9 @@ impl Writer<'_> {
             Some(known) => *known = row,
             None => latest.push(row),
         }
+        if let Some(name) = &review.name {
+            self.writes.names.push((reviewer.to_owned(), name.clone()));
+        }
         if !self.seen.rated.contains(reviewer) && !self.new.rated.contains(reviewer) {
             // Loading the standing makes `write_standings` write its row (a new reviewer
             // appears on the leaderboard at the start rating).
@@ -376,26 +391,11 @@ impl Writer<'_> {
         self.storage.write_batch(&writes)
     }
 
-    fn score(
-        &mut self,
-        signed: &SignedMessage,
-        outcome: &OutcomeContent,
-        request_seq: i64,
-        scopes: &Arc<[String]>,
-    ) -> Result<Vec<ScoredReview>, LedgerError> {
-        let request_id = outcome.request_id.as_str();
-        let request_key = outcome.request_id.to_bytes();
-        let outcome_key = signed.id.to_bytes();
-        self.writes.closed.push((request_seq, outcome_key.to_vec()));
-        // The latest reviews: the stored ones (none for a request this batch stored),
-        // replaced by this batch's of the same reviewer, in the order they were stored.
-        let is_new = match self.requests.get_mut(&request_key) {
-            Some(known) => {
-                known.view.closed_by = Some(signed.id.clone());
-                known.new
-            }
-            None => false,
-        };
+    /// The latest reviews of a request as this point of the batch sees them: the stored
+    /// ones (none for a request this batch stored), replaced by this batch's of the same
+    /// reviewer, in the order they were stored.
+    fn latest_of(&mut self, request_id: &MessageId, request_seq: i64) -> Result<Vec<LatestRow>, LedgerError> {
+        let is_new = self.requests.get(&request_id.to_bytes()).is_some_and(|known| known.new);
         let mut latest = if is_new { Vec::new() } else { self.storage.latest_reviews(request_seq)? };
         for row in self.latest.get(&request_seq).into_iter().flatten() {
             match latest.iter_mut().find(|known| known.reviewer == row.reviewer) {
@@ -404,6 +404,24 @@ impl Writer<'_> {
             }
         }
         latest.sort_by_key(|row| row.seq);
+        Ok(latest)
+    }
+
+    fn score(
+        &mut self,
+        signed: &SignedMessage,
+        outcome: &OutcomeContent,
+        request_seq: i64,
+        latest: Vec<LatestRow>,
+        scoring: &Arc<Scoring>,
+    ) -> Result<Vec<ScoredReview>, LedgerError> {
+        let request_id = outcome.request_id.as_str();
+        let request_key = outcome.request_id.to_bytes();
+        let outcome_key = signed.id.to_bytes();
+        self.writes.closed.push((request_seq, outcome_key.to_vec()));
+        if let Some(known) = self.requests.get_mut(&request_key) {
+            known.view.closed_by = Some(signed.id.clone());
+        }
         let mut scored = Vec::with_capacity(latest.len());
         for row in latest {
             let (Some(reviewer), Some(review_id), Some(verdict)) = (
@@ -419,7 +437,7 @@ impl Writer<'_> {
             let standing = self.standing(reviewer.as_str())?;
             let elo_delta = standing.score(policy, class);
             let rating_after = standing.rating;
-            self.scopes.score(scopes, &row.reviewer, class);
+            self.scopes.score(scoring, &row.reviewer, class);
             let entry = ScoredReview {
                 review_id,
                 request_id: outcome.request_id.clone(),

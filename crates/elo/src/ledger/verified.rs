@@ -7,13 +7,13 @@
 //! in order and of the trusted keys: trusting or no longer trusting a key computes them
 //! again from the scored reviews, in the same transaction.
 
-use super::scoped_storage::{LinkRow, ScopedRow};
+use super::scoped_storage::{LinkRow, ScopedRow, stored_scoring};
 use super::storage::Storage;
 use super::{Ledger, LedgerError};
 use revcal_elo_protocol::{
-    AgentId, Content, Engine, LeaderboardEntry, MessageId, OutcomeClass, OutcomeContent, Policy, PublicKey,
-    ReceiptCalibration, Rejection, RoundKey, Scope, ScopedStandings, SignedMessage, Standing, TrustSet,
-    calibration_replayed, outcome_scopes, parse_strict,
+    AgentId, Content, DomainScoring, Engine, LeaderboardEntry, MessageId, OutcomeClass, OutcomeContent,
+    Policy, PublicKey, ReceiptCalibration, Rejection, RoundKey, Scope, ScopedStandings, SignedMessage,
+    Standing, TrustSet, calibration_replayed, parse_strict, reported_scores,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -38,6 +38,25 @@ impl RatingChange {
     }
 }
 
+/// Which standings an accepted outcome's scored reviews move: the reported scope, or, for a
+/// verified calibration outcome, the verified scope and the domains as its link says.
+pub(super) enum Scoring {
+    /// A self-reported outcome (an untrusted authority's calibration included).
+    Reported,
+    /// A calibration outcome signed by a trusted authority.
+    Verified(DomainScoring),
+}
+
+impl Scoring {
+    /// The standings (scope key, class) a review of `reviewer` classed `class` moves.
+    pub(super) fn scores(&self, reviewer: &str, class: OutcomeClass) -> Vec<(String, OutcomeClass)> {
+        match self {
+            Scoring::Reported => reported_scores(class),
+            Scoring::Verified(scoring) => scoring.scores(reviewer, class),
+        }
+    }
+}
+
 /// What one write batch does for the scopes: which calibration rounds it records and, in
 /// scoring order, which review counted in which scopes. The scoped standings are read once,
 /// folded and written once, at the end of the batch (one statement each on PostgreSQL).
@@ -49,25 +68,23 @@ pub(super) struct BatchScopes {
     /// Rounds the batch recorded, with their outcome.
     rounds: HashMap<RoundKey, MessageId>,
     links: Vec<LinkRow>,
-    /// Each scored review: its scopes (storage keys), reviewer and class.
-    scores: Vec<(Arc<[String]>, String, OutcomeClass)>,
-    /// The scopes of a self-reported outcome, made once per batch.
-    reported: Option<Arc<[String]>>,
+    /// Each scored review: the standings it moves (scope key, class) and its reviewer.
+    scores: Vec<(Vec<(String, OutcomeClass)>, String)>,
     /// The `All` standing of each reviewer the batch read, as it was before the batch.
     all_before: HashMap<String, Standing>,
 }
 
 impl BatchScopes {
-    /// The scopes of an outcome the request rules accepted, or the refusal of a calibration
+    /// How an outcome the request rules accepted scores, or the refusal of a calibration
     /// round already recorded by the same authority.
     pub(super) fn outcome(
         &mut self,
         storage: &dyn Storage,
         signed: &SignedMessage,
         outcome: &OutcomeContent,
-    ) -> Result<Result<Arc<[String]>, Rejection>, LedgerError> {
+    ) -> Result<Result<Arc<Scoring>, Rejection>, LedgerError> {
         let Some(link) = &outcome.calibration else {
-            return Ok(Ok(self.reported.get_or_insert_with(|| outcome_scopes(None).into()).clone()));
+            return Ok(Ok(Arc::new(Scoring::Reported)));
         };
         let authority = signed.pubkey.to_base64();
         let key = RoundKey::of(authority.clone(), link);
@@ -86,20 +103,17 @@ impl BatchScopes {
         }
         let verified = self.trusted.as_ref().is_some_and(|trusted| trusted.contains(&authority));
         self.rounds.insert(key, signed.id.clone());
-        self.links.push(LinkRow {
-            outcome_id: signed.id.to_bytes().to_vec(),
-            authority,
-            report: report.to_vec(),
-            round,
-            trial,
-            domains: serde_json::to_string(&link.domains).unwrap_or_else(|_| "[]".to_owned()),
-        });
-        Ok(Ok(outcome_scopes(verified.then_some(link.domains.as_slice())).into()))
+        self.links.push(LinkRow::of(&signed.id.to_bytes(), authority, link));
+        Ok(Ok(Arc::new(if verified {
+            Scoring::Verified(DomainScoring::of(link))
+        } else {
+            Scoring::Reported
+        })))
     }
 
-    /// Counts one scored review in `scopes`.
-    pub(super) fn score(&mut self, scopes: &Arc<[String]>, reviewer: &str, class: OutcomeClass) {
-        self.scores.push((scopes.clone(), reviewer.to_owned(), class));
+    /// Counts one scored review of `reviewer`, classed `class`, as `scoring` says.
+    pub(super) fn score(&mut self, scoring: &Scoring, reviewer: &str, class: OutcomeClass) {
+        self.scores.push((scoring.scores(reviewer, class), reviewer.to_owned()));
     }
 
     /// Remembers a reviewer's `All` standing as the batch first read it.
@@ -130,8 +144,8 @@ impl BatchScopes {
         }
         let mut seen = HashSet::new();
         let mut keys = Vec::new();
-        for (scopes, reviewer, _) in &self.scores {
-            for scope in scopes.iter() {
+        for (scores, reviewer) in &self.scores {
+            for (scope, _) in scores {
                 if seen.insert((scope.as_str(), reviewer.as_str())) {
                     keys.push((scope.clone(), reviewer.clone()));
                 }
@@ -142,8 +156,8 @@ impl BatchScopes {
             standings.set(scope, agent, standing);
         }
         let before = standings.clone();
-        for (scopes, reviewer, class) in &self.scores {
-            standings.score(policy, scopes, reviewer, *class);
+        for (scores, reviewer) in &self.scores {
+            standings.score_each(policy, scores, reviewer);
         }
         let mut rows: Vec<ScopedRow> = Vec::with_capacity(keys.len());
         for (key, reviewer) in keys {
@@ -189,17 +203,27 @@ impl Ledger {
         &self,
         rows: Vec<(String, Standing)>,
     ) -> Result<Vec<LeaderboardEntry>, LedgerError> {
+        let agents: Vec<String> = rows.iter().map(|(agent, _)| agent.clone()).collect();
+        let mut names: HashMap<String, String> = self.storage.names_of(&agents)?.into_iter().collect();
         let mut entries = Vec::with_capacity(rows.len());
         for (index, (agent, standing)) in rows.into_iter().enumerate() {
+            let name = names.remove(&agent);
             entries.push(LeaderboardEntry {
                 rank: u32::try_from(index + 1).unwrap_or(u32::MAX),
                 agent: self.agent(agent)?,
                 elo: standing.rating,
                 reviews: standing.reviews,
                 accuracy: standing.accuracy(),
+                name,
             });
         }
         Ok(entries)
+    }
+
+    /// The name `agent`'s latest review that gave one gave it (a name is only ever the one
+    /// an agent's own signed reviews give), `None` when none did.
+    pub fn name_of(&self, agent: &AgentId) -> Result<Option<String>, LedgerError> {
+        Ok(self.storage.names_of(&[agent.to_string()])?.into_iter().next().map(|(_, name)| name))
     }
 
     /// Every stored standing in `scope`, by agent.
@@ -283,21 +307,24 @@ impl Ledger {
                     .get_or_insert_with(|| format!("scored_reviews: unreadable outcome {:?}", row.outcome));
                 return;
             };
-            let scopes = match (&row.authority, &row.domains) {
+            let scores = match (&row.authority, &row.domains) {
                 (Some(authority), Some(domains)) if trusted.contains(authority) => {
-                    match serde_json::from_str::<Vec<String>>(domains) {
-                        Ok(domains) => outcome_scopes(Some(&domains)),
-                        Err(_) => {
+                    match stored_scoring(domains, row.link_reviewer.as_deref(), row.plants.as_deref()) {
+                        Some(scoring) => scoring.scores(&row.reviewer, class),
+                        None => {
                             unreadable.get_or_insert_with(|| {
-                                format!("calibration_outcomes: unreadable domains {domains:?}")
+                                format!(
+                                    "calibration_outcomes: unreadable domains {domains:?} or plants {:?}",
+                                    row.plants
+                                )
                             });
                             return;
                         }
                     }
                 }
-                _ => outcome_scopes(None),
+                _ => reported_scores(class),
             };
-            standings.score(&self.policy, &scopes, &row.reviewer, class);
+            standings.score_each(&self.policy, &scores, &row.reviewer);
         })?;
         match unreadable {
             Some(what) => Err(self.corrupt(what)),
@@ -313,20 +340,31 @@ impl Ledger {
         }
         let replayed = engine.scoped();
         let mut mismatches = Vec::new();
+        let text = |standing: &Standing| {
+            format!(
+                "rating {}, {} reviews, {} of {} decisive correct",
+                standing.rating, standing.reviews, standing.correct, standing.decisive
+            )
+        };
         for ((scope, agent), standing) in replayed.iter() {
+            let place = format!("scoped_ratings row ({scope}, {agent})");
             match stored.get(scope, agent) {
-                None => {
-                    mismatches.push(format!("{agent} ({scope}): replay rates it, the ledger has no rating"))
-                }
+                None => mismatches.push(format!("{place}: missing; replay gives {}", text(standing))),
                 Some(found) if found != standing => {
-                    mismatches.push(format!("{agent} ({scope}): stored {found:?}, replayed {standing:?}"));
+                    mismatches.push(format!(
+                        "{place}: stored {}; replay gives {}",
+                        text(found),
+                        text(standing)
+                    ));
                 }
                 Some(_) => {}
             }
         }
         for ((scope, agent), _) in stored.iter() {
             if replayed.get(scope, agent).is_none() {
-                mismatches.push(format!("{agent} ({scope}): the ledger rates it, replay does not"));
+                mismatches.push(format!(
+                    "scoped_ratings row ({scope}, {agent}): replay rates no such reviewer there"
+                ));
             }
         }
         Ok(mismatches)
@@ -341,11 +379,13 @@ impl Ledger {
         Ok(engine)
     }
 
-    /// What a receipt says of the outcome `outcome_id` when it reports a calibration round;
-    /// `None` for a self-reported outcome.
+    /// What a receipt of `reviewer`'s review says of the outcome `outcome_id` when it
+    /// reports a calibration round; `None` for a self-reported outcome. Its domains are those
+    /// the review counted in: none for a review of another agent than the one the link names.
     pub(super) fn receipt_calibration(
         &self,
         outcome_id: &MessageId,
+        reviewer: &AgentId,
         trusted: &TrustSet,
     ) -> Result<Option<ReceiptCalibration>, LedgerError> {
         let Some(body) = self.storage.message_body(&outcome_id.to_bytes())? else { return Ok(None) };
@@ -365,7 +405,10 @@ impl Ledger {
             report_sha256: link.report_sha256.clone(),
             round: link.round,
             trial: link.trial,
-            domains: link.domains.clone(),
+            domains: match &link.reviewer {
+                Some(calibrated) if calibrated != reviewer => Vec::new(),
+                _ => link.domains.clone(),
+            },
         }))
     }
 

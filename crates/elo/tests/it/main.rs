@@ -3,6 +3,8 @@
 
 mod calibrations;
 mod conformance;
+mod domains;
+mod foreign;
 mod location;
 mod migration;
 mod migration_verified;

@@ -208,7 +208,7 @@ fn an_sqlite_ledger_of_schema_version_3_migrates_and_answers_as_before() {
     };
     assert!(!tables(&v3_path).contains(&"scoped_ratings".to_owned()), "a file of before");
     let mut migrated = Ledger::open(&v3_path).unwrap();
-    assert_eq!(migrated.schema_version(), 4);
+    assert_eq!(migrated.schema_version(), 5);
     assert_eq!(tables(&v3_path), tables(&current_path));
     assert!(migrated.integrity_check().unwrap().is_empty());
     answers_as_current(&mut migrated, &mut current, "sqlite");
@@ -231,9 +231,11 @@ fn a_postgres_ledger_of_schema_version_1_migrates_and_answers_as_before() {
         "revcal_scored_reviews",
     ];
     for table in tables {
+        // The columns the old tables have (agents gained its name since).
+        let columns = if table == "revcal_agents" { " (id, pubkey)" } else { "" };
         let mut rows = Vec::new();
-        from.copy_out(&format!("COPY {table} TO STDOUT")).unwrap().read_to_end(&mut rows).unwrap();
-        let mut writer = to.copy_in(&format!("COPY {table} FROM STDIN")).unwrap();
+        from.copy_out(&format!("COPY {table}{columns} TO STDOUT")).unwrap().read_to_end(&mut rows).unwrap();
+        let mut writer = to.copy_in(&format!("COPY {table}{columns} FROM STDIN")).unwrap();
         writer.write_all(&rows).unwrap();
         writer.finish().unwrap();
     }
@@ -247,8 +249,8 @@ fn a_postgres_ledger_of_schema_version_1_migrates_and_answers_as_before() {
     assert_eq!(count("SELECT count(*) FROM revcal_scored_reviews"), 22);
     assert_eq!(count("SELECT count(*) FROM pg_tables WHERE tablename = 'revcal_scoped_ratings'"), 0);
     let mut migrated = Ledger::open_at(&LedgerLocation::parse(old_database.url()).unwrap(), None).unwrap();
-    assert_eq!(migrated.schema_version(), 2);
-    assert_eq!(count("SELECT value::bigint FROM revcal_meta WHERE key = 'schema_version'"), 2);
+    assert_eq!(migrated.schema_version(), 3);
+    assert_eq!(count("SELECT value::bigint FROM revcal_meta WHERE key = 'schema_version'"), 3);
     assert!(migrated.integrity_check().unwrap().is_empty());
     answers_as_current(&mut migrated, &mut current, "postgres");
 }

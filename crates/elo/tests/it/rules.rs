@@ -48,6 +48,9 @@ fn each_bad_field_is_rejected_and_named() {
         ("ts", Box::new(|v| drop(v.as_object_mut().unwrap().remove("ts")))),
         ("content.extra", Box::new(|v| v["content"]["extra"] = json!(1))),
         ("content", Box::new(|v| v["content"] = json!([]))),
+        ("content.name", Box::new(|v| v["content"]["name"] = json!("bot\u{202e}nimda"))),
+        ("content.name", Box::new(|v| v["content"]["name"] = json!("x".repeat(65)))),
+        ("content.name", Box::new(|v| v["content"]["name"] = json!(7))),
     ];
     for (field, edit) in cases {
         let error = signed_review_with(edit).expect_err(field);

@@ -34,6 +34,7 @@ pub(crate) fn review(key: &Keypair, request: &SignedMessage, verdict: ReviewVerd
             verdict,
             comments: vec![Comment { file: "src/lib.rs".into(), line: 12, body: "check the bounds".into() }],
             summary: None,
+            name: None,
         }),
     )
 }
@@ -69,6 +70,11 @@ impl Backend {
 
     pub(crate) fn location(&self) -> &revcal_elo::LedgerLocation {
         &self.location
+    }
+
+    /// The PostgreSQL database, on that backend.
+    pub(crate) fn database(&self) -> Option<&revcal_testpg::TestDatabase> {
+        self._database.as_ref()
     }
 }
 

@@ -17,12 +17,15 @@ const REPORTS: [&str; 2] = [
 ];
 
 /// An outcome of `target` by `sender`; with `link` set, a calibration outcome of round
-/// `round` of report `report`, planted with `categories` (none: a clean round).
+/// `round` of report `report`, planted with `categories` (none: a clean round). With
+/// `statuses`, the link names that reviewer and says which plants it caught (bit `n` of the
+/// byte for plant `n`): this release's domain rule, else the rule of earlier links.
 fn outcome_of(
     sender: &revcal_elo::Keypair,
     target: &SignedMessage,
     calibration: Option<(usize, u64, &[&str])>,
     incident: bool,
+    statuses: Option<(revcal_elo::AgentId, u8)>,
 ) -> SignedMessage {
     let link = calibration.map(|(report, round, categories)| {
         let plants: Vec<LinkedPlant> = categories
@@ -32,6 +35,13 @@ fn outcome_of(
                 file: "src/a.rs".into(),
                 line: n as u64 + 1,
                 category: (*category).into(),
+                status: statuses.as_ref().map(|(_, bits)| {
+                    if bits >> n & 1 == 1 {
+                        revcal_elo::PlantStatus::Caught
+                    } else {
+                        revcal_elo::PlantStatus::Missed
+                    }
+                }),
             })
             .collect();
         let mut domains = if plants.is_empty() {
@@ -47,6 +57,7 @@ fn outcome_of(
             entry: None,
             plants,
             domains,
+            reviewer: statuses.as_ref().map(|(reviewer, _)| reviewer.clone()),
         }
     });
     let incident = link.as_ref().map_or(incident, |link| !link.plants.is_empty());
@@ -81,6 +92,10 @@ fn random_stream(steps: &[(u8, u8, u8)]) -> Vec<SignedMessage> {
                 let mut message = review(reviewer, &target, verdicts[choice as usize % 3]);
                 if let Content::Review(content) = &mut message.message.content {
                     content.comments[0].line = index as u64 + 1;
+                    // Some reviews name their reviewer; the latest name stands.
+                    if pick % 3 == 0 {
+                        content.name = Some(format!("reviewer {}", pick % 4));
+                    }
                 }
                 stream.push(SignedMessage::sign(&message.message, reviewer).unwrap());
             }
@@ -96,7 +111,10 @@ fn random_stream(steps: &[(u8, u8, u8)]) -> Vec<SignedMessage> {
                 // Few rounds, so that the same round comes again (refused once recorded).
                 let calibration =
                     (choice % 3 != 0).then_some((pick as usize % 2, u64::from(pick % 3) + 1, categories));
-                stream.push(outcome_of(sender, &target, calibration, choice % 2 == 0));
+                // Half of the calibration outcomes say which plants a reviewer caught.
+                let statuses = (pick % 2 == 0)
+                    .then(|| (reviewers[(pick / 2) as usize % reviewers.len()].agent_id(), choice / 4));
+                stream.push(outcome_of(sender, &target, calibration, choice % 2 == 0, statuses));
             }
             (_, Some(_)) => {
                 let copy = stream[pick as usize % stream.len()].clone();
@@ -137,6 +155,9 @@ fn ledger_agrees_with_the_engine(
         assert_eq!(ledger.standings_in(scope).unwrap(), engine.standings_in(scope), "{scope}");
     }
     assert_eq!(ledger.scored_reviews(None).unwrap(), engine.scored());
+    for (agent, name) in engine.names() {
+        assert_eq!(ledger.name_of(agent).unwrap().as_ref(), Some(name), "{agent}");
+    }
     let replay = ledger.replay().unwrap();
     assert!(replay.is_consistent(), "{:?}", replay.mismatches);
 }

@@ -23,6 +23,7 @@ fn review(key: &Keypair, request: &SignedMessage, verdict: ReviewVerdict, ts: u6
         verdict,
         comments: vec![],
         summary: None,
+        name: None,
     });
     send(key, ts, content)
 }

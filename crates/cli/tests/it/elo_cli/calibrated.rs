@@ -6,10 +6,12 @@
 //! and K-factors (`rfc_rating`, the helper the record tests use) on SQLite and PostgreSQL.
 
 use super::verified::{board, rfc_rating};
-use super::{CliAgent, json_out, keygen, revcal, stderr, stdout};
+use super::{CliAgent, json_out, keygen, revcal, revcal_command, stderr, stdout};
+use crate::reviewer_user::as_reviewer_user;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The module under review: four lines that take a plant, and ten comparisons of names
 /// (the only sites for a neutral edit), one of them between `alarm_` names.
@@ -124,8 +126,16 @@ fn project(d: &Path) {
 }
 
 /// `revcal calibrate` of `reviewer` with ten clean rounds, one plant per round, the JSON
-/// report saved as `name-report.json`; `extra` adds flags (--record-to ...).
-fn calibrate(d: &Path, reviewer: &str, name: &str, extra: &[&str]) -> (Option<i32>, Value, String) {
+/// report saved as `name-report.json`; `extra` adds flags (--record-to ...) and `key`, the
+/// authority's key file's text, goes on standard input (`--authority-key -`), the run then
+/// made as a reviewer's user would make it (crate::reviewer_user).
+fn calibrate(
+    d: &Path,
+    reviewer: &str,
+    name: &str,
+    extra: &[&str],
+    key: Option<&str>,
+) -> (Option<i32>, Value, String) {
     let report = format!("{name}-report.json");
     let mut args = vec![
         "calibrate",
@@ -147,7 +157,17 @@ fn calibrate(d: &Path, reviewer: &str, name: &str, extra: &[&str]) -> (Option<i3
         &report,
     ];
     args.extend_from_slice(extra);
-    let output = revcal(d, &args);
+    let output = match key {
+        None => revcal(d, &args),
+        Some(key) => {
+            let mut command = revcal_command(d, &args);
+            command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let _hand_back = as_reviewer_user(&mut command, d);
+            let mut child = command.spawn().unwrap();
+            child.stdin.take().unwrap().write_all(key.as_bytes()).unwrap();
+            child.wait_with_output().unwrap()
+        }
+    };
     let text = std::fs::read_to_string(d.join(&report))
         .unwrap_or_else(|_| panic!("{name}: no report: {}{}", stdout(&output), stderr(&output)));
     (
@@ -199,17 +219,20 @@ fn scenario(d: &Path, ledger: &str, backend: &str) {
     // The careful reviewer, recorded by the calibration itself.
     let careful_cmd =
         format!("python3 {} {}", d.join("careful.py").display(), d.join("pricing.expected").display());
+    // The authority's key on standard input: a file's path on the command line is one the
+    // reviewer could read, and is refused.
+    let authority_text = std::fs::read_to_string(&authority.key).unwrap();
     let record_to = [
         "--record-to",
         ledger,
         "--authority-key",
-        authority.key.to_str().unwrap(),
+        "-",
         "--agent",
         &careful.id,
         "--agent-key",
         careful.key.to_str().unwrap(),
     ];
-    let (code, report, output) = calibrate(d, &careful_cmd, "careful", &record_to);
+    let (code, report, output) = calibrate(d, &careful_cmd, "careful", &record_to, Some(&authority_text));
     assert_eq!(code, Some(0), "{backend}: {output}");
     assert!(output.contains("recorded calibration"), "{backend}: {output}");
     assert!(output.contains("flagged 4 of 4 planted and 1 of 10 clean reviews"), "{backend}: {output}");
@@ -236,7 +259,7 @@ fn scenario(d: &Path, ledger: &str, backend: &str) {
     assert_eq!(alarm["mutated"], "    return alarm_high > alarm_low");
 
     // The rubber stamp, calibrated alone and recorded from its report.
-    let (code, rubber_report, output) = calibrate(d, "echo LGTM", "rubber", &[]);
+    let (code, rubber_report, output) = calibrate(d, "echo LGTM", "rubber", &[], None);
     assert_eq!(code, Some(2), "{backend}: recall 0 fails the gate: {output}");
     assert_eq!(
         (rubber_report["falseAlarms"].clone(), rubber_report["falseAlarmRate"].clone()),
@@ -320,7 +343,7 @@ fn scenario(d: &Path, ledger: &str, backend: &str) {
     // The same run again with --record-to: the same report, refused by the ledger as the
     // same calibration; the run exits 1 with its report written.
     std::fs::remove_file(d.join("careful-report.json")).unwrap();
-    let (code, again, output) = calibrate(d, &careful_cmd, "careful", &record_to);
+    let (code, again, output) = calibrate(d, &careful_cmd, "careful", &record_to, Some(&authority_text));
     assert_eq!(code, Some(1), "{backend}: {output}");
     assert_eq!(again, report, "the same report, byte for byte as JSON");
     assert!(output.contains("is already recorded"), "{backend}: {output}");

@@ -15,7 +15,10 @@ mod session;
 
 use super::LedgerError;
 use super::location::PostgresLocation;
-use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use super::sqlite::Create;
+use super::storage::{
+    BatchWrites, LatestRow, MessageRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64,
+};
 use revcal_elo_protocol::Standing;
 use session::Session;
 use tokio_postgres::Row;
@@ -37,13 +40,17 @@ impl PostgresStorage {
     /// Connects to `location` and brings the ledger's tables up to date; `initial_meta` is
     /// written when the tables are new, in the transaction that creates them. `name` is the
     /// location as messages show it.
+    ///
+    /// A schema that holds other tables and no ledger is refused before anything is
+    /// written; with [`Create::No`] so is one that holds no ledger yet.
     pub(crate) fn open(
         location: &PostgresLocation,
         name: &str,
         initial_meta: &[(&str, String)],
+        create: Create,
     ) -> Result<PostgresStorage, LedgerError> {
         let session = Session::connect(location, name)?;
-        match schema::migrate(&session, initial_meta)? {
+        match schema::migrate(&session, initial_meta, create)? {
             schema::Migration::TooNew(found) => {
                 return Err(LedgerError::TooNew { ledger: name.to_owned(), found });
             }
@@ -51,6 +58,12 @@ impl PostgresStorage {
             schema::Migration::Current => {}
         }
         Ok(PostgresStorage { session })
+    }
+
+    /// Refuses `location` when its schema holds another application's tables, writing
+    /// nothing.
+    pub(crate) fn refuse_foreign(location: &PostgresLocation, name: &str) -> Result<(), LedgerError> {
+        schema::refuse_foreign(&Session::connect(location, name)?)
     }
 
     fn error(&self, source: tokio_postgres::Error) -> LedgerError {
@@ -170,27 +183,67 @@ impl Storage for PostgresStorage {
         self.first(rows, |row| get(row, 0))
     }
 
-    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError> {
+    fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError> {
         // Page by page in storing order: each statement short (within statement_timeout
         // however long the replay takes), at most a page in memory.
         let mut after = i64::MIN;
         loop {
             let rows = self.query(
-                "SELECT seq, id, body FROM revcal_messages WHERE seq > $1 ORDER BY seq LIMIT $2",
+                "SELECT seq, id, type, sender, ts, body, closed_by FROM revcal_messages WHERE seq > $1 \
+                 ORDER BY seq LIMIT $2",
                 &[&after, &REPLAY_PAGE],
             )?;
             let full = rows.len() as i64 == REPLAY_PAGE;
             for row in rows {
-                let decoded: Result<(i64, Vec<u8>, String), _> =
-                    (|| Ok((get(&row, 0)?, get(&row, 1)?, get(&row, 2)?)))();
-                let (seq, id, body) = decoded.map_err(|e| self.error(e))?;
-                after = seq;
-                visit(seq, id, body);
+                let decoded: Result<MessageRow, _> = (|| {
+                    Ok(MessageRow {
+                        seq: get(&row, 0)?,
+                        id: get(&row, 1)?,
+                        kind: get(&row, 2)?,
+                        sender: get(&row, 3)?,
+                        ts: get(&row, 4)?,
+                        body: get(&row, 5)?,
+                        closed_by: get(&row, 6)?,
+                    })
+                })();
+                let message = decoded.map_err(|e| self.error(e))?;
+                after = message.seq;
+                visit(message);
             }
             if !full {
                 return Ok(());
             }
         }
+    }
+
+    fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError> {
+        let rows = self
+            .query("SELECT request_seq, reviewer, review_id, verdict, seq FROM revcal_latest_reviews", &[])?;
+        self.decode(rows, |row| {
+            Ok(LatestRow {
+                request_seq: get(row, 0)?,
+                reviewer: get(row, 1)?,
+                review_id: get(row, 2)?,
+                verdict: get(row, 3)?,
+                seq: get(row, 4)?,
+            })
+        })
+    }
+
+    fn agents(&self) -> Result<Vec<(String, String, Option<String>)>, LedgerError> {
+        let rows = self.query("SELECT id, pubkey, name FROM revcal_agents", &[])?;
+        self.decode(rows, |row| Ok((get(row, 0)?, get(row, 1)?, get(row, 2)?)))
+    }
+
+    fn names_of(&self, agents: &[String]) -> Result<Vec<(String, String)>, LedgerError> {
+        if agents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            "SELECT id, name FROM revcal_agents WHERE id = ANY($1) AND name IS NOT NULL",
+            &[&agents],
+        )?;
+        self.decode(rows, |row| Ok((get(row, 0)?, get(row, 1)?)))
     }
 
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
@@ -268,6 +321,17 @@ impl Storage for PostgresStorage {
                 "INSERT INTO revcal_agents (id, pubkey) SELECT * FROM unnest($1::text[], $2::text[]) \
                  ON CONFLICT (id) DO NOTHING",
                 &[&ids, &keys],
+            )?;
+        }
+        if !writes.names.is_empty() {
+            // The last name of each agent stands: one row per agent for the update.
+            let last: std::collections::BTreeMap<&str, &str> =
+                writes.names.iter().map(|(agent, name)| (agent.as_str(), name.as_str())).collect();
+            let (ids, names): (Vec<&str>, Vec<&str>) = last.into_iter().unzip();
+            self.execute(
+                "UPDATE revcal_agents SET name = given.name FROM unnest($1::text[], $2::text[]) AS given (id, name) \
+                 WHERE revcal_agents.id = given.id",
+                &[&ids, &names],
             )?;
         }
         if !writes.latest_reviews.is_empty() {

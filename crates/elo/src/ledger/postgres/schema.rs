@@ -10,6 +10,7 @@
 use super::WRITE_LOCK;
 use super::session::Session;
 use crate::ledger::LedgerError;
+use crate::ledger::sqlite::Create;
 
 /// The schema version this build writes.
 pub(crate) const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -89,6 +90,13 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO revcal_scoped_ratings (scope, agent, rating, reviews, decisive, correct)
         SELECT 'reported', agent, rating, reviews, decisive, correct FROM revcal_ratings WHERE reviews > 0;
     "#,
+    // 3: as SQLite's schema version 5: each calibration round's reviewer and its plants'
+    // categories and statuses (domain ratings that follow each plant), each agent's name.
+    r#"
+    ALTER TABLE revcal_calibration_outcomes ADD COLUMN reviewer TEXT COLLATE "C";
+    ALTER TABLE revcal_calibration_outcomes ADD COLUMN plants TEXT;
+    ALTER TABLE revcal_agents ADD COLUMN name TEXT;
+    "#,
 ];
 
 /// What the ledger relies on across its tables, as queries counting the rows that break
@@ -137,16 +145,32 @@ pub(crate) enum Migration {
     TooNew(u32),
 }
 
-/// Brings the tables up to [`SCHEMA_VERSION`], creating them (with `initial_meta`) in a new
-/// database.
-pub(crate) fn migrate(session: &Session, initial_meta: &[(&str, String)]) -> Result<Migration, LedgerError> {
+/// Brings the tables up to [`SCHEMA_VERSION`], creating them (with `initial_meta`) in a
+/// schema without tables when `create` allows it. A schema that holds other tables and no
+/// ledger is refused before anything is created in it.
+pub(crate) fn migrate(
+    session: &Session,
+    initial_meta: &[(&str, String)],
+    create: Create,
+) -> Result<Migration, LedgerError> {
     // Nearly every open finds the tables current: that is read without the writers' lock,
     // so that reading the ledger never waits for a writer. Versions only grow, so a current
     // version read without the lock stays current.
-    if let Some(found) = stored_version(session)?
+    let stored = stored_version(session)?;
+    if let Some(found) = stored
         && found >= SCHEMA_VERSION
     {
         return Ok(if found > SCHEMA_VERSION { Migration::TooNew(found) } else { Migration::Current });
+    }
+    if stored.is_none() {
+        refuse_other_tables(session)?;
+        if create == Create::No {
+            let ledger = session.name().to_owned();
+            return Err(LedgerError::NoLedger {
+                ledger,
+                found: "a schema without the ledger's tables".into(),
+            });
+        }
     }
     session.begin_locked(WRITE_LOCK)?;
     let migrated = (|| {
@@ -182,6 +206,42 @@ pub(crate) fn migrate(session: &Session, initial_meta: &[(&str, String)]) -> Res
         Ok(Migration::TooNew(_)) | Err(_) => session.rollback(),
     }
     migrated
+}
+
+/// The most table names a refusal lists.
+const TABLES_NAMED: usize = 10;
+
+/// Refuses a schema that holds tables but no ledger (another application's), reading only.
+pub(crate) fn refuse_foreign(session: &Session) -> Result<(), LedgerError> {
+    match stored_version(session)? {
+        Some(_) => Ok(()),
+        None => refuse_other_tables(session),
+    }
+}
+
+/// Refuses the schema when it holds any table, naming them.
+fn refuse_other_tables(session: &Session) -> Result<(), LedgerError> {
+    let tables = other_tables(session)?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    let mut named = tables.iter().take(TABLES_NAMED).cloned().collect::<Vec<_>>().join(", ");
+    if tables.len() > TABLES_NAMED {
+        named.push_str(&format!(" and {} more", tables.len() - TABLES_NAMED));
+    }
+    let found = format!("its schema holds other tables ({named})");
+    Err(LedgerError::NotALedger { ledger: session.name().to_owned(), found })
+}
+
+/// The tables (and views) of the schema the ledger's tables go into (the first of the
+/// search path that exists), by name.
+fn other_tables(session: &Session) -> Result<Vec<String>, LedgerError> {
+    let rows = session.query(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() \
+         ORDER BY table_name",
+        &[],
+    )?;
+    rows.iter().map(|row| row.try_get::<_, String>(0).map_err(|error| session.error(error))).collect()
 }
 
 /// The schema version stored in `revcal_meta`, `None` before the table exists. A version

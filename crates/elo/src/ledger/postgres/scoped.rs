@@ -93,10 +93,13 @@ impl ScopedStorage for PostgresStorage {
             let rounds: Vec<i64> = links.iter().map(|row| row.round).collect();
             let trials: Vec<i64> = links.iter().map(|row| row.trial).collect();
             let domains: Vec<&str> = links.iter().map(|row| row.domains.as_str()).collect();
+            let reviewers: Vec<Option<&str>> = links.iter().map(|row| row.reviewer.as_deref()).collect();
+            let plants: Vec<Option<&str>> = links.iter().map(|row| row.plants.as_deref()).collect();
             self.execute(
-                "INSERT INTO revcal_calibration_outcomes (outcome_id, authority, report, round, trial, domains) \
-                 SELECT * FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[], $5::bigint[], $6::text[])",
-                &[&outcome_ids, &authorities, &reports, &rounds, &trials, &domains],
+                "INSERT INTO revcal_calibration_outcomes (outcome_id, authority, report, round, trial, domains, \
+                 reviewer, plants) SELECT * FROM unnest($1::bytea[], $2::text[], $3::bytea[], $4::bigint[], \
+                 $5::bigint[], $6::text[], $7::text[], $8::text[])",
+                &[&outcome_ids, &authorities, &reports, &rounds, &trials, &domains, &reviewers, &plants],
             )?;
         }
         if !standings.is_empty() {
@@ -119,12 +122,33 @@ impl ScopedStorage for PostgresStorage {
         Ok(())
     }
 
+    fn links(&self) -> Result<Vec<LinkRow>, LedgerError> {
+        let rows = self.query(
+            "SELECT outcome_id, authority, report, round, trial, domains, reviewer, plants \
+             FROM revcal_calibration_outcomes",
+            &[],
+        )?;
+        self.decode(rows, |row| {
+            Ok(LinkRow {
+                outcome_id: get(row, 0)?,
+                authority: get(row, 1)?,
+                report: get(row, 2)?,
+                round: get(row, 3)?,
+                trial: get(row, 4)?,
+                domains: get(row, 5)?,
+                reviewer: get(row, 6)?,
+                plants: get(row, 7)?,
+            })
+        })
+    }
+
     fn scored_scopes(&self, visit: &mut dyn FnMut(ScoredScopeRow)) -> Result<(), LedgerError> {
         // Page by page in scoring order, as a replay reads the messages.
         let mut after = i64::MIN;
         loop {
             let rows = self.query(
-                "SELECT s.pos, s.reviewer, s.outcome, c.authority, c.domains FROM revcal_scored_reviews AS s \
+                "SELECT s.pos, s.reviewer, s.outcome, c.authority, c.domains, c.reviewer, c.plants \
+                 FROM revcal_scored_reviews AS s \
                  LEFT JOIN revcal_calibration_outcomes AS c ON c.outcome_id = s.outcome_id \
                  WHERE s.pos > $1 ORDER BY s.pos LIMIT $2",
                 &[&after, &SCORED_PAGE],
@@ -139,6 +163,8 @@ impl ScopedStorage for PostgresStorage {
                             outcome: get(&row, 2)?,
                             authority: get(&row, 3)?,
                             domains: get(&row, 4)?,
+                            link_reviewer: get(&row, 5)?,
+                            plants: get(&row, 6)?,
                         },
                     ))
                 })();

@@ -176,6 +176,11 @@ impl Session {
     }
 
     /// The ledger's error for a driver's error.
+    /// The ledger as messages name it.
+    pub(crate) fn name(&self) -> &str {
+        &self.ledger
+    }
+
     pub(crate) fn error(&self, error: tokio_postgres::Error) -> LedgerError {
         LedgerError::Postgres { ledger: self.ledger.clone(), error }
     }

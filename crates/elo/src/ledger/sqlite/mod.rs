@@ -5,7 +5,9 @@ pub(crate) mod schema;
 mod scoped;
 
 use super::LedgerError;
-use super::storage::{BatchWrites, LatestRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64};
+use super::storage::{
+    BatchWrites, LatestRow, MessageRow, NewMessage, RequestRow, ScoredRow, Storage, to_i64, to_u64,
+};
 use revcal_elo_protocol::Standing;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::path::Path;
@@ -27,12 +29,29 @@ pub(crate) struct SqliteStorage {
 }
 
 impl SqliteStorage {
-    /// Opens (or creates) the file and brings its schema up to date; `initial_meta` is
-    /// written when the file is new, in the transaction that creates the schema.
-    pub(crate) fn open(path: &Path, initial_meta: &[(&str, String)]) -> Result<SqliteStorage, LedgerError> {
+    /// Opens the file and brings its schema up to date; `initial_meta` is written when the
+    /// ledger is new, in the transaction that creates the schema. With [`Create::No`], a
+    /// missing or empty file is refused rather than made a ledger; another application's
+    /// database is always refused, before anything is written to it.
+    pub(crate) fn open(
+        path: &Path,
+        initial_meta: &[(&str, String)],
+        create: Create,
+    ) -> Result<SqliteStorage, LedgerError> {
         let name = path.display().to_string();
         let sql = |source| LedgerError::Sqlite { ledger: name.clone(), error: source };
+        if create == Create::No && !path.exists() {
+            return Err(LedgerError::NoLedger { ledger: name, found: "no such file".into() });
+        }
         let mut connection = Connection::open(path).map_err(sql)?;
+        match inspect(&connection).map_err(sql)? {
+            Found::Ledger => {}
+            Found::Empty if create == Create::Yes => {}
+            Found::Empty => {
+                return Err(LedgerError::NoLedger { ledger: name, found: "an empty database".into() });
+            }
+            Found::Foreign(found) => return Err(LedgerError::NotALedger { ledger: name, found }),
+        }
         connection.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         set_wal(&connection).map_err(sql)?;
         // WAL with synchronous=NORMAL: a killed process loses nothing committed; a power cut
@@ -60,6 +79,21 @@ impl SqliteStorage {
         Ok(SqliteStorage { connection, name, busy_timeout: BUSY_TIMEOUT })
     }
 
+    /// Refuses a file that holds another application's database, writing nothing (a
+    /// missing file is fine: it would become a new ledger).
+    pub(crate) fn refuse_foreign(path: &Path) -> Result<(), LedgerError> {
+        let name = path.display().to_string();
+        if !path.exists() {
+            return Ok(());
+        }
+        let sql = |source| LedgerError::Sqlite { ledger: name.clone(), error: source };
+        let connection = Connection::open(path).map_err(sql)?;
+        match inspect(&connection).map_err(sql)? {
+            Found::Foreign(found) => Err(LedgerError::NotALedger { ledger: name, found }),
+            Found::Ledger | Found::Empty => Ok(()),
+        }
+    }
+
     fn sql(&self, source: rusqlite::Error) -> LedgerError {
         LedgerError::Sqlite { ledger: self.name.clone(), error: source }
     }
@@ -68,6 +102,71 @@ impl SqliteStorage {
     fn run<T>(&self, work: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, LedgerError> {
         work(&self.connection).map_err(|source| self.sql(source))
     }
+}
+
+/// Whether opening a ledger may make one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Create {
+    /// A missing or empty database becomes a new ledger (commands that write).
+    Yes,
+    /// Only an existing ledger opens (commands that only read).
+    No,
+}
+
+/// What an SQLite file holds, as read before anything is written to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Found {
+    /// A revcal ledger (of any schema version).
+    Ledger,
+    /// No table and no schema version: a new file.
+    Empty,
+    /// Something else, described.
+    Foreign(String),
+}
+
+/// The tables every revcal ledger has had since its first schema version.
+const LEDGER_TABLES: [&str; 3] = ["meta", "messages", "ratings"];
+/// The most table names a refusal lists.
+const TABLES_NAMED: usize = 10;
+
+/// Reads what the database holds, with reads only: its tables, its schema version, and
+/// whether its `meta` has the ledger's key. A file that is not an SQLite database is
+/// foreign too.
+fn inspect(connection: &Connection) -> rusqlite::Result<Found> {
+    let tables: Vec<String> = match connection
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+        .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
+    {
+        Ok(tables) => tables,
+        Err(rusqlite::Error::SqliteFailure(failure, _)) if failure.code == ErrorCode::NotADatabase => {
+            return Ok(Found::Foreign("the file is not an SQLite database".into()));
+        }
+        Err(error) => return Err(error),
+    };
+    let version = schema::version(connection)?;
+    if tables.is_empty() {
+        return Ok(if version == 0 {
+            Found::Empty
+        } else {
+            Found::Foreign(format!("an SQLite database without tables, of schema version {version}"))
+        });
+    }
+    let has_tables = LEDGER_TABLES.iter().all(|table| tables.iter().any(|found| found == table));
+    if version > 0 && has_tables {
+        let key: Option<i64> = connection
+            .query_row("SELECT 1 FROM meta WHERE key = 'ledger_key'", [], |row| row.get(0))
+            .optional()
+            .unwrap_or(None);
+        if key.is_some() {
+            return Ok(Found::Ledger);
+        }
+    }
+    let mut named = tables.iter().take(TABLES_NAMED).cloned().collect::<Vec<_>>().join(", ");
+    if tables.len() > TABLES_NAMED {
+        named.push_str(&format!(" and {} more", tables.len() - TABLES_NAMED));
+    }
+    let version = if version == 0 { String::new() } else { format!(", schema version {version}") };
+    Ok(Found::Foreign(format!("it holds other tables ({named}{version})")))
 }
 
 fn standing_at(row: &rusqlite::Row, first: usize) -> rusqlite::Result<Standing> {
@@ -153,17 +252,63 @@ impl Storage for SqliteStorage {
         })
     }
 
-    fn each_message(&self, visit: &mut dyn FnMut(i64, Vec<u8>, String)) -> Result<(), LedgerError> {
+    fn each_message(&self, visit: &mut dyn FnMut(MessageRow)) -> Result<(), LedgerError> {
         self.run(|c| {
-            let mut statement = c.prepare("SELECT seq, id, body FROM messages ORDER BY seq")?;
+            let mut statement =
+                c.prepare("SELECT seq, id, type, sender, ts, body, closed_by FROM messages ORDER BY seq")?;
             let mut rows = statement.query([])?;
             while let Some(row) = rows.next()? {
-                visit(row.get(0)?, row.get(1)?, row.get(2)?);
+                visit(MessageRow {
+                    seq: row.get(0)?,
+                    id: row.get(1)?,
+                    kind: row.get(2)?,
+                    sender: row.get(3)?,
+                    ts: row.get(4)?,
+                    body: row.get(5)?,
+                    closed_by: row.get(6)?,
+                });
             }
             Ok(())
         })
     }
 
+    fn all_latest_reviews(&self) -> Result<Vec<LatestRow>, LedgerError> {
+        self.run(|c| {
+            c.prepare("SELECT request_seq, reviewer, review_id, verdict, seq FROM latest_reviews")?
+                .query_map([], |row| {
+                    Ok(LatestRow {
+                        request_seq: row.get(0)?,
+                        reviewer: row.get(1)?,
+                        review_id: row.get(2)?,
+                        verdict: row.get(3)?,
+                        seq: row.get(4)?,
+                    })
+                })?
+                .collect()
+        })
+    }
+
+    fn agents(&self) -> Result<Vec<(String, String, Option<String>)>, LedgerError> {
+        self.run(|c| {
+            c.prepare("SELECT id, pubkey, name FROM agents")?
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                .collect()
+        })
+    }
+
+    fn names_of(&self, agents: &[String]) -> Result<Vec<(String, String)>, LedgerError> {
+        self.run(|c| {
+            let mut statement =
+                c.prepare_cached("SELECT name FROM agents WHERE id = ?1 AND name IS NOT NULL")?;
+            let mut names = Vec::new();
+            for agent in agents {
+                if let Some(name) = statement.query_row([agent], |row| row.get::<_, String>(0)).optional()? {
+                    names.push((agent.clone(), name));
+                }
+            }
+            Ok(names)
+        })
+    }
     fn integrity_check(&self) -> Result<Vec<String>, LedgerError> {
         let lines: Vec<String> = self.run(|c| {
             c.prepare("PRAGMA integrity_check")?.query_map([], |row| row.get::<_, String>(0))?.collect()
@@ -250,6 +395,10 @@ impl Storage for SqliteStorage {
             for (agent, pubkey) in &writes.agents {
                 agents.execute((agent, pubkey))?;
             }
+            let mut name = c.prepare_cached("UPDATE agents SET name = ?2 WHERE id = ?1")?;
+            for (agent, given) in &writes.names {
+                name.execute((agent, given))?;
+            }
             let mut latest = c.prepare_cached(
                 "INSERT INTO latest_reviews (request_seq, reviewer, review_id, verdict, seq) VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (request_seq, reviewer) DO UPDATE SET review_id = ?3, verdict = ?4, seq = ?5",
@@ -326,7 +475,7 @@ mod tests {
     fn a_writer_kept_waiting_is_told_another_writer_holds_the_ledger() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("ledger.sqlite");
-        let mut storage = SqliteStorage::open(&path, &[]).expect("a new ledger");
+        let mut storage = SqliteStorage::open(&path, &[], Create::Yes).expect("a new ledger");
         storage.busy_timeout = Duration::from_millis(100);
         storage.connection.busy_timeout(storage.busy_timeout).expect("busy timeout");
         let other = Connection::open(&path).expect("a second connection");

@@ -170,6 +170,15 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO scoped_ratings (scope, agent, rating, reviews, decisive, correct)
         SELECT 'reported', agent, rating, reviews, decisive, correct FROM ratings WHERE reviews > 0;
     "#,
+    // 5: domain ratings that follow each plant, and names. A calibration round keeps the
+    // reviewer its plant statuses describe and each plant's category and status (rounds
+    // recorded before have none, and keep the rule they were rated by); an agent keeps the
+    // name its latest review gave (no review gave one before).
+    r#"
+    ALTER TABLE calibration_outcomes ADD COLUMN reviewer TEXT;
+    ALTER TABLE calibration_outcomes ADD COLUMN plants TEXT;
+    ALTER TABLE agents ADD COLUMN name TEXT;
+    "#,
 ];
 
 /// The schema version of an open connection.

@@ -99,8 +99,8 @@ impl ScopedStorage for SqliteStorage {
     fn write_scoped(&self, links: &[LinkRow], standings: &[ScopedRow]) -> Result<(), LedgerError> {
         self.run(|c| {
             let mut link = c.prepare_cached(
-                "INSERT INTO calibration_outcomes (outcome_id, authority, report, round, trial, domains) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO calibration_outcomes (outcome_id, authority, report, round, trial, domains, reviewer, \
+                 plants) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?;
             for row in links {
                 link.execute((
@@ -110,6 +110,8 @@ impl ScopedStorage for SqliteStorage {
                     row.round,
                     row.trial,
                     &row.domains,
+                    &row.reviewer,
+                    &row.plants,
                 ))?;
             }
             let mut rating = c.prepare_cached(
@@ -131,10 +133,31 @@ impl ScopedStorage for SqliteStorage {
         })
     }
 
+    fn links(&self) -> Result<Vec<LinkRow>, LedgerError> {
+        self.run(|c| {
+            c.prepare(
+                "SELECT outcome_id, authority, report, round, trial, domains, reviewer, plants FROM calibration_outcomes",
+            )?
+            .query_map([], |row| {
+                Ok(LinkRow {
+                    outcome_id: row.get(0)?,
+                    authority: row.get(1)?,
+                    report: row.get(2)?,
+                    round: row.get(3)?,
+                    trial: row.get(4)?,
+                    domains: row.get(5)?,
+                    reviewer: row.get(6)?,
+                    plants: row.get(7)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
     fn scored_scopes(&self, visit: &mut dyn FnMut(ScoredScopeRow)) -> Result<(), LedgerError> {
         self.run(|c| {
             let mut statement = c.prepare(
-                "SELECT s.reviewer, s.outcome, c.authority, c.domains FROM scored_reviews AS s \
+                "SELECT s.reviewer, s.outcome, c.authority, c.domains, c.reviewer, c.plants FROM scored_reviews AS s \
                  LEFT JOIN calibration_outcomes AS c ON c.outcome_id = s.outcome_id ORDER BY s.rowid",
             )?;
             let mut rows = statement.query([])?;
@@ -144,6 +167,8 @@ impl ScopedStorage for SqliteStorage {
                     outcome: row.get(1)?,
                     authority: row.get(2)?,
                     domains: row.get(3)?,
+                    link_reviewer: row.get(4)?,
+                    plants: row.get(5)?,
                 });
             }
             Ok(())
