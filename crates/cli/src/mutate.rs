@@ -132,7 +132,7 @@ pub(crate) fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
     if let Some(n) = settings.sample {
         // Only what fits on one line can be planted: sampling among those previews the plants
         // `calibrate --plants N --seed S` chooses from the same files.
-        mutants.retain(|mutant| mutant.line == mutant.end_line && !mutant.original_line.contains('\n'));
+        mutants.retain(revcal_mutate::Mutant::is_one_line);
         mutants = revcal_mutate::select(&mutants, n, settings.seed);
         mutants.sort_by(|a, b| (&a.file, a.start_byte).cmp(&(&b.file, b.start_byte)));
     }

@@ -2,6 +2,7 @@
 //! them: on a real Python history with two tested fixes and a fix whose test never flips.
 
 mod runs;
+mod skips;
 
 use serde_json::Value;
 use std::path::Path;
