@@ -81,7 +81,7 @@ impl std::fmt::Debug for LlmJudge {
 impl LlmJudge {
     /// A judge for `config`, without a cache.
     pub fn new(config: JudgeConfig) -> LlmJudge {
-        let name = format!("{}:{}", config.provider(), config.model());
+        let name = config.who();
         LlmJudge { client: Client::new(config), cache: None, name }
     }
 
