@@ -235,7 +235,8 @@ pub(crate) fn candidate(commit: &LoggedCommit, rule: CandidateRule) -> Result<Ca
 
 /// Why a commit's subject marks a feature rather than a fix: a conventional `feat:` (or
 /// `feat(scope):`), or a first word that adds (`add`, `implement`, `introduce`, `support`,
-/// ...), with no word of a fix in it (`fix`, `bug`, `regression`, `crash`, `missing`, ...).
+/// ...), with no word of a fix in it (`fix`, `bug`, `regression`, `crash`, `missing`, ...)
+/// and not adding a test, a check, a guard, validation or handling (what fixes add).
 pub(crate) fn feature_subject(subject: &str) -> Option<String> {
     let lower = subject.to_ascii_lowercase();
     const FIX_WORDS: &[&str] = &[
@@ -277,7 +278,20 @@ pub(crate) fn feature_subject(subject: &str) -> Option<String> {
         "supported",
         "new",
     ];
-    FEATURE_WORDS.contains(&first).then(|| format!("its message marks a feature (`{first}`)"))
+    if !FEATURE_WORDS.contains(&first) {
+        return None;
+    }
+    // "Add a check for ...", "adding test and ...": what is added guards or tests the code,
+    // as fixes do.
+    const GUARD_WORDS: &[&str] = &["test", "tests", "check", "checks", "guard", "validation", "handling"];
+    let guarded = body
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|word| !word.is_empty())
+        .skip_while(|word| *word != first)
+        .skip(1)
+        .take(4)
+        .any(|word| GUARD_WORDS.contains(&word));
+    (!guarded).then(|| format!("its message marks a feature (`{first}`)"))
 }
 
 /// The names that added source lines define: functions, methods, classes, types
@@ -538,6 +552,9 @@ mod tests {
             "fix: add the stop condition back",
             "Total no longer adds one",
             "Addresses are parsed with their port",
+            "Adding in a check for routes with just /",
+            "adding test and updating condition",
+            "Add validation of the port",
         ] {
             assert_eq!(feature_subject(subject), None, "{subject}");
         }

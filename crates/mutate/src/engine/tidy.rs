@@ -1,6 +1,7 @@
-//! A deleted statement leaves no trace of its layout: a plant must read as code a person
-//! wrote, or a formatter run as a reviewer "catches" it by the blank indentation, trailing
-//! space or doubled blank line it left (ruff's `W293`, `rustfmt --check`, `gofmt -l`).
+//! A plant leaves no trace of its layout: it must read as code a person wrote, or a formatter
+//! run as a reviewer "catches" it by the blank indentation, trailing space or doubled blank
+//! line it left (ruff's `W293`, `rustfmt --check`, `gofmt -l`), or by the line it made too
+//! long or short enough to join.
 //!
 //! [`tidy_deletion`] widens a candidate that deletes text:
 //! - alone on its line(s): the whole lines go, line break included, and a blank line that
@@ -8,6 +9,9 @@
 //!   would leave a block empty is no plant (`if x {` right above `}`): dropped.
 //! - at the end of a line after other code: the blanks before it go too (no trailing space);
 //! - elsewhere: the blanks after it go too (no doubled space, the indentation kept).
+//!
+//! [`keeps_width`] drops a candidate that would make the language's usual formatter break
+//! its line (too long) or join it with the lines it was broken from (short enough again).
 
 use crate::Language;
 use crate::languages::Candidate;
