@@ -257,7 +257,7 @@ fn surefire_failure(line: &str) -> Option<String> {
     let head = rest.split("Time elapsed").next()?.trim().trim_end_matches("--").trim();
     let (class, method) = match head.split_once('(') {
         Some((method, class)) => (class.strip_suffix(')')?, method),
-        None => head.rsplit_once('.').map(|(class, method)| (class, method))?,
+        None => head.rsplit_once('.')?,
     };
     // JUnit 4 parameters (`method[0]`) are run by the method's name.
     let method = method.split('[').next()?.trim();

@@ -58,6 +58,7 @@ pub use command::CommandJudge;
 pub use llm::{LlmJudge, MatchVerdict};
 #[cfg(feature = "http")]
 pub use prompt::fresh_nonce;
+#[cfg(feature = "http")]
 pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider, Role};
 /// What a judge spent (kept in revcal-record, so that a calibration report can carry it
 /// without building the judge).
