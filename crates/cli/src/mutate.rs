@@ -124,9 +124,11 @@ pub(crate) fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
         let changed =
             diff::changed_lines(rev, &scan.mutated_files).with_context(|| format!("--in-diff {rev}"))?;
         mutants.retain(|mutant| {
-            changed
-                .get(&mutant.file)
-                .is_some_and(|lines| (mutant.line..=mutant.end_line).any(|line| lines.contains(&line)))
+            changed.get(&mutant.file).is_some_and(|lines| {
+                // Removed lines end just past their line break, on a line they leave alone.
+                let last = if mutant.removes_lines() { mutant.end_line - 1 } else { mutant.end_line };
+                (mutant.line..=last).any(|line| lines.contains(&line))
+            })
         });
     }
     if let Some(n) = settings.sample {
