@@ -10,18 +10,39 @@ use std::path::Path;
 /// What a path is, for the candidate rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FileKind {
-    /// Source in a language revcal plants in (Rust, Python, JavaScript), not a test.
+    /// Source in a language the miner reads (Rust, Python, JavaScript, TypeScript, Go,
+    /// Java), not a test.
     Source,
     /// A test file (or a fixture under a test directory).
     Test,
-    /// Documentation and changelogs: allowed beside a fix, never part of the bug.
+    /// What is not code: docs, changelogs, release notes, images, the forge's own files.
+    /// Allowed beside a fix, never part of the bug.
     Docs,
-    /// Anything else (build files, lock files, other languages, binaries).
+    /// Code the miner does not read, and what builds it (build and lock files, other
+    /// languages, configuration): the bug would not be only in the source.
     Other,
 }
 
 /// Directory names whose files are tests.
 const TEST_DIRS: &[&str] = &["test", "tests", "__tests__", "testing", "spec", "specs", "testdata"];
+
+/// Directories of release notes and changelog fragments (reno, towncrier, changesets, ...):
+/// whatever their format, they are prose about a change.
+const NOTE_DIRS: &[&str] = &[
+    "releasenotes",
+    "release-notes",
+    "release_notes",
+    "changelog.d",
+    "changes",
+    "newsfragments",
+    ".changeset",
+    ".changes",
+    "changelog",
+];
+
+/// The source file extensions the miner reads.
+pub(crate) const SOURCE_EXTENSIONS: &[&str] =
+    &["rs", "py", "js", "mjs", "cjs", "ts", "mts", "cts", "go", "java"];
 
 /// Classifies a repository path.
 pub(crate) fn classify(path: &str) -> FileKind {
@@ -31,25 +52,55 @@ pub(crate) fn classify(path: &str) -> FileKind {
     let directories = &parts[..parts.len().saturating_sub(1)];
     let extension = name.rsplit_once('.').map_or("", |(_, ext)| ext);
     let stem = name.split('.').next().unwrap_or("");
+    // JUnit's names: FooTest, FooTests, TestFoo, FooIT.
+    let java_test = extension == "java"
+        && (stem.ends_with("test")
+            || stem.ends_with("tests")
+            || stem.starts_with("test")
+            || stem.ends_with("it"));
     let is_test_name = stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
         || stem == "conftest"
         || stem == "tests"
         || name.contains(".test.")
-        || name.contains(".spec.");
+        || name.contains(".spec.")
+        || java_test;
     if directories.iter().any(|dir| TEST_DIRS.contains(dir)) || is_test_name {
         return FileKind::Test;
     }
-    const DOC_NAMES: &[&str] =
-        &["changes", "changelog", "history", "news", "authors", "contributors", "readme", "release-notes"];
-    if matches!(extension, "md" | "rst" | "txt" | "adoc")
+    const DOC_NAMES: &[&str] = &[
+        "changes",
+        "changelog",
+        "history",
+        "news",
+        "authors",
+        "contributors",
+        "readme",
+        "release-notes",
+        "license",
+        "copying",
+        "notice",
+        ".mailmap",
+        ".gitignore",
+    ];
+    const NOT_CODE: &[&str] =
+        &["md", "rst", "txt", "adoc", "png", "jpg", "jpeg", "gif", "svg", "ico", "webp"];
+    if NOT_CODE.contains(&extension)
         || DOC_NAMES.contains(&stem)
-        || directories.first().is_some_and(|dir| matches!(*dir, "doc" | "docs"))
+        || DOC_NAMES.contains(&name)
+        || directories.first().is_some_and(|dir| matches!(*dir, "doc" | "docs" | ".github"))
+        || directories.iter().any(|dir| NOTE_DIRS.contains(dir))
     {
         return FileKind::Docs;
     }
-    if matches!(extension, "rs" | "py" | "js" | "mjs" | "cjs" | "ts" | "mts" | "cts") {
+    // Written in a language the miner reads, but build scripts and tool configuration: what
+    // builds the code, not the code.
+    const BUILD_SCRIPTS: &[&str] = &["setup.py", "build.rs", "noxfile.py", "gulpfile.js", "gruntfile.js"];
+    if BUILD_SCRIPTS.contains(&name) || name.contains(".config.") || name.starts_with(".eslintrc") {
+        return FileKind::Other;
+    }
+    if SOURCE_EXTENSIONS.contains(&extension) {
         return FileKind::Source;
     }
     FileKind::Other
@@ -92,6 +143,8 @@ pub(crate) struct Candidate {
     pub(crate) sources: Vec<String>,
     /// The test files it adds or changes: they stay as at the fix.
     pub(crate) tests: Vec<String>,
+    /// Whether the fix only adds source lines (its reversal only removes code).
+    pub(crate) only_adds: bool,
 }
 
 /// The limits of the candidate rule.
@@ -103,39 +156,72 @@ pub(crate) struct CandidateRule {
     pub(crate) max_changed_lines: u32,
 }
 
-/// Why a commit is not a candidate (for the log at debug level).
-pub(crate) fn candidate(commit: &LoggedCommit, rule: CandidateRule) -> Result<Candidate, &'static str> {
+/// Why a commit is not a fix candidate: its kebab-case name (counted by it in the report)
+/// and what in the commit says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Skip {
+    /// `merge-or-root`, `binary-source`, `build-or-other-code`, `no-source`,
+    /// `too-many-source-files`, `no-test`, `too-many-lines`.
+    pub(crate) reason: &'static str,
+    /// The detail, in words (which file, how many lines).
+    pub(crate) detail: String,
+}
+
+impl Skip {
+    fn new(reason: &'static str, detail: impl Into<String>) -> Skip {
+        Skip { reason, detail: detail.into() }
+    }
+}
+
+/// The commit as a fix candidate, or why it is not one.
+pub(crate) fn candidate(commit: &LoggedCommit, rule: CandidateRule) -> Result<Candidate, Skip> {
     let [parent] = commit.parents.as_slice() else {
-        return Err("a merge or a root commit");
+        return Err(Skip::new("merge-or-root", "a merge or a root commit"));
     };
     let mut sources = Vec::new();
     let mut tests = Vec::new();
     let mut changed_lines = 0u32;
+    let mut only_adds = true;
     for file in &commit.files {
         match classify(&file.path) {
             FileKind::Source => {
                 let (Some(added), Some(deleted)) = (file.added, file.deleted) else {
-                    return Err("a binary source file");
+                    return Err(Skip::new("binary-source", format!("{} is binary", file.path)));
                 };
                 changed_lines = changed_lines.saturating_add(added).saturating_add(deleted);
+                only_adds &= deleted == 0;
                 sources.push(file.path.clone());
             }
             FileKind::Test => tests.push(file.path.clone()),
             FileKind::Docs => {}
-            FileKind::Other => return Err("changes files that are neither source, test nor docs"),
+            FileKind::Other => {
+                return Err(Skip::new(
+                    "build-or-other-code",
+                    format!(
+                        "changes {}, which is neither source the miner reads, a test nor docs",
+                        file.path
+                    ),
+                ));
+            }
         }
     }
     if sources.is_empty() {
-        return Err("no source file changed");
+        return Err(Skip::new("no-source", "no source file changed"));
     }
     if sources.len() > rule.max_source_files {
-        return Err("too many source files");
+        return Err(Skip::new(
+            "too-many-source-files",
+            format!("{} source files changed (at most {})", sources.len(), rule.max_source_files),
+        ));
     }
     if tests.is_empty() {
-        return Err("no test file added or changed");
+        return Err(Skip::new("no-test", "no test file added or changed"));
     }
     if changed_lines > rule.max_changed_lines {
-        return Err("too many changed source lines");
+        return Err(Skip::new(
+            "too-many-lines",
+            format!("{changed_lines} source lines changed (at most {})", rule.max_changed_lines),
+        ));
     }
     Ok(Candidate {
         id: commit.id.clone(),
@@ -143,7 +229,109 @@ pub(crate) fn candidate(commit: &LoggedCommit, rule: CandidateRule) -> Result<Ca
         subject: commit.subject.clone(),
         sources,
         tests,
+        only_adds,
     })
+}
+
+/// Why a commit's subject marks a feature rather than a fix: a conventional `feat:` (or
+/// `feat(scope):`), or a first word that adds (`add`, `implement`, `introduce`, `support`,
+/// ...), with no word of a fix in it (`fix`, `bug`, `regression`, `crash`, `missing`, ...)
+/// and not adding a test, a check, a guard, validation or handling (what fixes add).
+pub(crate) fn feature_subject(subject: &str) -> Option<String> {
+    let lower = subject.to_ascii_lowercase();
+    const FIX_WORDS: &[&str] = &[
+        "fix",
+        "bug",
+        "regression",
+        "crash",
+        "wrong",
+        "incorrect",
+        "broken",
+        "missing",
+        "error",
+        "issue",
+        "revert",
+    ];
+    if FIX_WORDS.iter().any(|word| lower.contains(word)) {
+        return None;
+    }
+    let conventional = lower.strip_prefix("feat").is_some_and(|rest| rest.starts_with([':', '(', '!']));
+    if conventional {
+        return Some("its message marks a feature (`feat`)".to_owned());
+    }
+    // The first word, after a `scope:` prefix if any.
+    let body = lower.split_once(": ").map_or(lower.as_str(), |(_, rest)| rest);
+    let first = body.split(|c: char| !c.is_ascii_alphabetic()).find(|word| !word.is_empty()).unwrap_or("");
+    const FEATURE_WORDS: &[&str] = &[
+        "add",
+        "adds",
+        "added",
+        "adding",
+        "implement",
+        "implements",
+        "implemented",
+        "introduce",
+        "introduces",
+        "introduced",
+        "support",
+        "supports",
+        "supported",
+        "new",
+    ];
+    if !FEATURE_WORDS.contains(&first) {
+        return None;
+    }
+    // "Add a check for ...", "adding test and ...": what is added guards or tests the code,
+    // as fixes do.
+    const GUARD_WORDS: &[&str] = &["test", "tests", "check", "checks", "guard", "validation", "handling"];
+    let guarded = body
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|word| !word.is_empty())
+        .skip_while(|word| *word != first)
+        .skip(1)
+        .take(4)
+        .any(|word| GUARD_WORDS.contains(&word));
+    (!guarded).then(|| format!("its message marks a feature (`{first}`)"))
+}
+
+/// The names that added source lines define: functions, methods, classes, types
+/// (`def name`, `fn name`, `func name`, `func (r T) name`, `function name`, `class name`,
+/// Java's `public T name(`).
+pub(crate) fn defined_names(added_lines: &str) -> Vec<String> {
+    const KEYWORDS: &[&str] =
+        &["def", "fn", "func", "function", "class", "struct", "enum", "trait", "interface", "type"];
+    let mut names = Vec::new();
+    for line in added_lines.lines() {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|word| !word.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            if KEYWORDS.contains(&pair[0]) {
+                names.push(pair[1].to_owned());
+            }
+        }
+        // `func (r *T) name(` names the method after the receiver.
+        if let Some(rest) = line.trim_start().strip_prefix("func (")
+            && let Some((_, after)) = rest.split_once(')')
+            && let Some(name) = after.trim_start().split('(').next()
+        {
+            names.push(name.trim().to_owned());
+        }
+        // Java: a method declared with a modifier, `public int total(`.
+        let trimmed = line.trim_start();
+        if ["public ", "protected ", "private ", "static "].iter().any(|m| trimmed.starts_with(m))
+            && let Some((head, _)) = trimmed.split_once('(')
+            && let Some(name) = head.split_whitespace().last()
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names
+        .retain(|name| name.len() >= 3 && name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'));
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Record and field separators in the log format: bytes that cannot occur in a subject line.
@@ -243,6 +431,24 @@ mod tests {
             ("Cargo.toml", FileKind::Other),
             ("package.json", FileKind::Other),
             ("src/native.c", FileKind::Other),
+            ("setup.py", FileKind::Other),
+            ("build.rs", FileKind::Other),
+            ("webpack.config.js", FileKind::Other),
+            ("go.mod", FileKind::Other),
+            ("pom.xml", FileKind::Other),
+            ("releasenotes/notes/retry-stop-3f2a.yaml", FileKind::Docs),
+            ("changelog.d/123.bugfix", FileKind::Docs),
+            ("newsfragments/42.feature", FileKind::Docs),
+            (".changeset/quiet-owls.md", FileKind::Docs),
+            (".github/workflows/ci.yml", FileKind::Docs),
+            ("docs/logo.svg", FileKind::Docs),
+            ("LICENSE", FileKind::Docs),
+            ("pkg/retry/backoff.go", FileKind::Source),
+            ("pkg/retry/backoff_test.go", FileKind::Test),
+            ("pkg/retry/testdata/case.json", FileKind::Test),
+            ("src/main/java/com/acme/Calc.java", FileKind::Source),
+            ("src/test/java/com/acme/CalcTest.java", FileKind::Test),
+            ("lib/src/CalcTests.java", FileKind::Test),
         ] {
             assert_eq!(classify(path), kind, "{path}");
         }
@@ -281,13 +487,13 @@ mod tests {
         let cases = [
             (
                 commit(&["p", "q"], &[("a.py", Some(1), Some(1)), ("test_a.py", Some(1), Some(0))]),
-                "a merge or a root commit",
+                "merge-or-root",
             ),
-            (commit(&["p"], &[("tests/test_a.py", Some(4), Some(0))]), "no source file changed"),
-            (commit(&["p"], &[("a.py", Some(1), Some(1))]), "no test file added or changed"),
+            (commit(&["p"], &[("tests/test_a.py", Some(4), Some(0))]), "no-source"),
+            (commit(&["p"], &[("a.py", Some(1), Some(1))]), "no-test"),
             (
                 commit(&["p"], &[("a.py", Some(10), Some(3)), ("test_a.py", Some(1), Some(0))]),
-                "too many changed source lines",
+                "too-many-lines",
             ),
             (
                 commit(
@@ -298,7 +504,7 @@ mod tests {
                         ("setup.cfg", Some(1), Some(0)),
                     ],
                 ),
-                "changes files that are neither source, test nor docs",
+                "build-or-other-code",
             ),
             (
                 commit(
@@ -311,12 +517,56 @@ mod tests {
                         ("test_a.py", Some(1), Some(0)),
                     ],
                 ),
-                "too many source files",
+                "too-many-source-files",
             ),
         ];
         for (commit, reason) in cases {
-            assert_eq!(candidate(&commit, rule).unwrap_err(), reason);
+            assert_eq!(candidate(&commit, rule).unwrap_err().reason, reason);
         }
+        let with_release_note = commit(
+            &["p"],
+            &[
+                ("a.py", Some(1), Some(1)),
+                ("test_a.py", Some(1), Some(0)),
+                ("releasenotes/notes/a.yaml", Some(3), Some(0)),
+            ],
+        );
+        assert!(candidate(&with_release_note, rule).is_ok(), "a release note does not disqualify a fix");
+    }
+
+    #[test]
+    fn feature_subjects_are_told_from_fixes() {
+        for subject in [
+            "feat: add enabled parameter to retry",
+            "feat(api)!: drop the old client",
+            "Add a `--json` flag",
+            "retry: implement jitter",
+            "Support Python 3.13",
+            "Introduce wait_random",
+        ] {
+            assert!(feature_subject(subject).is_some(), "{subject}");
+        }
+        for subject in [
+            "Fix the off-by-one in retry",
+            "Add missing None check",
+            "fix: add the stop condition back",
+            "Total no longer adds one",
+            "Addresses are parsed with their port",
+            "Adding in a check for routes with just /",
+            "adding test and updating condition",
+            "Add validation of the port",
+        ] {
+            assert_eq!(feature_subject(subject), None, "{subject}");
+        }
+    }
+
+    #[test]
+    fn names_defined_by_added_lines_are_found_in_each_language() {
+        let added = "def coupon(price, code):\npub fn clamp_to(x: u8) -> u8 {\nfunc (r *Retry) Backoff(n int) time.Duration {\nfunc Jitter() {}\n    public int total(int[] xs) {\nexport function retryAfter(ms) {\nclass Budget:\n    x = 1\n";
+        assert_eq!(
+            defined_names(added),
+            ["Backoff", "Budget", "Jitter", "clamp_to", "coupon", "retryAfter", "total"]
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub use verify::Phase;
 use history::{CandidateRule, candidate};
 use revcal_process::SignalWatch;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -206,7 +207,14 @@ pub struct MineReport {
     /// When a range read with merges in it, how many of its commits are on its first-parent
     /// line (git's `A..B` also holds the commits merged in from side branches).
     pub first_parent_commits: Option<usize>,
-    /// Commits that passed the candidate rule.
+    /// Commits passed over by the candidate rule, counted by reason (`no-test`,
+    /// `build-or-other-code`, `too-many-lines`, `merge-or-root`, `no-source`,
+    /// `too-many-source-files`, `binary-source`); `-v` names each.
+    pub skipped: BTreeMap<String, usize>,
+    /// Commits that passed the candidate rule but read as features, not fixes (unless
+    /// [`BugMiner::include_features`]): not verified.
+    pub features: Vec<SetAside>,
+    /// Commits that passed the candidate rule and are verified (features set aside).
     pub candidates: usize,
     /// Candidates not verified because mining stopped first (see `stopped`).
     pub unverified: usize,
@@ -221,6 +229,61 @@ pub struct MineReport {
     pub rejected: Vec<RejectedFix>,
     /// Wall time in seconds.
     pub seconds: f64,
+}
+
+/// A commit that passed the candidate rule and was set aside as a feature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetAside {
+    /// The commit.
+    pub fix_commit: String,
+    /// Its subject line.
+    pub fix_subject: String,
+    /// Why it reads as a feature.
+    pub why: String,
+}
+
+/// Why a candidate reads as a feature rather than a fix, if it does: its subject marks one
+/// (`feat:`, `add ...` with no word of a fix), or its source part only adds code (so that
+/// the reversal only removes it) defining a name that its tests call: the "bug" would be a
+/// missing API, which no reviewer of the code can be asked to see.
+fn feature(repo: &Path, candidate: &history::Candidate) -> Result<Option<String>, BugsError> {
+    if let Some(why) = history::feature_subject(&candidate.subject) {
+        return Ok(Some(why));
+    }
+    if !candidate.only_adds {
+        return Ok(None);
+    }
+    let added = |paths: &[String]| -> Result<String, BugsError> {
+        let mut args = vec!["show".to_owned(), "--format=".into(), "--unified=0".into(), "--no-color".into()];
+        args.push(candidate.id.clone());
+        args.push("--".into());
+        args.extend(paths.iter().cloned());
+        let diff = git(repo, &args)?;
+        Ok(String::from_utf8_lossy(&diff)
+            .lines()
+            .filter(|line| line.starts_with('+') && !line.starts_with("+++"))
+            .map(|line| &line[1..])
+            .collect::<Vec<_>>()
+            .join("\n"))
+    };
+    let names = history::defined_names(&added(&candidate.sources)?);
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let tests = added(&candidate.tests)?;
+    let words: std::collections::BTreeSet<&str> =
+        tests.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|word| !word.is_empty()).collect();
+    let called: Vec<String> = names.into_iter().filter(|name| words.contains(name.as_str())).collect();
+    Ok((!called.is_empty()).then(|| {
+        let called: Vec<String> = called.iter().map(|name| format!("`{name}`")).collect();
+        format!("its reversal only removes code that its tests call by name ({})", called.join(", "))
+    }))
+}
+
+/// A commit id, shortened for messages.
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(10)]
 }
 
 /// Why mining stopped before every candidate was verified.
@@ -261,8 +324,12 @@ pub enum MineEvent {
         commits: usize,
         /// See [`MineReport::first_parent_commits`].
         first_parent_commits: Option<usize>,
-        /// Candidates among them (before `max`).
+        /// Candidates among them (before `max`), features set aside.
         candidates: usize,
+        /// Commits that passed the candidate rule but read as features (not verified).
+        features: usize,
+        /// Commits passed over by the candidate rule, by reason.
+        skipped: BTreeMap<String, usize>,
     },
     /// A phase of a candidate's verification has been running for a second (shorter phases
     /// are not announced, so a candidate gives at most one event a second).
@@ -319,6 +386,7 @@ pub struct BugMiner {
     max_commits: usize,
     max_bugs: Option<usize>,
     keep_going: bool,
+    include_features: bool,
     test_cmd: Option<String>,
     build_cmd: Option<String>,
     jobs: usize,
@@ -342,6 +410,7 @@ impl BugMiner {
             max_commits: DEFAULT_MAX_COMMITS,
             max_bugs: None,
             keep_going: false,
+            include_features: false,
             test_cmd: None,
             build_cmd: None,
             jobs: 1,
@@ -384,6 +453,14 @@ impl BugMiner {
     /// work on this history).
     pub fn keep_going(mut self, keep_going: bool) -> Self {
         self.keep_going = keep_going;
+        self
+    }
+
+    /// Verify the candidates that read as features too (by default they are set aside and
+    /// counted in [`MineReport::features`]: a commit whose message marks a feature, or whose
+    /// reversal only removes code its tests call by name, is no bug fix).
+    pub fn include_features(mut self, include: bool) -> Self {
+        self.include_features = include;
         self
     }
 
@@ -452,16 +529,38 @@ impl BugMiner {
             }
             _ => None,
         };
-        let candidates: Vec<history::Candidate> = commits
-            .iter()
-            .filter_map(|commit| match candidate(commit, self.rule) {
-                Ok(found) => Some(found),
-                Err(why) => {
-                    tracing::trace!(commit = %commit.id, why, "not a candidate");
-                    None
+        let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+        let mut features = Vec::new();
+        let mut candidates: Vec<history::Candidate> = Vec::new();
+        for commit in &commits {
+            let found = match candidate(commit, self.rule) {
+                Ok(found) => found,
+                Err(skip) => {
+                    // `-v` lists every commit passed over, with its reason.
+                    tracing::info!(
+                        "passed over {} {:?}: {} ({})",
+                        short(&commit.id),
+                        commit.subject,
+                        skip.reason,
+                        skip.detail
+                    );
+                    *skipped.entry(skip.reason.to_owned()).or_default() += 1;
+                    continue;
                 }
-            })
-            .collect();
+            };
+            if !self.include_features
+                && let Some(why) = feature(&repo, &found)?
+            {
+                tracing::info!("set aside as a feature {} {:?}: {why}", short(&found.id), found.subject);
+                features.push(SetAside {
+                    fix_commit: found.id.clone(),
+                    fix_subject: found.subject.clone(),
+                    why,
+                });
+                continue;
+            }
+            candidates.push(found);
+        }
         tracing::info!(commits = commits.len(), candidates = candidates.len(), "history read");
         progress(MineEvent::Scanned {
             range: self.range.clone(),
@@ -469,6 +568,8 @@ impl BugMiner {
             commits: commits.len(),
             first_parent_commits,
             candidates: candidates.len(),
+            features: features.len(),
+            skipped: skipped.clone(),
         });
 
         let settings = verify::Settings {
@@ -507,6 +608,8 @@ impl BugMiner {
             first_parent: self.first_parent,
             scanned: commits.len(),
             first_parent_commits,
+            skipped,
+            features,
             candidates: candidates.len(),
             unverified,
             cut_short: outcome.cut_short,

@@ -280,7 +280,7 @@ pub(crate) fn verify(
     let ecosystem = Ecosystem::detect(&workspace.tree);
     let test_cmd = match (settings.test_cmd, ecosystem) {
         (Some(cmd), _) => cmd.to_owned(),
-        (None, Some(ecosystem)) => ecosystem.default_test_cmd(),
+        (None, Some(ecosystem)) => ecosystem.default_test_cmd(&workspace.tree),
         (None, None) => return Ok(Err(RejectReason::NoTestCommand)),
     };
 
@@ -288,7 +288,9 @@ pub(crate) fn verify(
     let quoted: Vec<String> = candidate.sources.iter().map(|s| runner::shell_quote(s)).collect();
     let build_cmd = match (settings.build_cmd, ecosystem) {
         (Some(cmd), _) => Some(cmd.to_owned()),
-        (None, Some(ecosystem)) => Some(ecosystem.default_build_cmd(&quoted.join(" "))),
+        (None, Some(ecosystem)) => {
+            Some(ecosystem.default_build_cmd(&quoted.join(" "), &test_cmd, &workspace.tree))
+        }
         (None, None) => None,
     };
     if let Some(build_cmd) = &build_cmd {
@@ -331,7 +333,8 @@ pub(crate) fn verify(
     let with_bug = test_run(&with_bug);
     let flipped: BTreeSet<runner::TestName> = with_bug.failing.difference(&at_fix.failing).cloned().collect();
     let witness = if !flipped.is_empty() {
-        runner::witness(&test_cmd, &flipped)
+        let go_mod = std::fs::read_to_string(workspace.tree.join("go.mod")).ok();
+        runner::witness(&test_cmd, &flipped, go_mod.as_deref().and_then(runner::go_module).as_deref())
     } else if at_fix.exit.success() && !with_bug.exit.success() && with_bug.failing.is_empty() {
         // No names to read, but the suite passes at the fix and fails with the bug.
         test_cmd.trim().to_owned()

@@ -554,15 +554,28 @@ fn rewrite_line(current: &str, original: &str, mutated: &str) -> Option<String> 
 }
 
 /// Turns a mutant into a plant. Mutants spanning several lines are not plantable as a line
-/// and yield `None`.
+/// and yield `None`; a mutant that removes its line (a deleted statement) is planted as the
+/// removal of that line (and of the blank line beside it that it takes), never as a line of
+/// bare indentation.
 pub(crate) fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -> Option<Plant> {
-    if mutant.line != mutant.end_line || mutant.original_line.contains('\n') {
+    if !mutant.is_one_line() {
         return None;
     }
+    let line = u32::try_from(mutant.line).ok()?;
+    let edits = if mutant.removes_lines() {
+        vec![Edit {
+            file: relative_file.to_owned(),
+            start: mutant.line - 1,
+            old: mutant.original_line.split('\n').map(str::to_owned).collect(),
+            new: Vec::new(),
+        }]
+    } else {
+        Vec::new()
+    };
     Some(Plant {
         id: mutant.id.clone(),
         file: relative_file.to_owned(),
-        line: u32::try_from(mutant.line).ok()?,
+        line,
         category: mutant.category.as_str().to_owned(),
         operator: mutant.operator.clone(),
         defect: mutant.description.clone(),
@@ -571,7 +584,7 @@ pub(crate) fn from_mutant(mutant: &revcal_mutate::Mutant, relative_file: &str) -
         witness: None,
         end_line: None,
         fix_commit: None,
-        edits: Vec::new(),
+        edits,
         spans: Vec::new(),
     })
 }

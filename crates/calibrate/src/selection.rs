@@ -1,5 +1,5 @@
 //! Plants chosen by the mutation engine: every target file's mutants, a seeded stratified
-//! sample of them, each turned into a one-line plant.
+//! sample of them, each turned into a one-line plant (a changed line, or a removed one).
 
 use crate::error::CalibrateError;
 use crate::plants::{Plant, from_mutant};
@@ -25,7 +25,8 @@ pub(crate) fn select_plants(
             }
         };
         match revcal_mutate::generate_mutants(Path::new(target), &source, &options) {
-            Ok(mutants) => candidates.extend(mutants.into_iter().filter(|m| m.line == m.end_line)),
+            // What can be planted: one line changed, or one line of code removed.
+            Ok(mutants) => candidates.extend(mutants.into_iter().filter(revcal_mutate::Mutant::is_one_line)),
             Err(error) => tracing::warn!(file = %target, %error, "skipped: no mutants"),
         }
     }

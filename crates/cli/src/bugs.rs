@@ -31,9 +31,11 @@ enum BugsCommand {
     /// re-introducing the bug: the bugs file lists those whose test fails with the bug and
     /// passes with the fix.
     ///
-    /// A candidate is a non-merge commit that changes 1-3 Rust, Python or JavaScript source
-    /// files (at most --max-lines changed lines), adds or changes a test file, and touches
-    /// nothing else but docs and changelogs. Each is verified in a scratch clone (your work
+    /// A candidate is a non-merge commit that changes 1-3 Rust, Python, JavaScript,
+    /// TypeScript, Go or Java source files (at most --max-lines changed lines), adds or changes
+    /// a test file, and touches nothing else but what is not code (docs, changelogs, release
+    /// notes); a commit that reads as a feature is set aside unless --include-features. The
+    /// commits passed over are counted by reason, and named at -v. Each is verified in a scratch clone (your work
     /// tree, index and refs are never touched): at the fix the tests run, the fix's source
     /// hunks are reversed, the build is checked, the tests run again; the tests that fail with
     /// the bug and passed at the fix make the witness, which is rerun both ways to rule out a
@@ -83,6 +85,11 @@ struct MineArgs {
     /// way are ended.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max: Option<u64>,
+    /// Verify the commits that read as features too: by default a commit whose message marks
+    /// a feature (feat, add, implement, introduce, support, with no word of a fix) or whose
+    /// reversal only removes code its tests call by name is set aside, counted apart.
+    #[arg(long)]
+    include_features: bool,
     /// Verify every candidate, also after 3 in a row whose tests already fail at the fix (by
     /// default mining stops there, exit 1: the test command does not work on this history).
     #[arg(long)]
@@ -134,6 +141,7 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
         .target(&args.target)
         .first_parent(args.first_parent)
         .keep_going(args.keep_going)
+        .include_features(args.include_features)
         .max_fix_size(3, args.max_lines);
     if let Some(range) = &args.rev {
         miner = miner.range(range);
@@ -157,11 +165,21 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
             return;
         }
         match event {
-            MineEvent::Scanned { range, first_parent, commits, first_parent_commits, candidates } => {
+            MineEvent::Scanned {
+                range,
+                first_parent,
+                commits,
+                first_parent_commits,
+                candidates,
+                features,
+                skipped,
+                ..
+            } => {
                 eprintln!(
-                    "revcal: {}, {candidates} fix candidate{} to verify",
+                    "revcal: {}, {candidates} fix candidate{} to verify{}",
                     commits_read(range.as_deref(), first_parent, commits, first_parent_commits),
-                    plural(candidates)
+                    plural(candidates),
+                    set_aside(features, &skipped)
                 )
             }
             MineEvent::Phase { number, total, fix_commit, phase } => phases(Progress::Stage {
@@ -273,6 +291,25 @@ fn commits_read(range: Option<&str>, first_parent: bool, commits: usize, on_line
     text
 }
 
+/// What the candidate rule left out: ", 2 features set aside, 3 commits passed over (2
+/// no-test, 1 too-many-lines)", or nothing.
+fn set_aside(features: usize, skipped: &BTreeMap<String, usize>) -> String {
+    let mut text = String::new();
+    if features > 0 {
+        text.push_str(&format!(", {features} feature{} set aside", plural(features)));
+    }
+    let passed_over: usize = skipped.values().sum();
+    if passed_over > 0 {
+        let by_reason: Vec<String> = skipped.iter().map(|(reason, n)| format!("{n} {reason}")).collect();
+        text.push_str(&format!(
+            ", {passed_over} commit{} passed over ({})",
+            plural(passed_over),
+            by_reason.join(", ")
+        ));
+    }
+    text
+}
+
 /// One paragraph: counts, rejections by reason, time.
 fn summary(report: &MineReport) -> String {
     let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
@@ -299,6 +336,14 @@ fn summary(report: &MineReport) -> String {
             _ => "stopped",
         };
         text.push_str(&format!(", {} not verified ({why})", report.unverified));
+    }
+    if !report.features.is_empty() {
+        let n = report.features.len();
+        text.push_str(&format!("; {n} feature{} set aside (--include-features verifies them)", plural(n)));
+    }
+    let passed_over: usize = report.skipped.values().sum();
+    if passed_over > 0 {
+        text.push_str(&format!("; {passed_over} commit{} passed over (-v names them)", plural(passed_over)));
     }
     text.push_str(&format!(" in {:.1}s", report.seconds));
     text

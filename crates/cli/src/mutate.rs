@@ -124,15 +124,17 @@ pub(crate) fn run(args: MutateArgs, style: &Style) -> Result<ExitCode> {
         let changed =
             diff::changed_lines(rev, &scan.mutated_files).with_context(|| format!("--in-diff {rev}"))?;
         mutants.retain(|mutant| {
-            changed
-                .get(&mutant.file)
-                .is_some_and(|lines| (mutant.line..=mutant.end_line).any(|line| lines.contains(&line)))
+            changed.get(&mutant.file).is_some_and(|lines| {
+                // Removed lines end just past their line break, on a line they leave alone.
+                let last = if mutant.removes_lines() { mutant.end_line - 1 } else { mutant.end_line };
+                (mutant.line..=last).any(|line| lines.contains(&line))
+            })
         });
     }
     if let Some(n) = settings.sample {
         // Only what fits on one line can be planted: sampling among those previews the plants
         // `calibrate --plants N --seed S` chooses from the same files.
-        mutants.retain(|mutant| mutant.line == mutant.end_line && !mutant.original_line.contains('\n'));
+        mutants.retain(revcal_mutate::Mutant::is_one_line);
         mutants = revcal_mutate::select(&mutants, n, settings.seed);
         mutants.sort_by(|a, b| (&a.file, a.start_byte).cmp(&(&b.file, b.start_byte)));
     }

@@ -37,6 +37,8 @@ Examples:
   revcal score review/council.json                # the council's verdict
   revcal calibrate --reviewer openai:gpt-4o-mini  # how good is it? (docs/review.md)
 
+  revcal review --dry-run                         # the prompt, its size and calls; nothing sent
+
 The model is asked through the judge's providers and variables: ANTHROPIC_API_KEY,
 OPENAI_API_KEY (OPENAI_BASE_URL for ollama, llama.cpp or vLLM), GEMINI_API_KEY.";
 
@@ -120,6 +122,7 @@ impl AskFlags {
             max_calls: self.max_calls,
             structured_output: self.structured_output.into(),
             max_findings,
+            offline: false,
         }
     }
 
@@ -181,6 +184,11 @@ pub(crate) struct ReviewArgs {
     /// The most bytes of change sent; a larger change is an error, never a partial review.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_CHANGE_BYTES)]
     max_change_bytes: usize,
+    /// Show the prompt as it would be sent (system part, user part with the change fenced),
+    /// its size, an estimate of its tokens and the number of calls; send nothing. Needs no
+    /// API key.
+    #[arg(long)]
+    dry_run: bool,
     #[command(flatten)]
     ask: AskFlags,
 }
@@ -198,12 +206,27 @@ pub(crate) struct Limits {
     pub(crate) structured_output: StructuredOutput,
     /// The most findings a review is asked for.
     pub(crate) max_findings: usize,
+    /// Nothing is sent (a dry run): a provider without its key is still named.
+    pub(crate) offline: bool,
 }
 
 /// The provider configuration for `spec` (or the detected provider when `None`), with the
 /// key from that provider's variable.
 fn config_for(spec: Option<&ModelSpec>, limits: Limits) -> Result<JudgeConfig> {
     let config = match spec {
+        // A dry run asks nothing: the model is named without its key.
+        Some(spec) if limits.offline => {
+            match JudgeConfig::from_env(Some(spec.provider), spec.model.clone()) {
+                Ok(config) => config,
+                Err(_) => {
+                    let config = JudgeConfig::new(spec.provider, None);
+                    Some(match &spec.model {
+                        Some(model) => config.with_model(model.clone()),
+                        None => config,
+                    })
+                }
+            }
+        }
         Some(spec) => JudgeConfig::from_env(Some(spec.provider), spec.model.clone())
             .with_context(|| format!("cannot set up reviewer {}", spec.provider))?,
         None => JudgeConfig::from_env(None, None).context("cannot set up the reviewer")?,
@@ -274,13 +297,7 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
         &specs,
         &rubric,
         &args.focus,
-        Limits {
-            timeout: Duration::from_secs(ask.timeout),
-            retries: ask.retries,
-            max_calls: ask.max_calls,
-            structured_output: ask.structured_output.into(),
-            max_findings: args.max_findings,
-        },
+        Limits { offline: args.dry_run, ..ask.limits(args.max_findings) },
         cache_dir(ask.no_cache, ask.cache.clone()),
     )?;
     let change = if !args.files.is_empty() {
@@ -295,6 +312,10 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
             args.max_change_bytes,
         )?
     };
+    if args.dry_run {
+        emit(&dry_run(&council, &change)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let lines: usize = change.files.iter().map(|file| file.changed_lines.len()).sum();
     eprintln!(
         "reviewing {} file(s), {lines} changed line(s), with {} and {}",
@@ -322,6 +343,54 @@ pub(crate) fn run(args: ReviewArgs, style: &Style) -> Result<ExitCode> {
     };
     emit(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Characters per token assumed by the estimate: about four for English prose and code in
+/// the tokenizers of the three providers (a rough guide, not a bill).
+const CHARS_PER_TOKEN: usize = 4;
+
+/// The prompt each member would be sent, then one line: the calls, the prompt's size, its
+/// tokens estimated, the output cap, and that nothing was sent.
+fn dry_run(council: &Council, change: &Change) -> Result<String> {
+    let nonce = revcal_judge::fresh_nonce().context("cannot make the prompt's fence")?;
+    let members = council.members();
+    let (system, user, schema) = members[0].prompt(change, &nonce);
+    let schema = serde_json::to_string(&schema)?;
+    let mut text = String::new();
+    text.push_str(&format!("--- system ({} bytes)\n{system}\n", system.len()));
+    text.push_str(&format!("--- user ({} bytes)\n{user}\n", user.len()));
+    text.push_str(&format!(
+        "--- the answer's JSON Schema, sent with it ({} bytes)\n{schema}\n",
+        schema.len()
+    ));
+    let bytes = system.len() + user.len();
+    let calls = members.len();
+    let output_cap = members[0].config().max_output_tokens.unwrap_or(0);
+    let names: Vec<&str> = members.iter().map(LlmReviewer::name).collect();
+    let retries = members[0].config().retries;
+    text.push_str(&format!(
+        "dry run: {calls} call{} ({}), each a prompt of {} bytes, about {} input tokens ({CHARS_PER_TOKEN} characters a token; the schema adds about {} where the provider takes it), at most {} output tokens; a failed call is retried up to {retries} times; nothing was sent\n",
+        if calls == 1 { "" } else { "s" },
+        names.join(", "),
+        thousands(bytes),
+        thousands(bytes.div_ceil(CHARS_PER_TOKEN)),
+        thousands(schema.len().div_ceil(CHARS_PER_TOKEN)),
+        thousands(usize::try_from(output_cap).unwrap_or(usize::MAX)),
+    ));
+    Ok(text)
+}
+
+/// `12345` as `12,345`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Every member's findings as one findings document; in a council each finding names its

@@ -25,6 +25,7 @@ mod eslint;
 mod fields;
 mod generic;
 mod gitlab;
+mod go;
 mod lines;
 mod prose;
 mod pylint;
@@ -67,6 +68,10 @@ pub enum FindingFormat {
     Semgrep,
     /// Checkstyle XML (ESLint, golangci-lint, ktlint, PHP_CodeSniffer, Checkstyle).
     Checkstyle,
+    /// `go vet`, as JSON (`go vet -json`) or plain text (`file.go:line:col: message`).
+    GoVet,
+    /// staticcheck, as JSON lines (`staticcheck -f json`) or plain text.
+    Staticcheck,
     /// Free text mentioning `path/file.ext:LINE`; every such finding is weak.
     Prose,
 }
@@ -87,6 +92,8 @@ impl FindingFormat {
             FindingFormat::Rustc => "rustc",
             FindingFormat::Semgrep => "semgrep",
             FindingFormat::Checkstyle => "checkstyle",
+            FindingFormat::GoVet => "go-vet",
+            FindingFormat::Staticcheck => "staticcheck",
             FindingFormat::Prose => "prose",
         }
     }
@@ -184,6 +191,9 @@ fn detect_and_parse(output: &str) -> ParsedFindings {
     if let Some(parsed) = checkstyle::parse(trimmed) {
         return parsed;
     }
+    if let Some(parsed) = go::parse_text(trimmed) {
+        return parsed;
+    }
     let mut parsed = embedded::scan(trimmed);
     if parsed.format.is_some() {
         return parsed;
@@ -228,6 +238,7 @@ pub(crate) fn recognise(value: &Value) -> Option<(FindingFormat, Vec<Finding>, V
         .or_else(|| eslint::recognise(value))
         .or_else(|| semgrep::recognise(value))
         .or_else(|| rustc::recognise(value))
+        .or_else(|| go::recognise(value))
         .or_else(|| code_review::recognise(value))
         .or_else(|| generic::recognise(value))
 }

@@ -1,9 +1,9 @@
-//! Output with one JSON object per line: reviewdog's rdjsonl, ruff's `json-lines`, and cargo's
-//! or rustc's `--message-format=json` (clippy's too).
+//! Output with one JSON object per line: reviewdog's rdjsonl, ruff's `json-lines`,
+//! staticcheck's `-f json`, and cargo's or rustc's `--message-format=json` (clippy's too).
 
 use serde_json::Value;
 
-use super::{FindingFormat, ParsedFindings, rdjson, ruff, rustc};
+use super::{FindingFormat, ParsedFindings, go, rdjson, ruff, rustc};
 
 /// Every non-empty line is a JSON object of one of the line formats. `None` when a line is
 /// not JSON (the embedded scanner then takes over) or when no line is of a known format.
@@ -33,6 +33,9 @@ pub(super) fn parse(text: &str) -> Option<ParsedFindings> {
         } else if ruff::is_violation(object) {
             parsed.findings.push(ruff::from_violation(object, &at, &mut parsed.warnings));
             FindingFormat::Ruff
+        } else if go::is_problem(object) {
+            parsed.findings.push(go::from_problem(object, &at, &mut parsed.warnings));
+            FindingFormat::Staticcheck
         } else if let Some(kind) = rustc::classify(object) {
             if let rustc::Line::Message(message) = kind {
                 parsed.findings.extend(rustc::from_message(message, &at, &mut parsed.warnings));
@@ -40,7 +43,7 @@ pub(super) fn parse(text: &str) -> Option<ParsedFindings> {
             FindingFormat::Rustc
         } else {
             parsed.warnings.push(format!(
-                "{at}: not a reviewdog diagnostic, ruff violation or cargo/rustc message; skipped"
+                "{at}: not a reviewdog diagnostic, ruff violation, staticcheck problem or cargo/rustc message; skipped"
             ));
             continue;
         };

@@ -65,7 +65,7 @@ impl Client {
     }
 
     fn name(&self) -> String {
-        format!("{}:{}", self.config.provider(), self.config.model())
+        self.config.who()
     }
 
     /// Asks `ask` and returns the answer parsed as JSON (the object the schema describes; the
@@ -145,7 +145,7 @@ impl Client {
                         });
                     }
                     let delay = self.delay(attempt, wait);
-                    tracing::warn!(judge = %self.name(), attempt = attempt + 1, ?delay, "judge request failed, retrying: {error}");
+                    tracing::warn!(judge = %self.name(), attempt = attempt + 1, ?delay, "request failed, retrying: {error}");
                     std::thread::sleep(delay);
                     attempt += 1;
                 }

@@ -57,7 +57,9 @@ pub use command::CommandJudge;
 #[cfg(feature = "http")]
 pub use llm::{LlmJudge, MatchVerdict};
 #[cfg(feature = "http")]
-pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
+pub use prompt::fresh_nonce;
+#[cfg(feature = "http")]
+pub use provider::{JudgeConfig, MODEL_VARIABLE, PROVIDER_VARIABLE, Provider, Role};
 /// What a judge spent (kept in revcal-record, so that a calibration report can carry it
 /// without building the judge).
 pub use revcal_record::JudgeUsage;
@@ -320,10 +322,11 @@ pub enum JudgeError {
     /// The server refused the request because of the structured output asked for (its
     /// `response_format`), in a mode chosen explicitly: `auto` would have tried the next one.
     #[error(
-        "judge {judge}: the server refused structured output `{mode}` (HTTP {status}: {message}); set the structured output to `auto` (--structured-output auto) to find what it accepts"
+        "{judge}: the server refused structured output `{mode}` (HTTP {status}: {message}); set the structured output to `auto` (--structured-output auto) to find what it accepts"
     )]
     StructuredOutputRefused {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// The mode refused (`json-schema`, `json-object`).
         mode: &'static str,
@@ -333,7 +336,7 @@ pub enum JudgeError {
         message: String,
     },
     /// The chosen provider has no API key in the environment.
-    #[error("the {provider} judge needs an API key: set {variables}")]
+    #[error("the {provider} provider needs an API key: set {variables}")]
     MissingKey {
         /// The provider.
         provider: &'static str,
@@ -347,9 +350,10 @@ pub enum JudgeError {
         message: String,
     },
     /// The provider refused the key (401 or 403): retrying cannot help.
-    #[error("judge {judge}: the provider refused the API key (HTTP {status}: {message}); check {variable}")]
+    #[error("{judge}: the provider refused the API key (HTTP {status}: {message}); check {variable}")]
     Unauthorized {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// 401 or 403.
         status: u16,
@@ -359,9 +363,10 @@ pub enum JudgeError {
         variable: &'static str,
     },
     /// The account's quota is exhausted (not a rate limit: waiting will not help today).
-    #[error("judge {judge}: quota exhausted (HTTP {status}: {message}); not retried")]
+    #[error("{judge}: quota exhausted (HTTP {status}: {message}); not retried")]
     Quota {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// The HTTP status.
         status: u16,
@@ -369,9 +374,10 @@ pub enum JudgeError {
         message: String,
     },
     /// The provider answered with an error status.
-    #[error("judge {judge}: HTTP {status}: {message}")]
+    #[error("{judge}: HTTP {status}: {message}")]
     Status {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// The HTTP status.
         status: u16,
@@ -381,10 +387,11 @@ pub enum JudgeError {
     /// The provider answered with a redirect (3xx). It is never followed: the API key would
     /// go to the other host.
     #[error(
-        "judge {judge}: HTTP {status}, a redirect to {host}; revcal never follows a redirect with an API key: set {variable} to the address that answers"
+        "{judge}: HTTP {status}, a redirect to {host}; revcal never follows a redirect with an API key: set {variable} to the address that answers"
     )]
     Redirect {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// The 3xx status.
         status: u16,
@@ -395,9 +402,10 @@ pub enum JudgeError {
     },
     /// The request did not get through or the answer did not arrive whole (connection
     /// refused or dropped, timeout, TLS).
-    #[error("judge {judge}: no answer from {url}")]
+    #[error("{judge}: no answer from {url}")]
     Transport {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// The URL.
         url: String,
@@ -406,9 +414,10 @@ pub enum JudgeError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// Every attempt failed with a retryable error; the last one is the source.
-    #[error("judge {judge}: gave up after {attempts} attempts")]
+    #[error("{judge}: gave up after {attempts} attempt{}", if *.attempts == 1 { "" } else { "s" })]
     GaveUp {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// Attempts made.
         attempts: u32,
@@ -418,15 +427,16 @@ pub enum JudgeError {
     },
     /// The answer is not the JSON asked for: truncated, empty, refused, not JSON, or off the
     /// schema.
-    #[error("judge {judge}: {problem}")]
+    #[error("{judge}: {problem}")]
     BadAnswer {
-        /// The judge (`provider:model`).
+        /// Who asked, and whom: `judge provider:model` or `reviewer provider:model` (see
+        /// [`Role`]).
         judge: String,
         /// What is wrong with it.
         problem: AnswerProblem,
     },
     /// The budget of calls is spent; no further request was sent.
-    #[error("the judge's budget of {max} calls is spent; no further request was sent")]
+    #[error("the budget of {max} calls is spent; no further request was sent")]
     Budget {
         /// The budget.
         max: u64,

@@ -132,7 +132,7 @@ impl LlmJudge {
         let ask = Ask { system: &prompt.system, user: &prompt.user, schema_name: "verdict", schema: &schema };
         let (answer, _) = self.client.ask(&ask)?;
         let (matched, reason) = verdict_of(&answer)
-            .map_err(|problem| JudgeError::BadAnswer { judge: self.name.clone(), problem })?;
+            .map_err(|problem| JudgeError::BadAnswer { judge: self.client.config.who(), problem })?;
         if let Some(cache) = &self.cache {
             cache.put(&key, &json!({"match": matched, "reason": reason}), |text| {
                 self.client.config.redact(text)
@@ -180,7 +180,7 @@ impl LlmJudge {
         let ask = Ask { system: &system, user: &user, schema_name, schema };
         let (answer, _) = self.client.ask(&ask)?;
         validate(&answer).map_err(|message| JudgeError::BadAnswer {
-            judge: self.name.clone(),
+            judge: self.client.config.who(),
             problem: AnswerProblem::Shape(message),
         })?;
         if let Some(cache) = &self.cache {
@@ -201,7 +201,8 @@ impl LlmJudge {
         };
         let started = Instant::now();
         let (answer, _) = self.client.ask(&ask)?;
-        verdict_of(&answer).map_err(|problem| JudgeError::BadAnswer { judge: self.name.clone(), problem })?;
+        verdict_of(&answer)
+            .map_err(|problem| JudgeError::BadAnswer { judge: self.client.config.who(), problem })?;
         Ok(started.elapsed())
     }
 }

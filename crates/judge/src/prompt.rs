@@ -17,6 +17,12 @@ pub(crate) struct Prompt {
     pub(crate) user: String,
 }
 
+/// A fresh fence nonce, as each request gets one (16 random bytes, in hex): for showing a
+/// prompt as it would be sent (`revcal review --dry-run`).
+pub fn fresh_nonce() -> Result<String, JudgeError> {
+    nonce()
+}
+
 /// A fresh fence nonce: 16 random bytes, hex.
 pub(crate) fn nonce() -> Result<String, JudgeError> {
     let mut bytes = [0u8; 16];

@@ -123,6 +123,30 @@ pub struct JudgeConfig {
     pub max_output_tokens: Option<u64>,
     /// How an OpenAI-compatible server is asked for the answer's schema.
     structured_output: StructuredOutput,
+    /// What the model is asked to be, for the errors that name it.
+    role: Role,
+}
+
+/// What a model is asked to be: a judge of findings, or the built-in reviewer. Errors name
+/// it (`reviewer openai:gpt-4o-mini: gave up after 5 attempts`), so that a user knows which
+/// of the two configurations to fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Role {
+    /// The judge: does a finding describe a planted defect?
+    #[default]
+    Judge,
+    /// The built-in reviewer (revcal-review).
+    Reviewer,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Judge => "judge",
+            Role::Reviewer => "reviewer",
+        })
+    }
 }
 
 impl std::fmt::Debug for JudgeConfig {
@@ -137,6 +161,7 @@ impl std::fmt::Debug for JudgeConfig {
             .field("retries", &self.retries)
             .field("max_calls", &self.max_calls)
             .field("structured_output", &self.structured_output)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
@@ -166,7 +191,24 @@ impl JudgeConfig {
             max_calls: None,
             max_output_tokens: None,
             structured_output: StructuredOutput::Auto,
+            role: Role::Judge,
         }
+    }
+
+    /// Ask the model as `role` (default [`Role::Judge`]): errors name it.
+    pub fn with_role(mut self, role: Role) -> JudgeConfig {
+        self.role = role;
+        self
+    }
+
+    /// What the model is asked to be.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// `role provider:model`, as errors name the model (`reviewer openai:gpt-4o-mini`).
+    pub fn who(&self) -> String {
+        format!("{} {}:{}", self.role, self.provider, self.model)
     }
 
     /// Ask an OpenAI-compatible server for the answer's schema this way (default

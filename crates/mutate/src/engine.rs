@@ -7,6 +7,7 @@
 //! decides whether a candidate, written into the file, still parses.
 
 mod reparse;
+mod tidy;
 mod walk;
 
 use crate::languages::{self, Candidate};
@@ -110,6 +111,10 @@ pub fn analyze(path: &Path, source: &str, options: &Options) -> Result<Analysis,
         {
             continue;
         }
+        let Some(candidate) = tidy::tidy_deletion(&text, language, candidate) else { continue };
+        if !tidy::keeps_width(&text, language, &candidate) {
+            continue;
+        }
         if !checker.still_parses(&candidate) {
             tracing::debug!(
                 file,
@@ -176,9 +181,13 @@ fn build(file: &str, language: Language, source: &Source, candidate: Candidate) 
     let (line, column) = source.line_column(candidate.start);
     let (end_line, end_column) = source.line_column(candidate.end);
     let first_row = line - 1;
-    let last_row = end_line - 1;
+    // A range that ends just past a line break (removed lines) holds nothing of the line
+    // it ends on: its lines end with the line before.
+    let ends_at_break = end_column == 1 && end_line > line;
+    let last_row = if ends_at_break { end_line - 2 } else { end_line - 1 };
     let lines_start = source.line_start(first_row);
-    let lines_end = source.line_end(last_row).max(candidate.end);
+    let lines_end =
+        if ends_at_break { source.line_end(last_row) } else { source.line_end(last_row).max(candidate.end) };
     let text = source.text;
     let original = text.get(candidate.start..candidate.end).unwrap_or("").to_string();
     let original_line = text.get(lines_start..lines_end).unwrap_or("").to_string();
@@ -186,7 +195,7 @@ fn build(file: &str, language: Language, source: &Source, candidate: Candidate) 
         "{}{}{}",
         text.get(lines_start..candidate.start).unwrap_or(""),
         candidate.replacement,
-        text.get(candidate.end..lines_end).unwrap_or("")
+        if ends_at_break { "" } else { text.get(candidate.end..lines_end).unwrap_or("") }
     );
     Mutant {
         id: mutant_id(file, candidate.start, candidate.end, candidate.operator, &candidate.replacement),

@@ -42,9 +42,11 @@ pub struct Mutant {
     pub original: String,
     /// The text that takes its place.
     pub replacement: String,
-    /// The source lines `line..=end_line`, without the final line break.
+    /// The source lines that hold `original`, without the final line break: `line..=end_line`,
+    /// or `line..end_line` when `original` ends with a line break (removed lines).
     pub original_line: String,
-    /// The same lines once `replacement` is applied.
+    /// The same lines once `replacement` is applied; empty when the lines are removed
+    /// (see [`Mutant::removes_lines`]).
     pub mutated_line: String,
 }
 
@@ -57,6 +59,23 @@ impl Mutant {
     /// True when the two mutants change overlapping bytes of the same file.
     pub fn overlaps(&self, other: &Mutant) -> bool {
         self.file == other.file && ranges_overlap(self.byte_range(), other.byte_range())
+    }
+
+    /// True when the mutant removes whole lines: a deleted statement takes its line, line
+    /// break included, so that no blank indentation is left (`original` starts at column 1
+    /// and ends with a line break, `replacement` is empty, `mutated_line` is empty).
+    pub fn removes_lines(&self) -> bool {
+        self.column == 1 && self.replacement.is_empty() && self.original.ends_with('\n')
+    }
+
+    /// True when a calibration can plant the mutant as a change of one line: it changes one
+    /// line, or removes one line of code (with the blank line beside it that would otherwise
+    /// be left doubled).
+    pub fn is_one_line(&self) -> bool {
+        if self.removes_lines() {
+            return self.original_line.lines().filter(|line| !line.trim().is_empty()).count() == 1;
+        }
+        self.line == self.end_line && !self.original_line.contains('\n')
     }
 
     /// The byte range of `original`.

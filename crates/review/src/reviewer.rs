@@ -1,7 +1,7 @@
 //! The reviewer: one model (or a council of several) asked to review a change with a rubric,
 //! through the judge's client (providers, retries, budget, cache, fail-closed answers).
 
-use revcal_judge::{JudgeConfig, JudgeUsage, LlmJudge, VerdictCache};
+use revcal_judge::{JudgeConfig, JudgeUsage, LlmJudge, Role, VerdictCache};
 use revcal_rubric_model::{FocusArea, Rubric};
 
 use crate::answer::{MAX_FINDINGS, ReviewAnswer, answer_schema, parse_answer};
@@ -28,7 +28,7 @@ impl LlmReviewer {
         let name = format!("{}:{}", config.provider(), config.model());
         config.max_output_tokens = config.max_output_tokens.or(Some(REVIEW_OUTPUT_TOKENS));
         LlmReviewer {
-            client: LlmJudge::new(config),
+            client: LlmJudge::new(config.with_role(Role::Reviewer)),
             rubric,
             focus: Vec::new(),
             max_findings: MAX_FINDINGS,
@@ -97,6 +97,18 @@ impl LlmReviewer {
         self.client.spent()
     }
 
+    /// The prompt a review of `change` sends (system part, user part), its fences named by
+    /// `nonce` (each request gets a fresh one: [`revcal_judge::fresh_nonce`]), and the
+    /// answer's JSON Schema sent with it: what `revcal review --dry-run` shows.
+    pub fn prompt(&self, change: &Change, nonce: &str) -> (String, String, serde_json::Value) {
+        let focus = self.focus();
+        (
+            prompt::system(&self.rubric, &focus, self.max_findings, nonce),
+            prompt::user(change, nonce),
+            answer_schema(&self.rubric, &focus, self.max_findings),
+        )
+    }
+
     /// Reviews `change`. An answer that does not fit the schema is an error, never an empty
     /// review.
     pub fn review(&self, change: &Change) -> Result<ReviewAnswer, ReviewError> {
@@ -132,7 +144,7 @@ impl LlmReviewer {
         check(&answer).map_err(|message| ReviewError::Model {
             reviewer: self.name.clone(),
             source: revcal_judge::JudgeError::BadAnswer {
-                judge: self.name.clone(),
+                judge: self.config().who(),
                 problem: revcal_judge::AnswerProblem::Shape(message),
             },
         })
@@ -176,7 +188,7 @@ impl Council {
                         Err(ReviewError::Model {
                             reviewer: member.name.clone(),
                             source: revcal_judge::JudgeError::BadAnswer {
-                                judge: member.name.clone(),
+                                judge: member.config().who(),
                                 problem: revcal_judge::AnswerProblem::Shape(
                                     "the thread asking it panicked".into(),
                                 ),

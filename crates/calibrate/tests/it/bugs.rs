@@ -414,7 +414,18 @@ fn a_rust_history_is_mined_with_cargo_and_a_fix_that_adds_api_breaks_the_build()
         format!("{tested}\n#[test]\nfn first() {{\n    assert_eq!(window::first(&[4]), Some(4));\n}}\n");
     let api = commit(&repo, &[("src/lib.rs", &with_api), ("tests/last.rs", &api_test)], "Add first");
 
+    // "Add first" reads as a feature (its message, and a reversal that only removes a function
+    // its test calls): set aside, not verified.
     let report = BugMiner::new(&repo).mine(&mut |_| {}).unwrap();
+    assert_eq!(report.candidates, 1);
+    assert_eq!(report.features.len(), 1, "{report:#?}");
+    assert_eq!(report.features[0].fix_commit, api);
+    assert_eq!(report.verified.len(), 1, "{report:#?}");
+    assert!(report.rejected.is_empty(), "{report:#?}");
+
+    // Told to verify features too, it is a candidate whose reversal does not build: the
+    // test calls the API the fix added.
+    let report = BugMiner::new(&repo).include_features(true).mine(&mut |_| {}).unwrap();
     assert_eq!(report.candidates, 2);
     assert_eq!(report.verified.len(), 1, "{report:#?}");
     let bug = &report.verified[0];

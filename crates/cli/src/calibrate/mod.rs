@@ -674,6 +674,7 @@ impl<'a> Reviewer<'a> {
                 max_calls: flags.max_review_calls,
                 structured_output: flags.judge.structured_output.into(),
                 max_findings: flags.max_review_findings,
+                offline: false,
             };
             let builtin = crate::review::CalibrationReviewer::new(&flags.reviewer, limits, cache)?;
             eprintln!(

@@ -1,7 +1,9 @@
 //! `revcal bugs mine`, `revcal bugs list` and calibration on the bugs file, as a user runs
 //! them: on a real Python history with two tested fixes and a fix whose test never flips.
 
+mod languages;
 mod runs;
+mod skips;
 
 use serde_json::Value;
 use std::path::Path;

@@ -439,3 +439,73 @@ fn a_suite_runs_the_built_in_reviewer_in_each_unit_and_sums_what_it_spent() {
     assert_eq!(usage[0]["calls"], 2, "one review per unit (trial): {report}");
     assert_untouched(&sandbox, &before);
 }
+
+/// The built-in reviewer's errors speak of the reviewer, never of a judge: it is the
+/// reviewer that has no key, and the reviewer that gave up.
+#[test]
+fn the_reviewer_s_errors_name_the_reviewer() {
+    let sandbox = Sandbox::new();
+    let output = revcal(&sandbox, &["review", "--reviewer", "openai:m", "--no-cache"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("cannot set up reviewer openai") && message.contains("OPENAI_API_KEY"),
+        "{message}"
+    );
+    assert!(!message.contains("judge"), "{message}");
+
+    let server = TestServer::start(|_, _| Reply::new(500, r#"{"error": {"message": "down"}}"#));
+    let output = revcal(&sandbox, &["review", "--reviewer", "openai:m", "--no-cache", "--retries", "0"])
+        .env("OPENAI_BASE_URL", server.url())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("reviewer openai:m: gave up after 1 attempt:"), "{message}");
+    assert!(!message.contains("judge"), "{message}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// `--dry-run` shows the prompt as it would be sent, its size, an estimate of its tokens and
+/// the calls a review makes, and sends nothing: the server on loopback hears no request.
+#[test]
+fn a_dry_run_shows_the_prompt_and_its_cost_and_sends_nothing() {
+    let sandbox = Sandbox::new();
+    let server = TestServer::start(|_, _| Reply::new(500, "{}"));
+    let output = revcal(
+        &sandbox,
+        &["review", "--council", "openai:a,openai:b", "--dry-run", "--no-cache", "--focus", "security"],
+    )
+    .env("OPENAI_BASE_URL", server.url())
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(server.requests().is_empty(), "a dry run sends nothing");
+    let text = stdout(&output);
+    // The system part as the reviewer sends it, the focus area's checks in it, and the change
+    // fenced in the user part.
+    assert!(text.contains("You are a senior engineer reviewing a code change."), "{text}");
+    assert!(text.contains("FOCUS AREA Security"), "{text}");
+    let nonce = text.split("<data-").nth(1).and_then(|rest| rest.split('>').next()).unwrap_or_default();
+    assert_eq!(nonce.len(), 32, "{text}");
+    assert!(text.contains(&format!("</data-{nonce}>")) && text.contains("FILE src/calc.py"), "{text}");
+    // Its size and cost, with the numbers the prompt's own length gives.
+    let system = text.split("--- system").nth(1).unwrap_or_default();
+    let summary = text.lines().find(|line| line.starts_with("dry run:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(summary.contains("2 calls (openai:a, openai:b)"), "{summary}");
+    let bytes: usize = summary
+        .split(" bytes")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .map(|n| n.replace(',', "").parse().unwrap())
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(bytes > system.len() / 2 && bytes < text.len(), "{bytes} of {}: {summary}", text.len());
+    let tokens: usize = summary
+        .split("about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .map(|n| n.replace(',', "").parse().unwrap())
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert_eq!(tokens, bytes.div_ceil(4), "{summary}");
+    assert!(summary.contains("nothing was sent"), "{summary}");
+}

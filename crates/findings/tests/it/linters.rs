@@ -240,3 +240,56 @@ fn linters_own_syntax_errors_are_located_findings() {
     assert_eq!((finding.text.as_str(), finding.line), ("Parsing error: Unexpected token ;", Some(1)));
     assert_eq!(finding.severity.as_deref(), Some("error"));
 }
+
+/// `go vet` and staticcheck on one Go package with three bugs (fixtures made by go vet of Go
+/// 1.19 and staticcheck 2023.1, see fixtures/findings/README.md): each format of each tool
+/// locates every diagnostic where the tool put it, none weak.
+#[test]
+fn go_vet_and_staticcheck_are_read_in_their_json_and_their_text() {
+    let expected_vet = vec![("queue/ring.go".to_owned(), 17), ("queue/ring.go".to_owned(), 18)];
+    let vet_text = parse_findings(&text("go-vet.txt"));
+    assert_clean(&vet_text, FindingFormat::GoVet, 2);
+    assert_eq!(locations(&vet_text), expected_vet);
+    assert_eq!(vet_text.findings[0].text, "self-assignment of r.head to r.head");
+
+    let vet_json = parse_findings(&text("go-vet.json"));
+    assert_clean(&vet_json, FindingFormat::GoVet, 2);
+    let located: Vec<(String, u32)> = locations(&vet_json)
+        .into_iter()
+        .map(|(file, line)| (file.trim_start_matches("/tmp/lintgo/").to_owned(), line))
+        .collect();
+    assert_eq!(located, expected_vet);
+    assert_eq!(vet_json.findings[0].text, "[assign] self-assignment of r.head to r.head");
+
+    let expected = vec![
+        ("queue/ring.go".to_owned(), 17),
+        ("queue/ring.go".to_owned(), 18),
+        ("queue/ring.go".to_owned(), 23),
+    ];
+    let sc_text = parse_findings(&text("staticcheck.txt"));
+    assert_clean(&sc_text, FindingFormat::Staticcheck, 3);
+    assert_eq!(locations(&sc_text), expected);
+    assert_eq!(sc_text.findings[2].text, "[SA4008] variable in loop condition never changes");
+
+    let sc_json = parse_findings(&text("staticcheck.jsonl"));
+    assert_clean(&sc_json, FindingFormat::Staticcheck, 3);
+    let items: Vec<Value> =
+        text("staticcheck.jsonl").lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let expected_json: Vec<(String, u32)> = items
+        .iter()
+        .map(|item| {
+            let line = u32::try_from(item["location"]["line"].as_u64().unwrap()).unwrap();
+            (item["location"]["file"].as_str().unwrap().to_owned(), line)
+        })
+        .collect();
+    assert_eq!(locations(&sc_json), expected_json);
+    assert_eq!(sc_json.findings[0].text, "[SA4018] self-assignment of r.head to r.head");
+    assert_eq!(sc_json.findings[0].severity.as_deref(), Some("error"));
+    // One problem alone is one JSON document, read the same way.
+    let one = parse_findings(text("staticcheck.jsonl").lines().next().unwrap());
+    assert_eq!((one.format, one.findings.len()), (Some(FindingFormat::Staticcheck), 1));
+
+    let sarif = parse_findings(&text("staticcheck.sarif"));
+    assert_clean(&sarif, FindingFormat::Sarif, 3);
+    assert_eq!(locations(&sarif), expected);
+}

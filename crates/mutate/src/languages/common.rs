@@ -100,9 +100,11 @@ pub(crate) fn boolean_constant_returns(
     }
 }
 
-/// `!x` (or `not x`) becomes `x`: `negated` is replaced by its `operand`.
+/// `!x` (or `not x`) becomes `x`: `negated` is replaced by its `operand`, without the
+/// parentheses that only the negation needed where it stands alone (`if (!(a > b))` ->
+/// `if (a > b)`, not `if ((a > b))`, which formatters undo and linters flag).
 pub(crate) fn negation_removed(source: &Source, negated: Node, operand: Node, out: &mut Vec<Candidate>) {
-    let after = source.of(operand);
+    let after = without_needless_parentheses(source, negated, operand);
     push(
         out,
         range(negated),
@@ -313,7 +315,10 @@ pub(crate) fn equality_flip(source: &Source, expression: Node, operator: Node, o
     );
 }
 
-/// `&&` and `||` (or Python's `and` and `or`) swapped.
+/// `&&` and `||` (or Python's `and` and `or`) swapped. Where the swap would mix `&&` and
+/// `||` without parentheses (`a && b && c` -> `a && b || c`), the parentheses a person (and
+/// prettier, and eslint's `no-mixed-operators`) would write are added, so the plant reads as
+/// written code and means what the swap means: `(a && b) || c`.
 pub(crate) fn and_or_swap(source: &Source, expression: Node, operator: Node, out: &mut Vec<Candidate>) {
     let (replacement, effect) = match source.of(operator) {
         "&&" => ("||", "the condition now holds when either side is true instead of both"),
@@ -322,15 +327,72 @@ pub(crate) fn and_or_swap(source: &Source, expression: Node, operator: Node, out
         "or" => ("and", "the condition now needs both sides to be true instead of either"),
         _ => return,
     };
+    // Parentheses the swap makes needless (`x && (a || b)` -> `x && (a && b)`, `a || (b && c)`
+    // -> `a && (b && c)`) are dropped by prettier: such a plant shows itself.
+    let needless = |inner: Node, outer: Option<Node>| {
+        inner.kind() == "parenthesized_expression"
+            && outer.and_then(|outer| binary_operator(source, outer)) == Some(replacement)
+    };
+    let operands = [expression.child_by_field_name("left"), expression.child_by_field_name("right")];
+    let in_parentheses = expression.parent().is_some_and(|parent| needless(parent, parent.parent()));
+    let wraps_same = operands.into_iter().flatten().any(|operand| {
+        operand.kind() == "parenthesized_expression"
+            && operand.named_child(0).is_some_and(|inner| binary_operator(source, inner) == Some(replacement))
+    });
+    if in_parentheses || wraps_same {
+        return;
+    }
     let after = rewritten(source, expression, operator, replacement);
-    push(
-        out,
-        range(operator),
-        replacement,
-        "and-or-swap",
-        Category::LogicInversion,
-        changed(source.of(expression), &after, effect),
-    );
+    let description = changed(source.of(expression), &after, effect);
+    let logical = |op: &str| op == "&&" || op == "||";
+    let (at, text) = swap_in_parentheses(source, expression, operator, replacement, logical);
+    push(out, at, text, "and-or-swap", Category::LogicInversion, description);
+}
+
+/// The operator of a binary expression node (`None` for any other node).
+fn binary_operator<'a>(source: &Source<'a>, node: Node) -> Option<&'a str> {
+    (node.kind() == "binary_expression")
+        .then(|| node.child_by_field_name("operator"))
+        .flatten()
+        .map(|op| source.of(op))
+}
+
+/// The range and text that swap `operator` of `expression` for `replacement`: the operator
+/// alone, or, when the swap mixes operators of one `group` that a formatter parenthesises,
+/// the whole expression with the parentheses written in (around a child whose operator now
+/// differs, and around the expression when its parent's differs).
+fn swap_in_parentheses(
+    source: &Source,
+    expression: Node,
+    operator: Node,
+    replacement: &str,
+    group: fn(&str) -> bool,
+) -> ((usize, usize), String) {
+    let mixes = |node: Node| binary_operator(source, node).is_some_and(|op| group(op) && op != replacement);
+    let children = [expression.child_by_field_name("left"), expression.child_by_field_name("right")];
+    let wrap_children: Vec<Node> = children.into_iter().flatten().filter(|child| mixes(*child)).collect();
+    let wrap_self = expression.parent().is_some_and(mixes);
+    if wrap_children.is_empty() && !wrap_self {
+        return (range(operator), replacement.to_owned());
+    }
+    let mut text = String::new();
+    let mut copied = expression.start_byte();
+    let mut parts: Vec<(usize, usize, String)> = wrap_children
+        .iter()
+        .map(|child| (child.start_byte(), child.end_byte(), format!("({})", source.of(*child))))
+        .collect();
+    parts.push((operator.start_byte(), operator.end_byte(), replacement.to_owned()));
+    parts.sort_by_key(|part| part.0);
+    for (start, end, with) in parts {
+        text.push_str(source.text.get(copied..start).unwrap_or(""));
+        text.push_str(&with);
+        copied = end;
+    }
+    text.push_str(source.text.get(copied..expression.end_byte()).unwrap_or(""));
+    if wrap_self {
+        text = format!("({text})");
+    }
+    (range(expression), text)
 }
 
 /// `+`/`-` and `*`/`/` swapped, unless an operand is a string (concatenation, not arithmetic).
@@ -352,15 +414,29 @@ pub(crate) fn arithmetic_swap(
     if operands.iter().flatten().any(|operand| is_string(*operand)) {
         return;
     }
+    // A chain of one operator laid over several lines (`a\n + b\n + c`) is laid out again by
+    // rustfmt once one operator differs: the plant would show in the lines around it.
+    let same_level = |op: &str| match source.of(operator) {
+        "+" | "-" => op == "+" || op == "-",
+        _ => op == "*" || op == "/" || op == "%",
+    };
+    let spans_lines = expression.start_position().row != expression.end_position().row;
+    let chained = expression.parent().into_iter().chain(operands.into_iter().flatten()).any(|node| {
+        binary_operator(source, node).is_some_and(same_level)
+            && node.start_position().row != node.end_position().row
+    });
+    if spans_lines && chained {
+        return;
+    }
     let after = rewritten(source, expression, operator, replacement);
-    push(
-        out,
-        range(operator),
-        replacement,
-        "arithmetic-swap",
-        Category::Arithmetic,
-        changed(source.of(expression), &after, effect),
-    );
+    let description = changed(source.of(expression), &after, effect);
+    let multiplicative = |op: &str| op == "*" || op == "/" || op == "%";
+    let (at, text) = if multiplicative(replacement) {
+        swap_in_parentheses(source, expression, operator, replacement, multiplicative)
+    } else {
+        (range(operator), replacement.to_owned())
+    };
+    push(out, at, text, "arithmetic-swap", Category::Arithmetic, description);
 }
 
 /// `n + 1` -> `n` and `n - 1` -> `n` (also `1 + n` -> `n`).
@@ -388,7 +464,7 @@ pub(crate) fn plus_minus_one(source: &Source, expression: Node, operator: Node, 
     } else {
         return;
     };
-    let after = source.of(kept);
+    let after = without_needless_parentheses(source, expression, kept);
     push(
         out,
         range(expression),
@@ -449,9 +525,17 @@ pub(crate) fn boolean_flip(source: &Source, literal: Node, out: &mut Vec<Candida
 }
 
 /// A condition node negated with the language's `not` prefix.
+/// Parentheses only where the condition needs them: `!ready`, `!items.is_empty()`,
+/// `not ready`, but `!(a && b)`; formatters drop parentheses around a name or a call.
 pub(crate) fn negate_condition(source: &Source, condition: Node, not: &str, out: &mut Vec<Candidate>) {
     let text = source.of(condition);
-    let after = format!("{not}({text})");
+    // `if (!x)` negated reads `if (!!x)` or `if (!(!x))`: negation-removed plants that bug.
+    let negated = matches!(condition.kind(), "unary_expression" | "not_operator")
+        && (text.starts_with('!') || text.starts_with("not"));
+    if negated {
+        return;
+    }
+    let after = if binds_tightly(condition) { format!("{not}{text}") } else { format!("{not}({text})") };
     push(
         out,
         range(condition),
@@ -460,6 +544,70 @@ pub(crate) fn negate_condition(source: &Source, condition: Node, not: &str, out:
         Category::LogicInversion,
         changed(text, &after, "the branch now runs exactly when it should not"),
     );
+}
+
+/// The text of `kept`, the part of `replaced` left in its place, without its parentheses when
+/// `replaced` stands where any expression may (a condition, a returned value, an argument,
+/// a variable's value): `return !(a || b)` -> `return a || b`, `f((n >> 1) + 1)` ->
+/// `f(n >> 1)`. Parentheses no one needs are what formatters remove and linters flag.
+fn without_needless_parentheses<'a>(source: &Source<'a>, replaced: Node, kept: Node) -> &'a str {
+    let inner = (kept.kind() == "parenthesized_expression" && kept.named_child_count() == 1)
+        .then(|| kept.named_child(0))
+        .flatten()
+        // A comma inside would become an argument list's or a statement's own.
+        .filter(|inner| {
+            !matches!(inner.kind(), "sequence_expression" | "generator_expression" | "expression_list")
+        });
+    let stands_alone = replaced.parent().is_some_and(|parent| {
+        matches!(
+            parent.kind(),
+            "parenthesized_expression"
+                | "return_statement"
+                | "return_expression"
+                | "expression_statement"
+                | "expression_list"
+                | "arguments"
+                | "argument_list"
+                | "variable_declarator"
+                | "let_declaration"
+                | "block"
+        ) || parent.child_by_field_name("condition").is_some_and(|condition| condition.id() == replaced.id())
+    });
+    match inner {
+        Some(inner) if stands_alone => source.of(inner),
+        _ => source.of(kept),
+    }
+}
+
+/// Whether an expression can follow a prefix `!` or `not` without parentheses: a name, a
+/// literal, a call, a field or an element (in each grammar's words), or one already in
+/// parentheses.
+fn binds_tightly(node: Node) -> bool {
+    matches!(
+        node.kind(),
+        "identifier"
+            | "field_identifier"
+            | "self"
+            | "this"
+            | "true"
+            | "false"
+            | "True"
+            | "False"
+            | "call_expression"
+            | "macro_invocation"
+            | "call"
+            | "method_invocation"
+            | "member_expression"
+            | "field_expression"
+            | "field_access"
+            | "selector_expression"
+            | "attribute"
+            | "subscript_expression"
+            | "subscript"
+            | "index_expression"
+            | "array_access"
+            | "parenthesized_expression"
+    ) && !node.has_error()
 }
 
 /// A compound assignment's operator swapped (`+=`/`-=`, `*=`/`/=`); never `|=` -> `^=`.

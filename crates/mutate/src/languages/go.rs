@@ -59,9 +59,9 @@ static OPERATORS: &[Operator] = &[
     op(
         "negate-condition",
         Category::LogicInversion,
-        "`if c {` -> `if !(c) {`",
+        "`if c {` -> `if !c {` (`!(c)` when `c` needs it)",
         "if ready {",
-        "if !(ready) {",
+        "if !ready {",
     ),
     op("negation-removed", Category::LogicInversion, "`!x` -> `x`", "if !done {", "if done {"),
     op("boolean-flip", Category::LogicInversion, "`true` <-> `false`", "strict := true", "strict := false"),

@@ -90,9 +90,9 @@ static OPERATORS: &[Operator] = &[
     op(
         "negate-condition",
         Category::LogicInversion,
-        "`if (c)` -> `if (!(c))`",
+        "`if (c)` -> `if (!c)` (`!(c)` when `c` needs it)",
         "if (ready)",
-        "if (!(ready))",
+        "if (!ready)",
     ),
     op("negation-removed", Category::LogicInversion, "`!x` -> `x`", "if (!done)", "if (done)"),
     op("boolean-flip", Category::LogicInversion, "`true` <-> `false`", "strict = true;", "strict = false;"),
@@ -418,6 +418,11 @@ fn ternary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     else {
         return;
     };
+    // A nested conditional moved into the middle (`a ? b : c ? d : e` -> `a ? c ? d : e : b`)
+    // reads as no person writes it: prettier parenthesises and re-indents it.
+    if [yes, no].iter().any(|branch| branch.kind() == "ternary_expression") {
+        return;
+    }
     let middle = source.text.get(yes.end_byte()..no.start_byte()).unwrap_or(" : ");
     let replacement = format!("{}{middle}{}", source.of(no), source.of(yes));
     let condition = node.child_by_field_name("condition").map_or("", |c| source.of(c));

@@ -110,9 +110,9 @@ pub(super) static OPERATORS: &[Operator] = &[
     op(
         "negate-condition",
         Category::LogicInversion,
-        "`if (c)` -> `if (!(c))`",
+        "`if (c)` -> `if (!c)` (`!(c)` when `c` needs it)",
         "if (ready)",
-        "if (!(ready))",
+        "if (!ready)",
     ),
     op("negation-removed", Category::LogicInversion, "`!x` -> `x`", "if (!done)", "if (done)"),
     op(
@@ -409,6 +409,11 @@ fn ternary(node: Node, source: &Source, out: &mut Vec<Candidate>) {
     else {
         return;
     };
+    // A nested conditional moved into the middle (`a ? b : c ? d : e` -> `a ? c ? d : e : b`)
+    // reads as no person writes it: prettier parenthesises and re-indents it.
+    if [yes, no].iter().any(|branch| branch.kind() == "ternary_expression") {
+        return;
+    }
     let start = yes.start_byte();
     let end = no.end_byte();
     let middle = source.text.get(yes.end_byte()..no.start_byte()).unwrap_or(" : ");

@@ -85,9 +85,9 @@ static OPERATORS: &[Operator] = &[
     op(
         "negate-condition",
         Category::LogicInversion,
-        "`if c:` -> `if not (c):`",
+        "`if c:` -> `if not c:` (`not (c)` when `c` needs it)",
         "if ready:",
-        "if not (ready):",
+        "if not ready:",
     ),
     op("negation-removed", Category::LogicInversion, "`not x` -> `x`", "if not done:", "if done:"),
     op("boolean-flip", Category::LogicInversion, "`True` <-> `False`", "strict = True", "strict = False"),

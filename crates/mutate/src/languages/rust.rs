@@ -47,7 +47,13 @@ static OPERATORS: &[Operator] = &[
     op("range-end", Category::OffByOne, "`a..b` <-> `a..=b`", "for i in 0..n {", "for i in 0..=n {"),
     op("equality-flip", Category::LogicInversion, "`==` <-> `!=`", "if a == b {", "if a != b {"),
     op("and-or-swap", Category::LogicInversion, "`&&` <-> `||`", "if a && b {", "if a || b {"),
-    op("negate-condition", Category::LogicInversion, "`if c` -> `if !(c)`", "if ready {", "if !(ready) {"),
+    op(
+        "negate-condition",
+        Category::LogicInversion,
+        "`if c` -> `if !c` (`!(c)` when `c` needs it)",
+        "if ready {",
+        "if !ready {",
+    ),
     op("negation-removed", Category::LogicInversion, "`!x` -> `x`", "if !done {", "if done {"),
     op(
         "boolean-flip",

@@ -19,14 +19,14 @@ const LINES_PER_CORPUS: usize = 3000;
 /// Applied mutants checked by the language's own tool.
 const TOOL_SAMPLE: usize = 200;
 
-struct CorpusFile {
-    path: PathBuf,
-    text: String,
+pub(crate) struct CorpusFile {
+    pub(crate) path: PathBuf,
+    pub(crate) text: String,
 }
 
 /// Files of one corpus in a fixed order: source files of 80..1200 lines that are not
 /// tests, at most `per_dir` from one directory, until `LINES_PER_CORPUS` lines.
-fn pick(root: &Path, language: Language, per_dir: usize) -> Vec<CorpusFile> {
+pub(crate) fn pick(root: &Path, language: Language, per_dir: usize) -> Vec<CorpusFile> {
     let mut all = Vec::new();
     collect(root, &mut all, 0);
     all.sort();
@@ -78,7 +78,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
-fn rust_corpus() -> Option<PathBuf> {
+pub(crate) fn rust_corpus() -> Option<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))?;
@@ -91,7 +91,7 @@ fn rust_corpus() -> Option<PathBuf> {
     })
 }
 
-fn python_corpus() -> Option<PathBuf> {
+pub(crate) fn python_corpus() -> Option<PathBuf> {
     let output = Command::new("python3")
         .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
         .output()
@@ -100,7 +100,7 @@ fn python_corpus() -> Option<PathBuf> {
     path.is_dir().then_some(path)
 }
 
-fn javascript_corpus() -> Option<PathBuf> {
+pub(crate) fn javascript_corpus() -> Option<PathBuf> {
     let output = Command::new("sh").args(["-c", "readlink -f \"$(command -v npm)\""]).output().ok()?;
     let npm = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
     // .../node_modules/npm/bin/npm-cli.js -> .../node_modules/npm
@@ -110,7 +110,7 @@ fn javascript_corpus() -> Option<PathBuf> {
     Some(root.to_path_buf())
 }
 
-fn tool_present(program: &str, args: &[&str]) -> bool {
+pub(crate) fn tool_present(program: &str, args: &[&str]) -> bool {
     Command::new(program)
         .args(args)
         .stdout(Stdio::null())
@@ -220,6 +220,22 @@ fn check_files(language: Language, files: &[CorpusFile]) -> Vec<(Mutant, String)
             // followed by a line break or the end of the file.
             let line_start = file.text[..mutant.start_byte].rfind('\n').map_or(0, |at| at + 1);
             let from_line = &mutated[line_start..];
+            if mutant.removes_lines() {
+                // Whole lines removed, line breaks included: the file goes on, at `line`, with
+                // what followed them, and `original_line` is those lines.
+                assert!(mutant.mutated_line.is_empty(), "{mutant:#?}");
+                assert_eq!(line_start, mutant.start_byte, "{mutant:#?}");
+                assert_eq!(from_line, &file.text[mutant.end_byte..], "{mutant:#?}");
+                let removed = &file.text[mutant.start_byte..mutant.end_byte - 1];
+                assert_eq!(
+                    removed.strip_suffix('\r').unwrap_or(removed),
+                    mutant.original_line,
+                    "{mutant:#?}"
+                );
+                assert!(!removed.trim().is_empty(), "{mutant:#?}");
+                all.push((mutant, file.text.clone()));
+                continue;
+            }
             assert!(from_line.starts_with(&mutant.mutated_line), "{mutant:#?}");
             let rest = &from_line[mutant.mutated_line.len()..];
             assert!(rest.is_empty() || rest.starts_with(['\n', '\r']), "{mutant:#?}");

@@ -6,6 +6,7 @@
 mod api;
 mod corpus;
 mod docs;
+mod formatting;
 mod own_parsers;
 mod realism;
 mod skip_rules;

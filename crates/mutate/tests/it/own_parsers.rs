@@ -109,7 +109,9 @@ fn java_mutants_parse_with_javac_s_own_parser() {
 
 #[test]
 fn go_mutants_parse_with_gofmt() {
-    if !Command::new("gofmt").arg("-l").arg("/dev/null").output().is_ok_and(|o| o.status.success()) {
+    // `gofmt -l /dev/null` fails on Go 1.19 (an empty file is no Go), so the test never ran;
+    // `gofmt -l` on an empty standard input succeeds wherever gofmt runs.
+    if !Command::new("gofmt").arg("-l").output().is_ok_and(|o| o.status.success()) {
         eprintln!("skipped: gofmt is not installed (it comes with Go)");
         return;
     }
