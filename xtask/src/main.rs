@@ -45,7 +45,7 @@ tasks:
                      `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
   fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
-                     message, mutate, shards) S seconds each (default 600), growing fuzz/corpus/; needs cargo-fuzz
+                     message, mutate, shards, checkout) S seconds each (default 600), growing fuzz/corpus/; needs cargo-fuzz
   fuzz --seeds [TARGET]  re-derive the committed fuzz/seeds/ from fuzz/corpus/ (edge-covering set)
   man [OUT_DIR]      write a man page per command (default target/man)
   e2e-llm [--dir DIR] [--python PY] [--threads N]  install a small model and llama-cpp-python's server
