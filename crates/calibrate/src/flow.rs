@@ -16,7 +16,7 @@ use crate::report::{
 use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
 use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
-use crate::scratch::Scratch;
+use crate::scratch::{Origin, Scratch};
 use crate::targets::{Repository, choose_targets};
 use crate::tree::CommitTree;
 use revcal_findings::{Finding, ParsedFindings, parse_findings};
@@ -133,6 +133,7 @@ pub struct Calibration {
     repro_timeout: Duration,
     repro_memory: Option<u64>,
     sandbox_repro: bool,
+    reviewer_env: Vec<String>,
     trials: usize,
     build: BuildCheck,
     output_cap: usize,
@@ -183,6 +184,7 @@ impl Calibration {
             repro_timeout: Duration::from_secs(300),
             repro_memory: Some(DEFAULT_REPRO_MEMORY),
             sandbox_repro: true,
+            reviewer_env: Vec::new(),
             trials: 1,
             build: BuildCheck::Auto,
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
@@ -328,6 +330,15 @@ impl Calibration {
     /// user.
     pub fn sandbox_repro(mut self, on: bool) -> Self {
         self.sandbox_repro = on;
+        self
+    }
+    /// Pass these variables of revcal's environment on to the reviewer and its repro
+    /// commands, which revcal would otherwise withhold from them: a variable revcal reads a
+    /// provider, a judge, a ledger or the authority's key from
+    /// ([`WITHHELD_VARIABLES`](crate::WITHHELD_VARIABLES)), or one whose value names the
+    /// user's repository (docs/calibration.md#against-a-hostile-reviewer).
+    pub fn reviewer_env(mut self, names: Vec<String>) -> Self {
+        self.reviewer_env = names;
         self
     }
     /// Run the review this many times (at least 1).
@@ -481,14 +492,19 @@ impl Calibration {
             Some(jobs) => Arc::clone(jobs),
             None => Arc::new(Jobs::new(self.jobs)?),
         };
-        // Witness, build and repro commands run in a copy of the commit's files, made on
-        // first use.
+        // What the reviewer's commands do not get of revcal's environment.
+        let mut repository = vec![repo.location(), repo.git_dir()];
+        repository.extend(repo.work_tree());
+        let reach = crate::reach::Reach::new(&self.reviewer_env, &repository);
+        // Witness, build and repro commands run in copies of the commit's files, made on
+        // first use: one for the user's commands, one for the reviewer's.
         let mut scratch = Scratch::deferred(
             &tree,
-            jobs.fresh_path("scratch"),
+            &jobs,
             self.repro_timeout,
             self.repro_memory,
             self.sandbox_repro,
+            reach.withheld().to_vec(),
         );
 
         let (excluded, excluded_reasons) = self.check_plants(&tree, &plants, &mut scratch, &signals)?;
@@ -567,7 +583,7 @@ impl Calibration {
             rounds.iter().map(|round| round.iter().map(|&index| valid[index]).collect()).collect();
         let mut all_rounds = round_plants.clone();
         all_rounds.extend(clean.iter().map(|edit| vec![edit]));
-        let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &signals)?;
+        let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &reach, &signals)?;
 
         // Score every planted review against its round's plants, then put each trial together;
         // a clean review is not scored (it has no plant), only its findings are kept.
@@ -749,7 +765,7 @@ impl Calibration {
         }
         for edit in edits {
             if let Some(build) = &build {
-                let exit = scratch.run(build, Some(&edit), signals)?;
+                let exit = scratch.run(build, Some(&edit), Origin::User, signals)?;
                 self.emit(Progress::Step);
                 if !exit.success() {
                     tracing::info!(edit = %edit.location(), "clean change excluded: `{build}` fails with it applied ({exit})");
@@ -783,12 +799,17 @@ impl Calibration {
         let mut excluded_reasons: Vec<Option<Exclusion>> = vec![None; plants.len()];
         if let Some(build) = self.build.command(tree) {
             self.stage("building each plant", Some(plants.len()));
-            let original = scratch.run(&build, None, signals)?;
+            let original = scratch.run(&build, None, Origin::User, signals)?;
             if !original.success() {
-                return Err(CalibrateError::BuildFails { command: build, status: original.to_string() });
+                let output = scratch.output_tail(&build, None, Origin::User).unwrap_or_default().to_owned();
+                return Err(CalibrateError::BuildFails {
+                    command: build,
+                    status: original.to_string(),
+                    output,
+                });
             }
             for (index, plant) in plants.iter().enumerate() {
-                let exit = scratch.run(&build, Some(plant), signals)?;
+                let exit = scratch.run(&build, Some(plant), Origin::User, signals)?;
                 if !exit.success() {
                     tracing::info!(plant = %plant.location(), "plant excluded: `{build}` fails with it applied ({exit})");
                     excluded[index] = true;
@@ -818,11 +839,11 @@ impl Calibration {
         for witness in
             plants.iter().zip(&excluded).filter(|(_, x)| !**x).filter_map(|(p, _)| p.witness.as_deref())
         {
-            scratch.run(witness, None, signals)?;
+            scratch.run(witness, None, Origin::User, signals)?;
         }
         for (index, plant) in plants.iter().enumerate() {
             if let Some(witness) = plant.witness.as_ref().filter(|_| !excluded[index]) {
-                let result = scratch.discriminate(witness, plant, signals)?;
+                let result = scratch.discriminate(witness, plant, Origin::User, signals)?;
                 if result.runaway() {
                     // The reason names no measured time: it goes into the report, which must
                     // not depend on how busy the machine was (the log has the times).
@@ -918,6 +939,7 @@ impl Calibration {
         tree: &CommitTree,
         jobs: &Jobs,
         rounds: &[Vec<&Plant>],
+        reach: &crate::reach::Reach,
         signals: &SignalWatch,
     ) -> Result<Vec<ReviewRun>, CalibrateError> {
         let mut planted_rounds = Vec::with_capacity(rounds.len());
@@ -950,10 +972,11 @@ impl Calibration {
         let base = commit.base.clone().unwrap_or_else(|| EMPTY_TREE.to_owned());
         let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let command = reviewer::substitute_base(&reviewer::resolve_program(&self.review_cmd, &start), &base);
+        // No path to the user's repository: its files are the unplanted ones
+        // (docs/calibration.md#against-a-hostile-reviewer).
         let env = [
             ("REVCAL_BASE", base.clone()),
             ("REVCAL_COMMIT", commit.id.clone()),
-            ("REVCAL_REPO", repo.location().display().to_string()),
             ("REVCAL_CALIBRATION", "1".to_owned()),
         ];
         let git = jobs.fresh_path("git");
@@ -965,7 +988,7 @@ impl Calibration {
             timeout: self.review_timeout,
             output_cap: self.output_cap,
             env: &env,
-            slot_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_none_or(|dir| dir.is_empty()),
+            withheld: reach.withheld(),
             git: &git,
             in_process: self.in_process.as_deref().map(|reviewer| crate::reviews::InProcess {
                 reviewer,
