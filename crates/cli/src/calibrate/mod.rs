@@ -263,7 +263,7 @@ pub(crate) struct RunFlags {
     /// Seconds before a witness, build or repro command is killed.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub(crate) repro_timeout: u64,
-    /// MiB of resident memory a witness or repro command's process group may use before it
+    /// MiB of resident memory a witness, build or repro command's process group may use before it
     /// is killed (a plant whose witness is killed for it is excluded as a runaway); 0: no cap.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::DEFAULT_REPRO_MEMORY >> 20)]
     pub(crate) repro_memory: u64,

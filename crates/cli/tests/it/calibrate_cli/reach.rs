@@ -328,7 +328,7 @@ fn process_status(pid: i32) -> Option<(char, i32, String)> {
 /// True while `pid` runs `sleep 617` (a zombie, or a pid reused by another program, is not
 /// it).
 fn sleeper_alive(pid: i32) -> bool {
-    let runs_it = std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line == b"sleep\0617\0");
+    let runs_it = std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line == b"sleep\x00617\x00");
     runs_it && process_status(pid).is_some_and(|(state, _, _)| state != 'Z')
 }
 
