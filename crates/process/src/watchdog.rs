@@ -96,11 +96,15 @@ unsafe fn watch(pipe: libc::c_int, parent: libc::pid_t, parent_group: libc::pid_
         libc::setsid();
         libc::prctl(libc::PR_SET_NAME, WATCHDOG_NAME_C.as_ptr());
         // revcal's signal handlers write to revcal's pipes: the defaults here.
-        for signal in 1..65 {
-            libc::signal(signal, libc::SIG_DFL);
-        }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        default.sa_mask = empty;
+        for signal in 1..65 {
+            // SIGKILL and SIGSTOP refuse it, harmlessly.
+            libc::sigaction(signal, &default, std::ptr::null_mut());
+        }
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         // Every other descriptor closed: it holds none of revcal's pipes, outputs or files open
         // (a caller waiting for revcal's output to end must not wait for the watchdog).
