@@ -493,9 +493,7 @@ impl Calibration {
             None => Arc::new(Jobs::new(self.jobs)?),
         };
         // What the reviewer's commands do not get of revcal's environment.
-        let mut repository = vec![repo.location(), repo.git_dir()];
-        repository.extend(repo.work_tree());
-        let reach = crate::reach::Reach::new(&self.reviewer_env, &repository);
+        let reach = crate::reach::Reach::new(&self.reviewer_env, &[repo.location(), repo.git_dir()]);
         // Witness, build and repro commands run in copies of the commit's files, made on
         // first use: one for the user's commands, one for the reviewer's.
         let mut scratch = Scratch::deferred(

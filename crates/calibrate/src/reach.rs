@@ -65,7 +65,9 @@ impl Reach {
     pub(crate) fn new(passed_on: &[String], repository: &[&Path]) -> Reach {
         let mut roots: Vec<PathBuf> = Vec::new();
         for path in repository {
-            roots.push(path.to_path_buf());
+            if path.is_absolute() {
+                roots.push(path.to_path_buf());
+            }
             if let Ok(canonical) = path.canonicalize() {
                 roots.push(canonical);
             }

@@ -93,7 +93,7 @@ pub(crate) fn repro_command<'p>(plant: &'p Plant, repro: &'p str) -> (&'p str, O
 
 /// One copy of the commit's files, made on first use: a run whose commands of this origin
 /// never run copies nothing.
-struct Copy {
+struct TreeCopy {
     dir: PathBuf,
     made: bool,
     planted: Vec<String>,
@@ -114,8 +114,8 @@ struct Ran {
 pub(crate) struct Scratch<'a> {
     tree: &'a CommitTree,
     jobs: &'a Jobs,
-    user: Copy,
-    reviewer: Copy,
+    user: TreeCopy,
+    reviewer: TreeCopy,
     timeout: Duration,
     memory_cap: Option<u64>,
     /// Run the reviewer's commands sandboxed.
@@ -168,7 +168,7 @@ impl<'a> Scratch<'a> {
         sandboxed: bool,
         withheld: Vec<String>,
     ) -> Scratch<'a> {
-        let copy = |origin: Origin| Copy {
+        let copy = |origin: Origin| TreeCopy {
             dir: jobs.fresh_path(origin.directory()),
             made: false,
             planted: Vec::new(),
@@ -189,7 +189,7 @@ impl<'a> Scratch<'a> {
         }
     }
 
-    fn copy(&mut self, origin: Origin) -> &mut Copy {
+    fn copy(&mut self, origin: Origin) -> &mut TreeCopy {
         match origin {
             Origin::User => &mut self.user,
             Origin::Reviewer => &mut self.reviewer,
