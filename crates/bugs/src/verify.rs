@@ -124,6 +124,9 @@ impl Workspace {
             // candidate after the first builds incrementally.
             ("CARGO_TARGET_DIR", dir.path().join("target").display().to_string()),
             ("PYTHONDONTWRITEBYTECODE", "1".into()),
+            // What writes byte code anyway (`py_compile`, the Python build check) writes it
+            // here, not into a prefix of the user's.
+            ("PYTHONPYCACHEPREFIX", dir.path().join("pycache").display().to_string()),
             ("CI", "true".into()),
             (process::RUN_TOKEN_VARIABLE, token.to_owned()),
         ];

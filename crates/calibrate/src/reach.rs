@@ -29,19 +29,21 @@ pub const WITHHELD_VARIABLES: [&str; 13] = [
     "REVCAL_TEST_POSTGRES",
 ];
 
-/// The build and cache directories each review (and the copy its repro commands run in)
-/// gets of its own, by variable, as directories beneath its cache directory; cargo's target
-/// directory is set beside them. Whatever the user's environment says: a planted build must
-/// not land in the user's caches, nor every slot's in the same one.
-pub(crate) const CACHE_DIRECTORIES: [(&str, &str); 5] = [
-    ("GOCACHE", "go-build"),
-    ("npm_config_cache", "npm"),
-    ("PYTHONPYCACHEPREFIX", "pycache"),
-    ("MYPY_CACHE_DIR", "mypy"),
-    ("RUFF_CACHE_DIR", "ruff"),
-];
+/// The directories of build output besides cargo's target directory, by variable, as
+/// directories beneath a cache directory of the command's: every command run in a checkout or
+/// a scratch copy (the reviewer's, and the user's build and witness commands too) gets its
+/// own, whatever the user's environment says, so that planted code never lands in the user's.
+pub(crate) const BUILD_OUTPUT_DIRECTORIES: [(&str, &str); 3] =
+    [("PYTHONPYCACHEPREFIX", "pycache"), ("MYPY_CACHE_DIR", "mypy"), ("RUFF_CACHE_DIR", "ruff")];
 
-/// Other spellings of [`CACHE_DIRECTORIES`]' variables that their tools read too (npm reads
+/// The caches the reviewer's commands get of their own (each slot, and the copy of the
+/// repro commands), by variable: the user's build and witness commands use the user's, which
+/// they fill as the user's own builds do (Go's build cache is content-addressed, npm's holds
+/// downloads).
+pub(crate) const REVIEWER_CACHE_DIRECTORIES: [(&str, &str); 2] =
+    [("GOCACHE", "go-build"), ("npm_config_cache", "npm")];
+
+/// Other spellings of [`REVIEWER_CACHE_DIRECTORIES`]' variables that their tools read too (npm reads
 /// its configuration from the environment whatever the case): withheld, so that the one set
 /// is the one used.
 const OTHER_SPELLINGS: [&str; 1] = ["NPM_CONFIG_CACHE"];
@@ -111,11 +113,18 @@ fn names_one_of(value: &OsStr, roots: &[PathBuf]) -> bool {
     })
 }
 
-/// The environment that gives commands their own build and cache directories beneath `dir`:
-/// cargo's target directory `target`, and [`CACHE_DIRECTORIES`].
-pub(crate) fn cache_env(target: &Path, dir: &Path) -> Vec<(&'static str, String)> {
+/// The environment that gives a command its own build output beneath `dir`: cargo's target
+/// directory `target` and [`BUILD_OUTPUT_DIRECTORIES`]; for the reviewer's commands
+/// (`reviewers`), [`REVIEWER_CACHE_DIRECTORIES`] too.
+pub(crate) fn cache_env(target: &Path, dir: &Path, reviewers: bool) -> Vec<(&'static str, String)> {
     let mut env = vec![("CARGO_TARGET_DIR", target.display().to_string())];
-    env.extend(CACHE_DIRECTORIES.iter().map(|(name, sub)| (*name, dir.join(sub).display().to_string())));
+    let reviewer_caches = if reviewers { &REVIEWER_CACHE_DIRECTORIES[..] } else { &[] };
+    env.extend(
+        BUILD_OUTPUT_DIRECTORIES
+            .iter()
+            .chain(reviewer_caches)
+            .map(|(name, sub)| (*name, dir.join(sub).display().to_string())),
+    );
     env
 }
 

@@ -204,7 +204,7 @@ fn run_one(
     // user's environment says: slots build at once, and planted code is no build of the user's.
     let caches = slot_caches(jobs, slot);
     std::fs::create_dir_all(&caches).map_err(|e| CalibrateError::io("create", &caches, e))?;
-    env.extend(crate::reach::cache_env(&slot.target_dir(), &caches));
+    env.extend(crate::reach::cache_env(&slot.target_dir(), &caches, true));
     let outcome = reviewer::run_reviewer(
         settings.command,
         settings.ok_codes,
@@ -220,8 +220,8 @@ fn run_one(
     outcome
 }
 
-/// The cache directories of `slot` (Go's build cache, npm's cache, ...; see
-/// [`crate::reach::CACHE_DIRECTORIES`]), in the run directory beside the slots.
+/// The build output and cache directories of `slot` (Python's byte code, Go's build cache,
+/// npm's cache, ...; see [`crate::reach::cache_env`]), in the run directory beside the slots.
 fn slot_caches(jobs: &Jobs, slot: &crate::slots::Slot) -> std::path::PathBuf {
     jobs.dir().join(format!("caches-{}", slot.number()))
 }

@@ -63,7 +63,8 @@ impl Discrimination {
 pub(crate) enum Origin {
     /// The user's own build and witness commands: with the user's environment, network and
     /// download caches (cargo's registry, Go's module and build caches, pip's and npm's),
-    /// outside the sandbox; only cargo's build output goes to a directory of the copy's.
+    /// outside the sandbox; only build output (cargo's, Python's byte code, mypy's and
+    /// ruff's caches) goes to directories of the copy's.
     User,
     /// A repro command a reviewer printed: in the sandbox (unless it is turned off), in a copy
     /// of its own that no user command ever runs in, with the environment the reviewer gets
@@ -234,13 +235,14 @@ impl<'a> Scratch<'a> {
         copy.env.push(("TMPDIR", tmp.display().to_string()));
         let target = copy.dir.join(TARGET);
         match origin {
-            // Cargo builds in the copy even when the user's environment points
-            // CARGO_TARGET_DIR at a directory of the user's: a plant's build must not land
-            // there. Go's build cache is content-addressed: the user's serves.
-            Origin::User => copy.env.push(("CARGO_TARGET_DIR", target.display().to_string())),
+            // Cargo (and Python's byte code, mypy's and ruff's caches) build in the copy even
+            // when the user's environment points them at a directory of the user's: a plant's
+            // build must not land there. Go's build cache is content-addressed and npm's holds
+            // downloads: the user's serve.
+            Origin::User => copy.env.extend(crate::reach::cache_env(&target, &copy.dir.join(CACHES), false)),
             Origin::Reviewer => {
                 copy.env.push(("PWD", root.display().to_string()));
-                copy.env.extend(crate::reach::cache_env(&target, &copy.dir.join(CACHES)));
+                copy.env.extend(crate::reach::cache_env(&target, &copy.dir.join(CACHES), true));
                 if sandboxed {
                     // No network in the sandbox: cargo and Go use what is cached (the user's
                     // own builds fetched it) instead of failing on a connection.

@@ -251,10 +251,10 @@ pub(crate) struct RunFlags {
     pub(crate) ok_exit_codes: ExitCodes,
     /// Build command run once on the original and once per plant in a scratch copy, as
     /// your witnesses are: with your environment, network and download caches, outside the
-    /// sandbox (cargo's build output stays in the copy); a plant whose build fails is
-    /// excluded with the reason (a compiler-backed reviewer would "catch" it unread).
-    /// Default: `cargo check --all-targets` when a Cargo.toml is at the repository root,
-    /// none otherwise; `--build-cmd ''` turns it off.
+    /// sandbox (build output stays in the copy); a plant whose build fails is excluded with
+    /// the reason (a compiler-backed reviewer would "catch" it unread). Default: `cargo check
+    /// --all-targets` when a Cargo.toml is at the repository root, none otherwise;
+    /// `--build-cmd ''` turns it off.
     #[arg(long, value_name = "CMD")]
     pub(crate) build_cmd: Option<String>,
     /// Seconds before the reviewer's whole process group is killed.

@@ -248,27 +248,35 @@ fn the_users_build_runs_with_the_users_network_and_caches_and_a_failing_one_show
     // A download cache of the user's, outside the temporary directory: the sandbox of the
     // reviewer's repro commands would refuse a write there.
     let cache = sandbox.path("user-cache");
+    let seen = sandbox.path("build.env");
     let build = sandbox.script(
         "build.sh",
         &format!(
-            "mkdir -p {cache} && echo built >> {cache}/stamp\npython3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'",
-            cache = cache.display()
+            "mkdir -p {cache} && echo built >> {cache}/stamp\npython3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'\nprintf '%s\\n' \"$GOCACHE\" \"$PYTHONPYCACHEPREFIX\" \"$CARGO_TARGET_DIR\" > {seen}",
+            cache = cache.display(),
+            seen = seen.display()
         ),
     );
-    let output = sandbox.run(&[
-        "--review-cmd",
-        "echo LGTM",
-        "--plants-file",
-        &sandbox.plants(),
-        "--scorer",
-        "repro",
-        "--build-cmd",
-        &build,
-    ]);
+    let user_dir = |name: &str| sandbox.path(name).display().to_string();
+    let output = sandbox
+        .command(&["--review-cmd", "echo LGTM", "--plants-file", &sandbox.plants(), "--scorer", "repro"])
+        .args(["--build-cmd", &build])
+        .env("GOCACHE", user_dir("user-go"))
+        .env("PYTHONPYCACHEPREFIX", user_dir("user-pycache"))
+        .env("CARGO_TARGET_DIR", user_dir("user-target"))
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     // Once on the original, once per plant.
     assert_eq!(std::fs::read_to_string(cache.join("stamp")).unwrap(), "built\n".repeat(4));
     assert!(listener.accept().is_ok(), "the build reached the network");
+    // Go's build cache is the user's; build output (byte code, cargo's) stays in the copy.
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(seen[0], user_dir("user-go"));
+    for dir in &seen[1..] {
+        assert!(dir.contains("revcal-run-"), "build output in the scratch copy: {seen:?}");
+    }
 
     let failing = sandbox.script(
         "failing-build.sh",
