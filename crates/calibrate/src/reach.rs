@@ -29,17 +29,18 @@ pub const WITHHELD_VARIABLES: [&str; 13] = [
     "REVCAL_TEST_POSTGRES",
 ];
 
-/// The directories of build output besides cargo's target directory, by variable, as
-/// directories beneath a cache directory of the command's: every command run in a checkout or
-/// a scratch copy (the reviewer's, and the user's build and witness commands too) gets its
-/// own, whatever the user's environment says, so that planted code never lands in the user's.
-pub(crate) const BUILD_OUTPUT_DIRECTORIES: [(&str, &str); 3] =
+/// Build output whose tools judge it fresh by a source file's modification time in whole
+/// seconds and its size (Python's byte code, mypy's cache; ruff's too, to be safe), by
+/// variable, as directories beneath one the command gets **empty**: a planted file rewritten
+/// within the same second at the same size (`a + b` becoming `a - b`) would otherwise read as
+/// unchanged, and the output of the unplanted file be used. Every command run in a checkout
+/// or a scratch copy gets its own, whatever the user's environment says.
+pub(crate) const FRESH_OUTPUT_DIRECTORIES: [(&str, &str); 3] =
     [("PYTHONPYCACHEPREFIX", "pycache"), ("MYPY_CACHE_DIR", "mypy"), ("RUFF_CACHE_DIR", "ruff")];
 
-/// The caches the reviewer's commands get of their own (each slot, and the copy of the
-/// repro commands), by variable: the user's build and witness commands use the user's, which
-/// they fill as the user's own builds do (Go's build cache is content-addressed, npm's holds
-/// downloads).
+/// Caches keyed by content, which the reviewer's commands get of their own and keep from
+/// review to review (each slot's, the repro copy's), by variable. The user's build and witness
+/// commands use the user's, as the user's own builds do.
 pub(crate) const REVIEWER_CACHE_DIRECTORIES: [(&str, &str); 2] =
     [("GOCACHE", "go-build"), ("npm_config_cache", "npm")];
 
@@ -113,19 +114,20 @@ fn names_one_of(value: &OsStr, roots: &[PathBuf]) -> bool {
     })
 }
 
-/// The environment that gives a command its own build output beneath `dir`: cargo's target
-/// directory `target` and [`BUILD_OUTPUT_DIRECTORIES`]; for the reviewer's commands
-/// (`reviewers`), [`REVIEWER_CACHE_DIRECTORIES`] too.
-pub(crate) fn cache_env(target: &Path, dir: &Path, reviewers: bool) -> Vec<(&'static str, String)> {
-    let mut env = vec![("CARGO_TARGET_DIR", target.display().to_string())];
-    let reviewer_caches = if reviewers { &REVIEWER_CACHE_DIRECTORIES[..] } else { &[] };
-    env.extend(
-        BUILD_OUTPUT_DIRECTORIES
-            .iter()
-            .chain(reviewer_caches)
-            .map(|(name, sub)| (*name, dir.join(sub).display().to_string())),
-    );
-    env
+/// The environment of [`FRESH_OUTPUT_DIRECTORIES`] beneath `dir`, which the caller empties
+/// before each command (or review) runs.
+pub(crate) fn fresh_output_env(dir: &Path) -> Vec<(&'static str, String)> {
+    directories(&FRESH_OUTPUT_DIRECTORIES, dir)
+}
+
+/// The environment of [`REVIEWER_CACHE_DIRECTORIES`] beneath `dir`, kept from command to
+/// command.
+pub(crate) fn reviewer_cache_env(dir: &Path) -> Vec<(&'static str, String)> {
+    directories(&REVIEWER_CACHE_DIRECTORIES, dir)
+}
+
+fn directories(list: &[(&'static str, &str)], dir: &Path) -> Vec<(&'static str, String)> {
+    list.iter().map(|(name, sub)| (*name, dir.join(sub).display().to_string())).collect()
 }
 
 #[cfg(test)]

@@ -200,11 +200,15 @@ fn run_one(
     // Its working directory, never one inherited from revcal (the user's repository, say).
     env.push(("PWD", checkout.display().to_string()));
     env.push(("TMPDIR", slot.tmp().display().to_string()));
-    // The slot's own build and cache directories, kept from review to review, whatever the
-    // user's environment says: slots build at once, and planted code is no build of the user's.
+    // The slot's own build and cache directories, whatever the user's environment says:
+    // slots build at once, and planted code is no build of the user's. Cargo's target
+    // directory and the caches keyed by content are kept from review to review; what judges
+    // freshness by the second goes in the temporary directory, emptied before each review.
     let caches = slot_caches(jobs, slot);
     std::fs::create_dir_all(&caches).map_err(|e| CalibrateError::io("create", &caches, e))?;
-    env.extend(crate::reach::cache_env(&slot.target_dir(), &caches, true));
+    env.push(("CARGO_TARGET_DIR", slot.target_dir().display().to_string()));
+    env.extend(crate::reach::reviewer_cache_env(&caches));
+    env.extend(crate::reach::fresh_output_env(&slot.tmp().join("build")));
     let outcome = reviewer::run_reviewer(
         settings.command,
         settings.ok_codes,
@@ -220,8 +224,8 @@ fn run_one(
     outcome
 }
 
-/// The build output and cache directories of `slot` (Python's byte code, Go's build cache,
-/// npm's cache, ...; see [`crate::reach::cache_env`]), in the run directory beside the slots.
+/// The cache directories of `slot` (Go's build cache, npm's cache; see
+/// [`crate::reach::REVIEWER_CACHE_DIRECTORIES`]), in the run directory beside the slots.
 fn slot_caches(jobs: &Jobs, slot: &crate::slots::Slot) -> std::path::PathBuf {
     jobs.dir().join(format!("caches-{}", slot.number()))
 }

@@ -137,12 +137,13 @@ impl std::fmt::Debug for Scratch<'_> {
     }
 }
 
-/// The copy of the tree, the commands' temporary directory, their cargo target directory and
-/// their other build and cache directories, inside a copy's directory.
+/// The copy of the tree, the commands' temporary directory, their cargo target directory,
+/// their caches and the build output emptied before each command, inside a copy's directory.
 const TREE: &str = "tree";
 const TMP: &str = "tmp";
 const TARGET: &str = "target";
 const CACHES: &str = "caches";
+const FRESH: &str = "fresh";
 
 /// Lines of a command's output kept for its error message.
 const TAIL_LINES: usize = 10;
@@ -234,15 +235,17 @@ impl<'a> Scratch<'a> {
         // and this are all the reviewer's commands may write to.
         copy.env.push(("TMPDIR", tmp.display().to_string()));
         let target = copy.dir.join(TARGET);
+        // Build output goes in the copy even when the user's environment points it at a
+        // directory of the user's: a plant's build must not land there. Cargo's is kept from
+        // command to command; the output judged fresh by the second is emptied before each.
+        copy.env.push(("CARGO_TARGET_DIR", target.display().to_string()));
+        copy.env.extend(crate::reach::fresh_output_env(&copy.dir.join(FRESH)));
         match origin {
-            // Cargo (and Python's byte code, mypy's and ruff's caches) build in the copy even
-            // when the user's environment points them at a directory of the user's: a plant's
-            // build must not land there. Go's build cache is content-addressed and npm's holds
-            // downloads: the user's serve.
-            Origin::User => copy.env.extend(crate::reach::cache_env(&target, &copy.dir.join(CACHES), false)),
+            // Go's build cache is keyed by content and npm's holds downloads: the user's serve.
+            Origin::User => {}
             Origin::Reviewer => {
                 copy.env.push(("PWD", root.display().to_string()));
-                copy.env.extend(crate::reach::cache_env(&target, &copy.dir.join(CACHES), true));
+                copy.env.extend(crate::reach::reviewer_cache_env(&copy.dir.join(CACHES)));
                 if sandboxed {
                     // No network in the sandbox: cargo and Go use what is cached (the user's
                     // own builds fetched it) instead of failing on a connection.
@@ -324,13 +327,15 @@ impl<'a> Scratch<'a> {
         signals: &SignalWatch,
     ) -> Result<Ran, CalibrateError> {
         let root = self.materialise(origin)?;
-        // Every process of the run carries a token of it: should revcal die, the run's
-        // watchdog ends them. The reviewer's are ended after each command, as a review's are.
-        let token = self.jobs.command_token();
         let copy = match origin {
             Origin::User => &self.user,
             Origin::Reviewer => &self.reviewer,
         };
+        let fresh = copy.dir.join(FRESH);
+        crate::rundir::remove_tree(&fresh).map_err(|e| CalibrateError::io("empty", &fresh, e))?;
+        // Every process of the run carries a token of it: should revcal die, the run's
+        // watchdog ends them. The reviewer's are ended after each command, as a review's are.
+        let token = self.jobs.command_token();
         let mut env = copy.env.clone();
         env.push((revcal_process::RUN_TOKEN_VARIABLE, token.clone()));
         let withheld: &[String] = match origin {

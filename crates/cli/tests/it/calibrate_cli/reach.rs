@@ -448,3 +448,40 @@ fn the_next_run_ends_what_a_run_killed_with_its_watchdog_left_running_and_says_s
     assert_eq!(watchdogs.len(), 1, "revcal had one watchdog");
     assert_untouched(&sandbox, &before);
 }
+
+#[test]
+fn a_python_witness_never_runs_the_byte_code_of_the_unplanted_file() {
+    // `a + b` and `a - b` have the same size, and each witness gives the file the same
+    // modification time (as a build that normalises times does; a plant written within the
+    // second the original ran in does the same): byte code cached by modification time and
+    // size would read as fresh, and the witness would run the unplanted code and pass.
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let witness = |check: &str| {
+        format!(
+            "touch -d @1000000000 src/calc.py && python3 -c 'import sys; sys.path.insert(0, \\\"src\\\"); import calc; assert {check}'"
+        )
+    };
+    let plants = PLANTS
+        .replace("grep -q 'return a + b' src/calc.py", &witness("calc.add(2, 3) == 5"))
+        .replace("grep -q 'age >= 18' src/calc.py", &witness("calc.is_adult(18)"))
+        .replace("grep -q 'items\\\\[0\\\\]' src/calc.py", &witness("calc.first([1, 2]) == 1"));
+    std::fs::write(sandbox.path("python-plants.yaml"), plants).unwrap();
+    let plants = sandbox.path("python-plants.yaml").display().to_string();
+    for trial in 0..3 {
+        // Python writes byte code, as it does by default.
+        let output = sandbox
+            .command(&["--review-cmd", "echo LGTM", "--plants-file", &plants, "--scorer", "repro", "--json"])
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let report = json(&output);
+        assert_eq!(
+            (report["equivalentExcluded"].as_u64(), report["total"].as_u64()),
+            (Some(0), Some(3)),
+            "run {trial}: a witness passed with its plant: {report}"
+        );
+    }
+    assert_untouched(&sandbox, &before);
+}
