@@ -44,9 +44,9 @@ pub(crate) const FRESH_OUTPUT_DIRECTORIES: [(&str, &str); 3] =
 pub(crate) const REVIEWER_CACHE_DIRECTORIES: [(&str, &str); 2] =
     [("GOCACHE", "go-build"), ("npm_config_cache", "npm")];
 
-/// Other spellings of [`REVIEWER_CACHE_DIRECTORIES`]' variables that their tools read too (npm reads
-/// its configuration from the environment whatever the case): withheld, so that the one set
-/// is the one used.
+/// Other spellings of [`REVIEWER_CACHE_DIRECTORIES`]' variables that their tools read too
+/// (npm reads its configuration from the environment whatever the case): withheld, so that
+/// the one set is the one used.
 const OTHER_SPELLINGS: [&str; 1] = ["NPM_CONFIG_CACHE"];
 
 /// Variables whose value may name the repository and that a reviewer still gets: the
@@ -133,6 +133,7 @@ fn directories(list: &[(&'static str, &str)], dir: &Path) -> Vec<(&'static str, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn a_value_names_the_repository_when_it_or_a_listed_part_is_at_or_beneath_it() {
         let dir = tempfile::tempdir().unwrap();
