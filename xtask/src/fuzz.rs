@@ -15,7 +15,8 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 /// The targets, as named in `fuzz/Cargo.toml`.
-const TARGETS: [&str; 8] = ["rubric", "review", "findings", "plants", "message", "mutate", "shards", "checkout"];
+const TARGETS: [&str; 8] =
+    ["rubric", "review", "findings", "plants", "message", "mutate", "shards", "checkout"];
 
 /// Longest input the fuzzer makes or reads.
 const MAX_LEN: &str = "-max_len=65536";

@@ -128,7 +128,14 @@ pub(crate) fn verify_all(
     let total = candidates.len();
     let jobs = plan.jobs.min(total);
     // One token per thread: ending one verification's processes leaves the others' alone.
-    let tokens: Vec<String> = (0..jobs).map(|_| process::run_token()).collect();
+    // All are made from one run token, which the watchdog looks for should revcal die with
+    // tests still running (SIGKILL ends no test itself).
+    let run = process::run_token();
+    let tokens: Vec<String> = (0..jobs).map(|thread| process::command_token(&run, thread)).collect();
+    let watchdog = process::Watchdog::start(&run).map_err(|cause| BugsError::Io {
+        what: "start the watchdog of the tests' processes".into(),
+        cause,
+    })?;
     // Descendants whose parent exits are re-parented to revcal, and so reaped by it.
     let subreaper = process::Subreaper::start();
     let next = Mutex::new(0usize);
@@ -230,6 +237,7 @@ pub(crate) fn verify_all(
         process::end_descendants(token);
     }
     drop(subreaper);
+    drop(watchdog);
     if let Some(signal) = signals.received() {
         return Err(BugsError::Interrupted { signal, name: revcal_process::signal_name(signal) });
     }

@@ -101,6 +101,7 @@ pub(crate) struct Workspace {
     _dir: tempfile::TempDir,
     tree: PathBuf,
     env: Vec<(&'static str, String)>,
+    withheld: Vec<String>,
     token: String,
 }
 
@@ -127,7 +128,12 @@ impl Workspace {
             ("CI", "true".into()),
             (process::RUN_TOKEN_VARIABLE, token.to_owned()),
         ];
-        Ok(Workspace { _dir: dir, tree, env, token: token.to_owned() })
+        // Byte code the build check writes anyway (`py_compile`) goes beside the sources,
+        // where `git clean` removes it with each checkout, never into a prefix of the user's:
+        // there it would outlive the checkout, and a source of the same size rewritten within
+        // the same second would run as its stale byte code.
+        let withheld = vec!["PYTHONPYCACHEPREFIX".to_owned()];
+        Ok(Workspace { _dir: dir, tree, env, withheld, token: token.to_owned() })
     }
 
     /// The tree at `commit`, with untracked files removed (ignored ones, build caches, kept).
@@ -168,7 +174,10 @@ impl Workspace {
         if control.cancel.load(Ordering::SeqCst) {
             return Err(Abort::Cancelled);
         }
-        let command = ShellCommand::new(script, &self.tree, timeout).output_cap(OUTPUT_CAP).env(&self.env);
+        let command = ShellCommand::new(script, &self.tree, timeout)
+            .output_cap(OUTPUT_CAP)
+            .env(&self.env)
+            .withhold(&self.withheld);
         let finished = process::run(&command, control.signals);
         process::end_descendants(&self.token);
         // Ended from outside because mining stopped: its exit says nothing about the bug, and

@@ -122,12 +122,17 @@ pub enum CalibrateError {
     },
     /// The build command fails on the original tree, before any plant: nothing can be
     /// measured against a build that is already broken.
-    #[error("the build command `{command}` fails on the original tree ({status}), before any plant")]
+    #[error(
+        "the build command `{command}` fails on the original tree ({status}), before any plant; it ran outside the sandbox, with your environment, network and caches, in a copy of the commit's files{}",
+        last_lines(.output)
+    )]
     BuildFails {
         /// The command.
         command: String,
         /// How it ended.
         status: String,
+        /// The last lines it printed (stdout, then stderr).
+        output: String,
     },
     /// The judge scorer was chosen but no judge is configured.
     #[error("the judge scorer needs a judge and none is configured; failing closed rather than guessing")]
@@ -353,4 +358,13 @@ fn join_codes(codes: &[i32]) -> String {
 
 fn stderr_suffix(stderr: &str) -> String {
     if stderr.is_empty() { String::new() } else { format!("; its stderr ends with:\n  {stderr}") }
+}
+
+/// `; its last lines:` and the lines, indented, when a command printed any.
+fn last_lines(output: &str) -> String {
+    if output.trim().is_empty() {
+        String::from("; it printed nothing")
+    } else {
+        format!("; its last lines:\n  {}", output.lines().collect::<Vec<_>>().join("\n  "))
+    }
 }

@@ -16,7 +16,7 @@ use crate::report::{
 use crate::reviewer::{self, ReviewRun};
 use crate::scorers::{JudgeFailures, ReproScorer, StringScorer};
 use crate::scoring::{Scored, ScorerKind, located_pairs, score_with_progress};
-use crate::scratch::Scratch;
+use crate::scratch::{Origin, Scratch};
 use crate::targets::{Repository, choose_targets};
 use crate::tree::CommitTree;
 use revcal_findings::{Finding, ParsedFindings, parse_findings};
@@ -135,6 +135,7 @@ pub struct Calibration {
     repro_memory: Option<u64>,
     checkout_limits: crate::tree::CheckoutLimits,
     sandbox_repro: bool,
+    reviewer_env: Vec<String>,
     trials: usize,
     build: BuildCheck,
     output_cap: usize,
@@ -187,6 +188,7 @@ impl Calibration {
             repro_memory: Some(DEFAULT_REPRO_MEMORY),
             checkout_limits: crate::tree::CheckoutLimits::default(),
             sandbox_repro: true,
+            reviewer_env: Vec::new(),
             trials: 1,
             build: BuildCheck::Auto,
             output_cap: reviewer::DEFAULT_OUTPUT_CAP,
@@ -355,6 +357,15 @@ impl Calibration {
         self.sandbox_repro = on;
         self
     }
+    /// Pass these variables of revcal's environment on to the reviewer and its repro
+    /// commands, which revcal would otherwise withhold from them: a variable revcal reads a
+    /// provider, a judge, a ledger or the authority's key from
+    /// ([`WITHHELD_VARIABLES`](crate::WITHHELD_VARIABLES)), or one whose value names the
+    /// user's repository (docs/calibration.md#against-a-hostile-reviewer).
+    pub fn reviewer_env(mut self, names: Vec<String>) -> Self {
+        self.reviewer_env = names;
+        self
+    }
     /// Run the review this many times (at least 1).
     pub fn trials(mut self, trials: usize) -> Self {
         self.trials = trials.max(1);
@@ -506,14 +517,17 @@ impl Calibration {
             Some(jobs) => Arc::clone(jobs),
             None => Arc::new(Jobs::new(self.jobs)?),
         };
-        // Witness, build and repro commands run in a copy of the commit's files, made on
-        // first use.
+        // What the reviewer's commands do not get of revcal's environment.
+        let reach = crate::reach::Reach::new(&self.reviewer_env, &[repo.location(), repo.git_dir()]);
+        // Witness, build and repro commands run in copies of the commit's files, made on
+        // first use: one for the user's commands, one for the reviewer's.
         let mut scratch = Scratch::deferred(
             &tree,
-            jobs.fresh_path("scratch"),
+            &jobs,
             self.repro_timeout,
             self.repro_memory,
             self.sandbox_repro,
+            reach.withheld().to_vec(),
         );
 
         let (excluded, excluded_reasons) = self.check_plants(&tree, &plants, &mut scratch, &signals)?;
@@ -598,7 +612,7 @@ impl Calibration {
         if filter_preexisting {
             all_rounds.push(Vec::new());
         }
-        let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &signals)?;
+        let runs = self.review(&repo, &commit, &tree, &jobs, &all_rounds, &reach, &signals)?;
         // A finding's path is read against every file the run changes: `__init__.py` names a
         // plant's file only when no other changed file has that name.
         let changed_files =
@@ -824,7 +838,7 @@ impl Calibration {
         }
         for edit in edits {
             if let Some(build) = &build {
-                let exit = scratch.run(build, Some(&edit), signals)?;
+                let exit = scratch.run(build, Some(&edit), Origin::User, signals)?;
                 self.emit(Progress::Step);
                 if !exit.success() {
                     tracing::info!(edit = %edit.location(), "clean change excluded: `{build}` fails with it applied ({exit})");
@@ -858,12 +872,17 @@ impl Calibration {
         let mut excluded_reasons: Vec<Option<Exclusion>> = vec![None; plants.len()];
         if let Some(build) = self.build.command(tree) {
             self.stage("building each plant", Some(plants.len()));
-            let original = scratch.run(&build, None, signals)?;
+            let original = scratch.run(&build, None, Origin::User, signals)?;
             if !original.success() {
-                return Err(CalibrateError::BuildFails { command: build, status: original.to_string() });
+                let output = scratch.output_tail(&build, None, Origin::User).unwrap_or_default().to_owned();
+                return Err(CalibrateError::BuildFails {
+                    command: build,
+                    status: original.to_string(),
+                    output,
+                });
             }
             for (index, plant) in plants.iter().enumerate() {
-                let exit = scratch.run(&build, Some(plant), signals)?;
+                let exit = scratch.run(&build, Some(plant), Origin::User, signals)?;
                 if !exit.success() {
                     tracing::info!(plant = %plant.location(), "plant excluded: `{build}` fails with it applied ({exit})");
                     excluded[index] = true;
@@ -893,11 +912,11 @@ impl Calibration {
         for witness in
             plants.iter().zip(&excluded).filter(|(_, x)| !**x).filter_map(|(p, _)| p.witness.as_deref())
         {
-            scratch.run(witness, None, signals)?;
+            scratch.run(witness, None, Origin::User, signals)?;
         }
         for (index, plant) in plants.iter().enumerate() {
             if let Some(witness) = plant.witness.as_ref().filter(|_| !excluded[index]) {
-                let result = scratch.discriminate(witness, plant, signals)?;
+                let result = scratch.discriminate(witness, plant, Origin::User, signals)?;
                 if result.runaway() {
                     // The reason names no measured time: it goes into the report, which must
                     // not depend on how busy the machine was (the log has the times).
@@ -993,6 +1012,7 @@ impl Calibration {
         tree: &CommitTree,
         jobs: &Jobs,
         rounds: &[Vec<&Plant>],
+        reach: &crate::reach::Reach,
         signals: &SignalWatch,
     ) -> Result<Vec<ReviewRun>, CalibrateError> {
         // Every file any round changes: each review's checkout holds this round's version of
@@ -1047,18 +1067,16 @@ impl Calibration {
         let base = commit.base.clone().unwrap_or_else(|| EMPTY_TREE.to_owned());
         let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let command = reviewer::substitute_base(&reviewer::resolve_program(&self.review_cmd, &start), &base);
-        let env = [
-            ("REVCAL_BASE", base.clone()),
-            ("REVCAL_REPO", repo.location().display().to_string()),
-            ("REVCAL_CALIBRATION", "1".to_owned()),
-        ];
+        // No path to the user's repository: its files are the unplanted ones
+        // (docs/calibration.md#against-a-hostile-reviewer).
+        let env = [("REVCAL_BASE", base.clone()), ("REVCAL_CALIBRATION", "1".to_owned())];
         let settings = crate::reviews::Settings {
             command: &command,
             ok_codes: &self.ok_exit_codes,
             timeout: self.review_timeout,
             output_cap: self.output_cap,
             env: &env,
-            slot_target_dir: std::env::var_os("CARGO_TARGET_DIR").is_none_or(|dir| dir.is_empty()),
+            withheld: reach.withheld(),
             in_process: self
                 .in_process
                 .as_deref()

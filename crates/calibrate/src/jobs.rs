@@ -23,6 +23,7 @@ pub struct Jobs {
     judge_busy: Mutex<usize>,
     judge_freed: Condvar,
     names: AtomicUsize,
+    commands: AtomicUsize,
 }
 
 /// The slots not in use, and how many were made.
@@ -55,6 +56,7 @@ impl Jobs {
             judge_busy: Mutex::new(0),
             judge_freed: Condvar::new(),
             names: AtomicUsize::new(0),
+            commands: AtomicUsize::new(0),
         })
     }
 
@@ -72,6 +74,14 @@ impl Jobs {
     pub(crate) fn fresh_path(&self, prefix: &str) -> PathBuf {
         let number = self.names.fetch_add(1, Ordering::SeqCst) + 1;
         self.dir().join(format!("{prefix}-{number}"))
+    }
+
+    /// A fresh token for one command of the run (a review, a witness, build or repro
+    /// command): its processes carry it, so that they can be ended alone, and all of the
+    /// run's at once by the run's watchdog should revcal die.
+    pub(crate) fn command_token(&self) -> String {
+        let number = self.commands.fetch_add(1, Ordering::SeqCst) + 1;
+        revcal_process::command_token(self.run_dir.run(), number)
     }
 
     /// An idle slot, preferring one last prepared with `tag` (its checkout then needs the

@@ -100,6 +100,7 @@ mod judging;
 mod objects;
 mod plants;
 mod preexisting;
+mod reach;
 mod review_commit;
 mod reviewer;
 mod reviews;
@@ -117,6 +118,7 @@ pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};
 pub use guard::Recovered;
 pub use plants::{ApplyError, JudgedForm, MAX_PLANTS_FILE_BYTES, Plant, PlantError, check_plants_text};
+pub use reach::WITHHELD_VARIABLES;
 pub use report::{
     BaselineComparison, CategoryScore, Change, ControlOutcome, Controls, EntryScore, Gates, Interval,
     JudgeChecks, PlantDifference, PlantOutcome, PlantStatus, Report, ReportBuilder, ReportError,

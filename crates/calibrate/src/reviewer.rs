@@ -112,8 +112,10 @@ pub(crate) const COMMAND_NOT_FOUND: i32 = 127;
 /// The exit codes accepted from a reviewer by default: 0 (nothing found) and 2 (findings).
 pub const DEFAULT_OK_EXIT_CODES: [i32; 2] = [0, 2];
 
-/// Runs the reviewer in `work_tree` (its checkout). A signal, a timeout or an exit code not in
-/// `ok_codes` is an error.
+/// Runs the reviewer in `work_tree` (its checkout), with `env` set and `withheld` removed
+/// from revcal's environment. A signal, a timeout or an exit code not in `ok_codes` is an
+/// error.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_reviewer(
     command: &str,
     ok_codes: &[i32],
@@ -121,9 +123,11 @@ pub(crate) fn run_reviewer(
     timeout: Duration,
     output_cap: usize,
     env: &[(&str, String)],
+    withheld: &[String],
     signals: &SignalWatch,
 ) -> Result<ReviewRun, CalibrateError> {
-    let shell = ShellCommand::new(command, work_tree, timeout).output_cap(output_cap).env(env);
+    let shell =
+        ShellCommand::new(command, work_tree, timeout).output_cap(output_cap).env(env).withhold(withheld);
     let finished = process::run_isolated(&shell, signals)
         .map_err(|source| CalibrateError::ReviewerStart { command: command.to_owned(), source })?;
     match finished.exit {

@@ -43,11 +43,11 @@ pub(crate) struct Settings<'a> {
     pub(crate) timeout: Duration,
     /// Bytes of stdout kept.
     pub(crate) output_cap: usize,
-    /// Environment variables every review gets (besides its token, its commit,
-    /// CARGO_TARGET_DIR and TMPDIR).
+    /// Environment variables every review gets (besides its token, its commit, `PWD`,
+    /// `TMPDIR` and its slot's build and cache directories).
     pub(crate) env: &'a [(&'static str, String)],
-    /// Set CARGO_TARGET_DIR to the slot's target directory (the user did not set one).
-    pub(crate) slot_target_dir: bool,
+    /// Variables of revcal's environment the reviewer does not get ([`crate::reach`]).
+    pub(crate) withheld: &'a [String],
     /// A reviewer run inside revcal instead of `command`.
     pub(crate) in_process: Option<InProcess<'a>>,
     /// Fault injection: panic once the first review runs.
@@ -117,7 +117,7 @@ pub(crate) fn run_all(
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         match settings.in_process {
                             Some(in_process) => run_in_process(&slot, in_process, &head, trial),
-                            None => run_one(&slot, settings, &head, signals),
+                            None => run_one(jobs, &slot, settings, &head, signals),
                         }
                     }));
                     match outcome {
@@ -183,32 +183,49 @@ pub(crate) fn run_all(
 /// One review in `slot`: the reviewer with this review's token, then every process it left
 /// behind ended (also those that left its process group), before the slot is reused.
 fn run_one(
+    jobs: &Jobs,
     slot: &crate::slots::Slot,
     settings: &Settings<'_>,
     head: &str,
     signals: &SignalWatch,
 ) -> Result<ReviewRun, CalibrateError> {
-    let token = revcal_process::run_token();
+    let token = jobs.command_token();
+    let checkout = slot.tree();
     let mut env: Vec<(&str, String)> =
         settings.env.iter().map(|(key, value)| (*key, value.clone())).collect();
     env.push(("REVCAL_COMMIT", head.to_owned()));
     env.push((revcal_process::RUN_TOKEN_VARIABLE, token.clone()));
+    // Its working directory, never one inherited from revcal (the user's repository, say).
+    env.push(("PWD", checkout.display().to_string()));
     env.push(("TMPDIR", slot.tmp().display().to_string()));
-    if settings.slot_target_dir {
-        env.push(("CARGO_TARGET_DIR", slot.target_dir().display().to_string()));
-    }
+    // The slot's own build and cache directories, whatever the user's environment says:
+    // slots build at once, and planted code is no build of the user's. Cargo's target
+    // directory and the caches keyed by content are kept from review to review; what judges
+    // freshness by the second goes in the temporary directory, emptied before each review.
+    let caches = slot_caches(jobs, slot);
+    std::fs::create_dir_all(&caches).map_err(|e| CalibrateError::io("create", &caches, e))?;
+    env.push(("CARGO_TARGET_DIR", slot.target_dir().display().to_string()));
+    env.extend(crate::reach::reviewer_cache_env(&caches));
+    env.extend(crate::reach::fresh_output_env(&slot.tmp().join("build")));
     let outcome = reviewer::run_reviewer(
         settings.command,
         settings.ok_codes,
-        &slot.tree(),
+        &checkout,
         settings.timeout,
         settings.output_cap,
         &env,
+        settings.withheld,
         signals,
     );
     revcal_process::end_descendants(&token);
     tracing::debug!(slot = slot.number(), ok = outcome.is_ok(), "review finished");
     outcome
+}
+
+/// The cache directories of `slot` (Go's build cache, npm's cache; see
+/// [`crate::reach::REVIEWER_CACHE_DIRECTORIES`]), in the run directory beside the slots.
+fn slot_caches(jobs: &Jobs, slot: &crate::slots::Slot) -> std::path::PathBuf {
+    jobs.dir().join(format!("caches-{}", slot.number()))
 }
 
 /// One review in `slot` by an in-process reviewer: its answer is the review's output, as a

@@ -1,10 +1,14 @@
 //! The run's own directory, `revcal-run-*` under the system temporary directory: the job
-//! slots' checkouts and build directories, the scratch copy of witness and repro commands and
-//! the checkouts' git metadata all live in it. It names its owner (pid and start time) and is
-//! removed on every way out of a run (return, error, panic, a handled signal); a directory
-//! whose owner is gone (a run killed with SIGKILL) is removed by the next run.
+//! slots' checkouts and build directories, the scratch copies of witness, build and repro
+//! commands and the checkouts' git metadata all live in it. It names its owner (pid and start
+//! time) and the run's token, which every process the run starts carries; the run's
+//! [`Watchdog`] ends those processes should revcal die. The directory is removed on every way
+//! out of a run (return, error, panic, a handled signal); a directory whose owner is gone (a
+//! run killed with SIGKILL) is removed by the next run, which first ends whatever process of
+//! that run is still running (its watchdog killed too, say) and says so.
 
 use crate::error::CalibrateError;
+use revcal_process::Watchdog;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,6 +47,16 @@ impl Owner {
     }
 }
 
+/// What a run directory's owner file records: the owner, and the run's token (absent in the
+/// records of earlier releases).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RunRecord {
+    #[serde(flatten)]
+    owner: Owner,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    run: Option<String>,
+}
+
 /// The start time of process `pid` from `/proc/PID/stat` (proc_pid_stat(5): field 22, counted
 /// after the parenthesised command name, which may itself hold spaces and parentheses).
 fn start_time(pid: u32) -> Option<u64> {
@@ -51,24 +65,34 @@ fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// A run's directory, removed when dropped.
+/// A run's directory, removed when dropped, and the run's token and watchdog.
 #[derive(Debug)]
 pub(crate) struct RunDir {
     path: PathBuf,
+    run: String,
+    watchdog: Option<Watchdog>,
 }
 
 impl RunDir {
-    /// Removes the run directories of runs that are gone, then makes this run's.
+    /// Ends what runs that are gone left running and removes their directories, then makes
+    /// this run's, with its token and its watchdog.
     pub(crate) fn create() -> Result<RunDir, CalibrateError> {
         let temp = std::env::temp_dir();
         clean_stale(&temp);
         let failed = |e| CalibrateError::io("create a run directory in", &temp, e);
         let path = tempfile::Builder::new().prefix(PREFIX).tempdir_in(&temp).map_err(failed)?.keep();
-        let dir = RunDir { path };
-        let owner = serde_json::to_vec(&Owner::current()).map_err(std::io::Error::other);
-        owner
-            .and_then(|owner| fs::write(dir.path.join(OWNER), owner))
+        let run = revcal_process::run_token();
+        let mut dir = RunDir { path, run, watchdog: None };
+        // The record first: should revcal be killed right after starting a command, the next
+        // run finds the token there.
+        let record = RunRecord { owner: Owner::current(), run: Some(dir.run.clone()) };
+        let record = serde_json::to_vec(&record).map_err(std::io::Error::other);
+        record
+            .and_then(|record| fs::write(dir.path.join(OWNER), record))
             .map_err(|e| CalibrateError::io("write the owner of", &dir.path, e))?;
+        let watchdog = Watchdog::start(&dir.run)
+            .map_err(|e| CalibrateError::io("start the watchdog of", &dir.path, e))?;
+        dir.watchdog = Some(watchdog);
         tracing::debug!(dir = %dir.path.display(), "run directory made");
         Ok(dir)
     }
@@ -77,10 +101,19 @@ impl RunDir {
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The run's token: every command of the run carries a token made from it
+    /// ([`revcal_process::command_token`]).
+    pub(crate) fn run(&self) -> &str {
+        &self.run
+    }
 }
 
 impl Drop for RunDir {
     fn drop(&mut self) {
+        // The watchdog first: whatever of the run still runs is ended (and writes no more)
+        // before its directory goes.
+        drop(self.watchdog.take());
         if let Err(error) = remove_tree(&self.path) {
             tracing::warn!(
                 "cannot remove the run directory {}: {error}; the next run removes it",
@@ -90,8 +123,10 @@ impl Drop for RunDir {
     }
 }
 
-/// Removes every `revcal-run-*` directory in `temp` whose owner is no longer running. A
-/// directory without a readable owner record is left alone: a run may be making it.
+/// Removes every `revcal-run-*` directory in `temp` whose owner is no longer running, after
+/// ending every process of that run still running (a run killed with SIGKILL together with
+/// its watchdog leaves them). A directory without a readable owner record is left alone: a
+/// run may be making it.
 pub(crate) fn clean_stale(temp: &Path) {
     let Ok(entries) = fs::read_dir(temp) else { return };
     for entry in entries.flatten() {
@@ -100,13 +135,24 @@ pub(crate) fn clean_stale(temp: &Path) {
             continue;
         }
         let path = entry.path();
-        let Some(owner) =
-            fs::read(path.join(OWNER)).ok().and_then(|bytes| serde_json::from_slice::<Owner>(&bytes).ok())
+        let Some(record) = fs::read(path.join(OWNER))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<RunRecord>(&bytes).ok())
         else {
             continue;
         };
+        let owner = record.owner;
         if owner.alive() {
             continue;
+        }
+        if let Some(run) = &record.run {
+            let ended = revcal_process::end_run(run);
+            if ended > 0 {
+                tracing::warn!(
+                    "ended {ended} process(es) left running by an earlier run (pid {}) that was killed before it could end them",
+                    owner.pid
+                );
+            }
         }
         match remove_tree(&path) {
             Ok(()) => {
@@ -167,5 +213,43 @@ mod tests {
         clean_stale(temp.path());
         assert!(!gone.exists());
         assert!(live.exists() && unowned.exists());
+    }
+
+    #[test]
+    fn the_processes_a_run_that_is_gone_left_running_are_ended_before_its_directory_goes() {
+        let temp = tempfile::tempdir().unwrap();
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        dead.wait().unwrap();
+        let (gone_run, live_run) = (revcal_process::run_token(), revcal_process::run_token());
+        let start = |run: &str| {
+            std::process::Command::new("sleep")
+                .arg("611")
+                .env(revcal_process::RUN_TOKEN_VARIABLE, revcal_process::command_token(run, 3))
+                .spawn()
+                .unwrap()
+        };
+        let (left, mut running) = (start(&gone_run), start(&live_run));
+        for (name, owner, run) in [
+            ("gone", Owner { pid: dead.id(), start_time: Some(1) }, &gone_run),
+            ("live", Owner::current(), &live_run),
+        ] {
+            let dir = temp.path().join(format!("{PREFIX}{name}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let record = RunRecord { owner, run: Some(run.clone()) };
+            std::fs::write(dir.join(OWNER), serde_json::to_vec(&record).unwrap()).unwrap();
+        }
+        clean_stale(temp.path());
+        // Ended, and reaped by the cleanup (it is this process's child).
+        let runs = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+        };
+        assert!(!runs(left.id()), "the gone run's process was ended");
+        assert!(runs(running.id()));
+        assert!(running.try_wait().unwrap().is_none(), "a live run's process is its own");
+        assert!(!temp.path().join(format!("{PREFIX}gone")).exists());
+        assert!(temp.path().join(format!("{PREFIX}live")).exists());
+        running.kill().unwrap();
+        running.wait().unwrap();
     }
 }

@@ -21,8 +21,9 @@ impl Scorer for StringScorer {
 }
 
 /// `repro`: the finding's repro command passes on the original tree and fails with only
-/// this plant applied (both in a scratch copy), or runs past its time limit with it (caught
-/// by timeout: the plant makes the code hang). A finding without repro identifies nothing.
+/// this plant applied (both in the scratch copy of the reviewer's commands, sandboxed), or
+/// runs past its time limit with it (caught by timeout: the plant makes the code hang). A
+/// finding without repro identifies nothing.
 pub(crate) struct ReproScorer<'a, 's> {
     /// Where the repro commands run.
     pub(crate) scratch: &'a mut Scratch<'s>,
@@ -35,7 +36,8 @@ impl Scorer for ReproScorer<'_, '_> {
         let Some(repro) = finding.repro.as_deref().map(str::trim).filter(|r| !r.is_empty()) else {
             return Ok(Identified::No);
         };
-        let result = self.scratch.discriminate(repro, plant, self.signals)?;
+        let (command, origin) = crate::scratch::repro_command(plant, repro);
+        let result = self.scratch.discriminate(command, plant, origin, self.signals)?;
         Ok(if result.discriminates() {
             Identified::Yes
         } else if result.timed_out() {
@@ -116,7 +118,8 @@ impl Scorer for JudgeScorer<'_, '_> {
         };
         if let (Some(scratch), Some(repro)) =
             (self.scratch.as_deref_mut(), finding.repro.as_deref().map(str::trim).filter(|r| !r.is_empty()))
-            && scratch.discriminate(repro, plant, self.signals)?.discriminates()
+            && let (command, origin) = crate::scratch::repro_command(plant, repro)
+            && scratch.discriminate(command, plant, origin, self.signals)?.discriminates()
         {
             self.verified += 1;
             self.agreed += usize::from(verdict);

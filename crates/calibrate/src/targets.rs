@@ -53,8 +53,8 @@ impl Repository {
         Ok(Repository { repo, location })
     }
 
-    /// The work tree's root, or the git directory of a bare repository: what `REVCAL_REPO`
-    /// names.
+    /// The work tree's root, or the git directory of a bare repository (withheld from the
+    /// reviewer, with every variable that names it: `reach`).
     pub(crate) fn location(&self) -> &Path {
         &self.location
     }

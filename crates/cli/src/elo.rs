@@ -309,6 +309,9 @@ impl OutcomesArg {
     }
 }
 
+/// The variables a ledger is named by, first to last: a URL (or path), then a path.
+pub(crate) const LEDGER_VARIABLES: [&str; 2] = ["REVCAL_LEDGER_URL", "REVCAL_LEDGER"];
+
 /// The ledger the command names (`--ledger`, the environment or the default file), read
 /// when a command opens it: commands without a ledger never fail on a bad one.
 pub(crate) struct LedgerArg {
@@ -325,8 +328,8 @@ impl LedgerArg {
         };
         let (text, source) = flag
             .map(|text| (text, "--ledger"))
-            .or_else(|| from_env("REVCAL_LEDGER_URL"))
-            .or_else(|| from_env("REVCAL_LEDGER"))
+            .or_else(|| from_env(LEDGER_VARIABLES[0]))
+            .or_else(|| from_env(LEDGER_VARIABLES[1]))
             .unwrap_or_else(|| (revcal_elo::DEFAULT_LEDGER_FILE.to_owned(), "the default ledger"));
         LedgerArg { text, source }
     }

@@ -1,8 +1,8 @@
 //! One structured question to a provider over blocking HTTPS, with explicit timeouts and
 //! bounded retries (docs/judge.md#failures): 408, 429, 5xx, Anthropic's `overloaded_error`, a
 //! dropped connection and a timeout are retried with exponential backoff and jitter, honouring
-//! `retry-after`; 401/403 and exhausted quotas fail at once; every answer that is not the
-//! JSON asked for is an error.
+//! `retry-after`; 401/403, exhausted quotas and an answer over the body limit fail at once;
+//! every answer that is not the JSON asked for is an error.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -216,6 +216,10 @@ impl Client {
             // Whatever the server says is shown (errors) or stored (verdicts) from here on: a
             // server that echoes the key gets it replaced.
             Ok(text) => self.config.redact(&text).into_owned(),
+            // Too large is final: a retry would be another answer of that size, billed too.
+            Err(ureq::Error::BodyExceedsLimit(limit)) => {
+                return Attempt::Fail(JudgeError::AnswerTooLarge { judge: name, limit });
+            }
             Err(error) => {
                 // A body cut by a dropped connection or a timeout mid-answer.
                 let error = transport(&name, &request.url, error);

@@ -435,6 +435,16 @@ pub enum JudgeError {
         /// What is wrong with it.
         problem: AnswerProblem,
     },
+    /// The answer's body is larger than revcal reads (4 MiB, whatever its status). It is
+    /// final for this question: asked again, the server would most likely send (and bill)
+    /// another answer of that size.
+    #[error("judge {judge}: the answer is larger than {} MiB; it is not read, and the question is not asked again", .limit >> 20)]
+    AnswerTooLarge {
+        /// The judge (`provider:model`).
+        judge: String,
+        /// The most bytes read of an answer.
+        limit: u64,
+    },
     /// The budget of calls is spent; no further request was sent.
     #[error("the budget of {max} calls is spent; no further request was sent")]
     Budget {

@@ -86,6 +86,7 @@ pub struct ShellCommand<'a> {
     timeout: Duration,
     output_cap: usize,
     env: &'a [(&'a str, String)],
+    withhold: &'a [String],
     stdin: Option<&'a [u8]>,
     kill_past_cap: bool,
     memory_cap: Option<u64>,
@@ -104,6 +105,7 @@ impl<'a> ShellCommand<'a> {
             timeout,
             output_cap: Self::DEFAULT_OUTPUT_CAP,
             env: &[],
+            withhold: &[],
             stdin: None,
             kill_past_cap: false,
             memory_cap: None,
@@ -120,6 +122,13 @@ impl<'a> ShellCommand<'a> {
     /// Extra environment variables.
     pub fn env(mut self, env: &'a [(&'a str, String)]) -> Self {
         self.env = env;
+        self
+    }
+
+    /// Variables of this process's environment the command does not get (before
+    /// [`env`](Self::env) is applied, so a variable named in both gets the value given there).
+    pub fn withhold(mut self, names: &'a [String]) -> Self {
+        self.withhold = names;
         self
     }
 
@@ -307,7 +316,7 @@ fn run_clearing(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    for key in clear {
+    for key in clear.iter().copied().chain(command.withhold.iter().map(String::as_str)) {
         builder.env_remove(key);
     }
     for (key, value) in command.env {
@@ -399,6 +408,7 @@ mod tests {
             timeout,
             output_cap: cap,
             env: &[],
+            withhold: &[],
             stdin: None,
             kill_past_cap: false,
             memory_cap: None,
@@ -417,6 +427,7 @@ mod tests {
             timeout: Duration::from_secs(20),
             output_cap: 1024,
             env: &[],
+            withhold: &[],
             stdin: Some(&input),
             kill_past_cap: false,
             memory_cap: None,
@@ -448,6 +459,7 @@ mod tests {
             timeout: Duration::from_secs(20),
             output_cap: 4096,
             env: &[],
+            withhold: &[],
             stdin: None,
             kill_past_cap: true,
             memory_cap: None,

@@ -33,13 +33,17 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
         args: crate::redact_url_credentials(&args.join(" ")).into_owned(),
         message: crate::redact_url_credentials(message.trim()).into_owned(),
     };
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|error| failed(&format!("cannot run git: {error}")))?;
+    let mut command = std::process::Command::new("git");
+    command.args(args).current_dir(dir).env("GIT_TERMINAL_PROMPT", "0").stdin(std::process::Stdio::null());
+    // SAFETY: prctl is async-signal-safe; git is killed should revcal itself be killed.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let output = command.output().map_err(|error| failed(&format!("cannot run git: {error}")))?;
     if !output.status.success() {
         return Err(failed(&String::from_utf8_lossy(&output.stderr)));
     }

@@ -62,23 +62,60 @@ fn state_and_parent(pid: i32) -> Option<(char, i32)> {
     Some((state, fields.next()?.parse().ok()?))
 }
 
-/// True when `pid`'s environment holds `needle` (`NAME=value`); only the user's own
-/// processes are readable, which are the only ones a reviewer can start.
-fn carries(pid: i32, needle: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|environ| environ.split(|byte| *byte == 0).any(|entry| entry == needle))
+/// What marks the processes to end: the token of one command, or every token of a run.
+#[derive(Clone, Copy)]
+enum Mark<'a> {
+    /// `REVCAL_RUN_TOKEN=TOKEN` exactly.
+    Exact(&'a [u8]),
+    /// `REVCAL_RUN_TOKEN=RUN.` followed by anything (see [`command_token`]).
+    Prefix(&'a [u8]),
 }
 
-/// Ends every process that carries this run's token, and every descendant of one, whatever
+/// True when `pid`'s environment holds an entry `mark` matches; only the user's own processes
+/// are readable, which are the only ones a reviewer can start.
+fn carries(pid: i32, mark: Mark<'_>) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+        environ.split(|byte| *byte == 0).any(|entry| match mark {
+            Mark::Exact(needle) => entry == needle,
+            Mark::Prefix(needle) => entry.starts_with(needle),
+        })
+    })
+}
+
+/// The token of one command of the run whose token is `run` (from [`run_token`]):
+/// `RUN.COMMAND`. Each command's processes can be ended alone ([`end_descendants`]), and every
+/// process of the run at once ([`end_run`], the [`Watchdog`](crate::Watchdog)).
+pub fn command_token(run: &str, command: impl std::fmt::Display) -> String {
+    format!("{run}.{command}")
+}
+
+/// The bytes every environment entry of a command of run `run` starts with.
+pub(crate) fn run_prefix(run: &str) -> Vec<u8> {
+    format!("{RUN_TOKEN_VARIABLE}={}", command_token(run, "")).into_bytes()
+}
+
+/// Ends every process that carries this token, and every descendant of one, whatever
 /// process group or session it moved to (`setsid`, a double fork), and waits until none is
 /// left (at most a few seconds). Zombies re-parented to revcal are reaped.
 pub fn end_descendants(token: &str) {
     let needle = format!("{RUN_TOKEN_VARIABLE}={token}").into_bytes();
+    end_marked(Mark::Exact(&needle));
+}
+
+/// Ends every process of the run whose token is `run` (every command token made with
+/// [`command_token`] from it) and every descendant of one, as [`end_descendants`] does;
+/// returns how many processes it ended. For processes a run killed with SIGKILL left behind.
+pub fn end_run(run: &str) -> usize {
+    end_marked(Mark::Prefix(&run_prefix(run)))
+}
+
+/// Ends the processes `mark` finds and their descendants; how many it ended.
+fn end_marked(mark: Mark<'_>) -> usize {
     let me = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut ended: std::collections::HashSet<i32> = std::collections::HashSet::new();
     loop {
-        let Ok(entries) = std::fs::read_dir("/proc") else { return };
+        let Ok(entries) = std::fs::read_dir("/proc") else { return ended.len() };
         let processes: Vec<(i32, char, i32)> = entries
             .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
             .filter(|pid| *pid != me)
@@ -86,7 +123,7 @@ pub fn end_descendants(token: &str) {
             .collect();
         let mut marked: std::collections::HashSet<i32> = processes
             .iter()
-            .filter(|(pid, state, _)| *state != 'Z' && carries(*pid, &needle))
+            .filter(|(pid, state, _)| *state != 'Z' && carries(*pid, mark))
             .map(|(pid, _, _)| *pid)
             .collect();
         loop {
@@ -122,7 +159,7 @@ pub fn end_descendants(token: &str) {
             if alive > 0 {
                 tracing::warn!(alive, "processes started by the reviewer outlived every attempt to end them");
             }
-            return;
+            return ended.len();
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -73,9 +73,10 @@ pub(crate) struct CalibrateArgs {
     #[command(subcommand)]
     pub(crate) action: Option<suite::SuiteAction>,
     /// Reviewer shell command; `{base}` is replaced by the base commit (first parent). It
-    /// runs in a scratch checkout of the commit with the plants in place (REVCAL_REPO names
-    /// your repository, to read only) and must exit with one of --ok-exit-codes. A program
-    /// given as a relative path (./review.sh) is found from the current directory.
+    /// runs in a scratch checkout of the commit with the plants in place, with build and cache
+    /// directories of its slot's and no path to your repository (see --reviewer-env), and
+    /// must exit with one of --ok-exit-codes. A program given as a relative path
+    /// (./review.sh) is found from the current directory.
     #[arg(long, value_name = "CMD", required_unless_present_any = ["recover", "reviewer"], conflicts_with = "reviewer")]
     pub(crate) review_cmd: Option<String>,
     /// Commit whose changed files (against its first parent), minus tests and configuration,
@@ -269,19 +270,21 @@ pub(crate) struct RunFlags {
     /// they find something (ruff, ESLint: `0,1`); pylint's code is a bit mask (`0-31`).
     #[arg(long, value_name = "LIST", default_value = "0,2", value_parser = parse_exit_codes)]
     pub(crate) ok_exit_codes: ExitCodes,
-    /// Build command run once on the original and once per plant in a scratch copy; a plant
-    /// whose build fails is excluded with the reason (a compiler-backed reviewer would
-    /// "catch" it unread). Default: `cargo check --all-targets` when a Cargo.toml is at the
-    /// repository root, none otherwise; `--build-cmd ''` turns it off.
+    /// Build command run once on the original and once per plant in a scratch copy, as
+    /// your witnesses are: with your environment, network and download caches, outside the
+    /// sandbox (build output stays in the copy); a plant whose build fails is excluded with
+    /// the reason (a compiler-backed reviewer would "catch" it unread). Default: `cargo check
+    /// --all-targets` when a Cargo.toml is at the repository root, none otherwise;
+    /// `--build-cmd ''` turns it off.
     #[arg(long, value_name = "CMD")]
     pub(crate) build_cmd: Option<String>,
     /// Seconds before the reviewer's whole process group is killed.
     #[arg(long, value_name = "SECS", default_value_t = 1800)]
     pub(crate) review_timeout: u64,
-    /// Seconds before a witness or repro command is killed.
+    /// Seconds before a witness, build or repro command is killed.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub(crate) repro_timeout: u64,
-    /// MiB of resident memory a witness or repro command's process group may use before it
+    /// MiB of resident memory a witness, build or repro command's process group may use before it
     /// is killed (a plant whose witness is killed for it is excluded as a runaway); 0: no cap.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::DEFAULT_REPRO_MEMORY >> 20)]
     pub(crate) repro_memory: u64,
@@ -304,11 +307,22 @@ pub(crate) struct RunFlags {
     /// one): a commit past it is refused before it fills the disk.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::CheckoutLimits::DEFAULT_MAX_CHECKOUT_BYTES >> 20)]
     pub(crate) max_checkout_size: u64,
-    /// Run witness and repro commands without the sandbox (Linux Landlock: writes only to
+    /// Run the reviewer's repro commands without the sandbox (Linux Landlock: writes only to
     /// their scratch copy and temporary directories, no TCP). A reviewer prints its repro
-    /// commands: unsandboxed, a hostile reviewer runs any command as you.
+    /// commands: unsandboxed, a hostile reviewer runs any command as you. Your build and
+    /// witness commands always run outside it.
     #[arg(long)]
     pub(crate) unsandboxed_repro: bool,
+    /// Pass variable NAME of your environment on to the reviewer and its repro commands
+    /// (repeatable). Otherwise they never get: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
+    /// OPENAI_API_KEY, OPENAI_BASE_URL, GEMINI_API_KEY, GOOGLE_API_KEY, GEMINI_BASE_URL,
+    /// REVCAL_JUDGE_PROVIDER, REVCAL_JUDGE_MODEL, REVCAL_LEDGER, REVCAL_LEDGER_URL,
+    /// REVCAL_AUTHORITY_KEY, REVCAL_TEST_POSTGRES (a provider's key or address, the judge's
+    /// choice, a ledger, a key), OLDPWD, and any variable whose value names your repository
+    /// (PATH and HOME aside). A --judge-cmd judge and your build and witness commands get
+    /// your whole environment.
+    #[arg(long, value_name = "NAME", value_parser = variable_name)]
+    pub(crate) reviewer_env: Vec<String>,
     /// Choose mutants from the realistic profile: the operators studies found coupled to
     /// real faults, no logging lines, one per line (docs/mutation.md#profiles). The default
     /// plants every category.
@@ -354,6 +368,18 @@ pub(crate) struct ReportFlags {
 /// The default of --jobs: the number of cores.
 fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// An environment variable's name: letters, digits and `_`, not starting with a digit.
+fn variable_name(text: &str) -> Result<String, String> {
+    let mut chars = text.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(text.to_owned())
+    } else {
+        Err(format!("`{text}` is not a variable name (letters, digits and _, as in OPENAI_API_KEY)"))
+    }
 }
 
 /// A count of at least one.
@@ -733,6 +759,7 @@ impl<'a> Reviewer<'a> {
             .review_timeout(Duration::from_secs(flags.review_timeout))
             .repro_timeout(Duration::from_secs(flags.repro_timeout))
             .sandbox_repro(!flags.unsandboxed_repro)
+            .reviewer_env(flags.reviewer_env.clone())
             .repro_memory((flags.repro_memory > 0).then(|| flags.repro_memory.saturating_mul(1 << 20)))
             .checkout_limits(revcal_calibrate::CheckoutLimits {
                 max_file_bytes: flags.max_file_size.saturating_mul(1 << 20),
@@ -815,6 +842,10 @@ impl<'a> Reviewer<'a> {
                 map.insert("maxCheckoutSize".into(), serde_json::json!(flags.max_checkout_size));
             }
         }
+        // Only when given, so that shards written without the flag read as they did.
+        if let (false, Some(map)) = (flags.reviewer_env.is_empty(), settings.as_object_mut()) {
+            map.insert("reviewerEnv".into(), serde_json::json!(flags.reviewer_env));
+        }
         // Only with --reviewer, so that shards of a reviewer command read as they did.
         if let (Some(builtin), Some(map)) = (&self.builtin, settings.as_object_mut()) {
             map.insert("reviewer".into(), builtin.settings());
@@ -873,4 +904,45 @@ fn stderr_style(style: &Style) -> Style {
 /// Whether `style` paints (the report renderers take a plain flag).
 fn colour(style: &Style) -> bool {
     !style.bold("").is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use revcal_calibrate::WITHHELD_VARIABLES;
+    use revcal_judge::{MODEL_VARIABLE, PROVIDER_VARIABLE, Provider};
+
+    #[test]
+    fn every_variable_revcal_reads_a_provider_judge_or_ledger_from_is_withheld() {
+        let mut read: Vec<&str> = vec![PROVIDER_VARIABLE, MODEL_VARIABLE];
+        for provider in Provider::ALL {
+            read.extend(provider.key_variables());
+            read.push(provider.base_url_variable());
+        }
+        read.extend(crate::elo::LEDGER_VARIABLES);
+        for variable in read {
+            assert!(WITHHELD_VARIABLES.contains(&variable), "{variable} reaches the reviewer");
+        }
+    }
+
+    #[test]
+    fn calibrate_help_names_every_withheld_variable() {
+        let mut command = crate::command();
+        let help = command
+            .find_subcommand_mut("calibrate")
+            .expect("the calibrate command")
+            .render_long_help()
+            .to_string();
+        for variable in WITHHELD_VARIABLES {
+            assert!(help.contains(variable), "--help does not name {variable}");
+        }
+    }
+
+    #[test]
+    fn a_variable_to_pass_on_is_a_name() {
+        assert_eq!(super::variable_name("OPENAI_API_KEY"), Ok("OPENAI_API_KEY".to_owned()));
+        assert_eq!(super::variable_name("_x1"), Ok("_x1".to_owned()));
+        for bad in ["", "1ABC", "A=B", "A B", "A-B"] {
+            assert!(super::variable_name(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -258,3 +258,63 @@ fn ctrl_c_while_mining_exits_130_and_removes_the_scratch_clones() {
     assert!(left.is_empty(), "scratch clones left behind: {left:?}");
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn no_process_of_the_tests_outlives_revcal_killed_with_sigkill_while_mining() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("leaver");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, &[("setup.py", "\n"), ("leaver.py", "X = 1\n")], "Start");
+    commit(&repo, &[("leaver.py", "X = 2\n"), ("test_leaver.py", "import leaver\n")], "Fix X");
+    // The test command leaves `sleep 619` behind in a session of its own (a double fork: its
+    // parent exits at once), then takes its time.
+    let pidfile = dir.path().join("sleeper");
+    let tests = dir.path().join("tests.sh");
+    std::fs::write(
+        &tests,
+        format!(
+            "( setsid sh -c 'echo $$ > {0}.tmp; mv {0}.tmp {0}; exec sleep 619' </dev/null >/dev/null 2>&1 & )\nsleep 60\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .args(["bugs", "mine", "--test-cmd", &format!("sh {}", tests.display())])
+        .current_dir(&repo)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = |pid: i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line == b"sleep\x00619\x00")
+            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|text| text.trim().parse().ok())
+            && sleeping(pid)
+        {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the test command's grandchild never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // SAFETY: kill only sends a signal to the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+    child.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while sleeping(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let outlived = sleeping(pid);
+    if outlived {
+        // SAFETY: the test's own `sleep 619`: no failing run leaves it behind.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(!outlived, "the tests' grandchild (pid {pid}) still runs 5 s after revcal was killed");
+}

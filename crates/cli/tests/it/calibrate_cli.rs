@@ -3,6 +3,8 @@
 //! that the repository (work tree and `.git`) is byte-identical to before, modes and
 //! modification times included, and that the run left no scratch directory behind.
 
+mod reach;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -2264,7 +2266,7 @@ fn realistic_plants_come_from_the_realistic_profile() {
 // ---- scratch checkouts and jobs --------------------------------------------------------------
 
 #[test]
-fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named() {
+fn the_reviewer_runs_in_its_checkout_with_the_base_and_commit_named_and_no_path_to_the_repository() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo();
     std::fs::write(repo.join("src/calc.py"), format!("{CALC}\n\ndef neg(x):\n    return -x\n")).unwrap();
@@ -2278,7 +2280,7 @@ fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named()
     sandbox.script(
         "review.sh",
         &format!(
-            "{{ pwd; echo \"$REVCAL_REPO\"; echo \"$REVCAL_BASE\"; echo \"$REVCAL_COMMIT\"; echo \"$1\"; echo \"$CARGO_TARGET_DIR\"; echo \"GIT_DIR=$GIT_DIR\"; git rev-parse HEAD; git diff --name-only \"$1\"; }} > {}\necho '[]'",
+            "{{ pwd; echo \"REVCAL_REPO=$REVCAL_REPO\"; echo \"$REVCAL_BASE\"; echo \"$REVCAL_COMMIT\"; echo \"$1\"; echo \"$CARGO_TARGET_DIR\"; echo \"GIT_DIR=$GIT_DIR\"; git rev-parse HEAD; git diff --name-only \"$1\"; }} > {}\necho '[]'",
             seen.display()
         ),
     );
@@ -2308,7 +2310,10 @@ fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named()
     let lines: Vec<&str> = seen_env.lines().collect();
     let checkout = Path::new(lines[0]);
     assert!(checkout.starts_with(sandbox.path("tmp")) && checkout.ends_with("tree"), "{seen_env}");
-    assert_eq!(Path::new(lines[1]), repo.canonicalize().unwrap(), "REVCAL_REPO names the user's repository");
+    assert_eq!(
+        lines[1], "REVCAL_REPO=",
+        "no path to the user's repository (its files are the unplanted ones)"
+    );
     assert_eq!((lines[2], lines[4]), (base.as_str(), base.as_str()), "{seen_env}");
     assert_eq!(
         Path::new(lines[5]),
@@ -2319,10 +2324,12 @@ fn the_reviewer_runs_in_its_checkout_with_the_repository_base_and_commit_named()
     assert_eq!(lines[3], lines[7], "REVCAL_COMMIT names HEAD, the commit under review");
     assert_ne!(lines[7], commit, "made for the review: the original commit is not in the checkout");
     assert_eq!(lines[8..], ["src/calc.py"], "and sees the commit's change and the plants against the base");
-    // A target directory the user chose is left as it is.
+    // A target directory the user chose is not the reviewer's: planted code is built per slot.
     let chosen = sandbox.path("target");
     let seen_env = run(&[("CARGO_TARGET_DIR", chosen.to_str().unwrap())]);
-    assert_eq!(seen_env.lines().nth(5).map(Path::new), Some(chosen.as_path()));
+    let lines: Vec<&str> = seen_env.lines().collect();
+    assert_eq!(Path::new(lines[5]), Path::new(lines[0]).parent().unwrap().join("target"));
+    assert!(!chosen.exists());
     assert_untouched(&sandbox, &before);
 }
 

@@ -114,8 +114,9 @@ fn a_judge_server_that_echoes_the_key_never_gets_it_printed() {
     assert!(files_holding(dir.path(), KEY).is_empty(), "{:?}", files_holding(dir.path(), KEY));
 }
 
-/// A reviewer that prints the key (its environment holds it) into what revcal shows: the
-/// crash message, and the findings that end up in the reports it writes.
+/// A reviewer that prints the key (its environment holds it: passed on with --reviewer-env,
+/// else it never gets it) into what revcal shows: the crash message, and the findings that
+/// end up in the reports it writes.
 #[test]
 fn a_reviewer_that_prints_the_key_never_gets_it_printed_or_stored() {
     let root = tempfile::tempdir().unwrap();
@@ -125,6 +126,7 @@ fn a_reviewer_that_prints_the_key_never_gets_it_printed_or_stored() {
     for json in [false, true] {
         let mut args = vec!["calibrate", "--review-cmd", &crash, "--plants-file", "../plants.yaml"];
         args.extend(["--scorer", "string", "--min-plants", "1", "--build-cmd", "", "-q"]);
+        args.extend(["--reviewer-env", "ANTHROPIC_API_KEY"]);
         if json {
             args.push("--json");
         }
@@ -158,6 +160,8 @@ fn a_reviewer_that_prints_the_key_never_gets_it_printed_or_stored() {
         "",
         // A stand-in that says the same of every checkout.
         "--no-preexisting-filter",
+        "--reviewer-env",
+        "ANTHROPIC_API_KEY",
         "-q",
         "--json",
         "--html",

@@ -324,6 +324,22 @@ fn a_body_cut_mid_json_is_an_error() {
 }
 
 #[test]
+fn an_answer_over_the_body_limit_is_an_error_at_once_never_retried() {
+    // 5 MiB of JSON, more than the 4 MiB read: every retry would be another paid answer of
+    // the same size, so the first is final. The same for an error status with a huge body.
+    let padding = "x".repeat(5 << 20);
+    for status in [200, 500] {
+        let body = openai_answer(&format!(r#"{{"match": true, "reason": "{padding}"}}"#), "stop");
+        let server = TestServer::start(move |_, _| Reply::new(status, body.clone()));
+        let error = judge(Provider::OpenAi, &server).judge(&request()).unwrap_err();
+        assert_eq!(server.requests().len(), 1, "HTTP {status}: asked once, not retried: {error:?}");
+        let JudgeError::AnswerTooLarge { limit, .. } = &error else { panic!("HTTP {status}: {error:?}") };
+        assert_eq!(*limit, 4 << 20);
+        assert!(error.to_string().contains("4 MiB"), "{error}");
+    }
+}
+
+#[test]
 fn a_match_that_is_not_a_boolean_is_an_error() {
     for provider in Provider::ALL {
         let server = TestServer::start(move |_, _| {
