@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Writes the checkout of `rev` (a commit of the repository at `repo`) beneath the existing
 /// directory `dir`: the files in `dir/slot-1/tree` (returned), the objects every checkout
-/// shares in `dir/objects`. Nothing is written anywhere else; the repository is only read.
+/// shares in `dir/store/objects`. Nothing is written anywhere else; the repository is only read.
 /// Writing it again over what is there removes whatever is not the commit's, as before each
 /// review.
 ///
@@ -49,7 +49,7 @@ pub fn write_checkout(
         id,
         commit.tree,
         BTreeSet::new(),
-        &dir.join("objects"),
+        (&dir.join("store").join("objects"), false),
         limits.max_file_bytes,
     )?;
     let round = Round { files: BTreeMap::new(), git: commits.round(&BTreeMap::new())? };

@@ -134,6 +134,7 @@ pub struct Calibration {
     repro_timeout: Duration,
     repro_memory: Option<u64>,
     checkout_limits: crate::tree::CheckoutLimits,
+    checkout_cache: Option<crate::cache::CheckoutCache>,
     sandbox_repro: bool,
     reviewer_env: Vec<String>,
     trials: usize,
@@ -187,6 +188,7 @@ impl Calibration {
             repro_timeout: Duration::from_secs(300),
             repro_memory: Some(DEFAULT_REPRO_MEMORY),
             checkout_limits: crate::tree::CheckoutLimits::default(),
+            checkout_cache: None,
             sandbox_repro: true,
             reviewer_env: Vec::new(),
             trials: 1,
@@ -348,6 +350,15 @@ impl Calibration {
         self.checkout_limits = limits;
         self
     }
+    /// Keep the job slots' checkouts between runs in `cache`, per repository (default: none,
+    /// each run writes fresh checkouts into its run directory and removes them): a run then
+    /// writes only the files that differ from what an earlier run left, and removes nothing.
+    /// What a reviewer changed in a kept checkout is undone before the next review, as in a
+    /// fresh one. With [`shared_jobs`](Self::shared_jobs), the shared jobs' cache is used.
+    pub fn checkout_cache(mut self, cache: Option<crate::cache::CheckoutCache>) -> Self {
+        self.checkout_cache = cache;
+        self
+    }
     /// Run witness and repro commands in a sandbox (default on): they may write only beneath
     /// their scratch copy and temporary directories and make no TCP connection (Linux
     /// Landlock, as far as the kernel offers it; the report says how far). A reviewer prints
@@ -408,6 +419,10 @@ impl Calibration {
     /// The jobs this calibration was set up with.
     pub fn jobs_count(&self) -> usize {
         self.jobs
+    }
+    /// The checkout cache this calibration keeps its slots in, if any.
+    pub fn kept_checkouts(&self) -> Option<&crate::cache::CheckoutCache> {
+        self.checkout_cache.as_ref()
     }
     /// Run in the slots of `jobs`, shared with other calibrations (a suite's units): at most
     /// `jobs.count()` reviews run at once over all of them, and this calibration's own
@@ -515,7 +530,13 @@ impl Calibration {
         }
         let jobs = match &self.shared_jobs {
             Some(jobs) => Arc::clone(jobs),
-            None => Arc::new(Jobs::new(self.jobs)?),
+            None => {
+                let jobs = Jobs::new(self.jobs)?;
+                Arc::new(match &self.checkout_cache {
+                    Some(cache) => jobs.with_checkout_cache(cache.clone()),
+                    None => jobs,
+                })
+            }
         };
         // What the reviewer's commands do not get of revcal's environment.
         let reach = crate::reach::Reach::new(&self.reviewer_env, &[repo.location(), repo.git_dir()]);
@@ -1019,7 +1040,11 @@ impl Calibration {
         // each, so that its `.git` and its files look the same whatever the round is.
         let changed: BTreeSet<String> =
             rounds.iter().flatten().flat_map(|plant| plant.files()).map(str::to_owned).collect();
-        let objects = jobs.fresh_path("objects");
+        // The repository's slots (kept per repository in the checkout cache) and the object
+        // store its checkouts of this commit share.
+        let repository = crate::cache::repository_key(repo.git_dir());
+        let store = crate::review_commit::store_id(&commit.id, &changed, self.checkout_limits.max_file_bytes);
+        let (objects, written) = jobs.object_store(&repository, &store)?;
         let commit_id = gix::ObjectId::from_hex(commit.id.as_bytes())
             .map_err(|e| CalibrateError::git("read the commit's id", e))?;
         let commits = crate::review_commit::ReviewCommits::new(
@@ -1027,7 +1052,7 @@ impl Calibration {
             commit_id,
             commit.tree,
             changed,
-            &objects,
+            (&objects, written),
             self.checkout_limits.max_file_bytes,
         )?;
         let mut originals: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
@@ -1077,6 +1102,7 @@ impl Calibration {
             output_cap: self.output_cap,
             env: &env,
             withheld: reach.withheld(),
+            repository: &repository,
             in_process: self
                 .in_process
                 .as_deref()

@@ -87,6 +87,7 @@
 mod assemble;
 mod beneath;
 pub mod bugs;
+mod cache;
 mod checkout;
 mod clean;
 mod controls;
@@ -113,6 +114,7 @@ mod slots;
 mod targets;
 mod tree;
 
+pub use cache::{CachedRepository, CheckoutCache};
 pub use checkout::write_checkout;
 pub use error::CalibrateError;
 pub use flow::{BuildCheck, Calibration, DEFAULT_REPRO_MEMORY, Progress, recover};

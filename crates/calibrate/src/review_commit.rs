@@ -68,13 +68,14 @@ fn directories_above(path: &str) -> impl Iterator<Item = &str> {
 
 impl ReviewCommits {
     /// Prepares the rounds of `commit` (its tree `tree`, its first parent `first_parent`),
-    /// where the rounds change the files `changed`; writes the shared pack into `objects`.
+    /// where the rounds change the files `changed`; writes the shared pack into `objects`
+    /// unless `written` says an earlier run wrote it there whole.
     pub(crate) fn new(
         repo: &gix::Repository,
         commit: ObjectId,
         tree: ObjectId,
         changed: BTreeSet<String>,
-        objects: &Path,
+        (objects, written): (&Path, bool),
         max_object_bytes: u64,
     ) -> Result<ReviewCommits, CalibrateError> {
         let git = |operation: &'static str| move |e| CalibrateError::git(operation, e);
@@ -100,18 +101,16 @@ impl ReviewCommits {
             }
             trees.insert(path, (id, found.data.clone()));
         }
-        let excluded_blobs: BTreeSet<&str> = changed.iter().map(String::as_str).collect();
-        crate::objects::write_pack(
-            repo,
-            crate::objects::Shared {
+        if !written {
+            let excluded_blobs: BTreeSet<&str> = changed.iter().map(String::as_str).collect();
+            let shared = crate::objects::Shared {
                 first_parent,
                 tree,
                 on_path: &trees.keys().map(String::as_str).collect(),
                 changed: &excluded_blobs,
-            },
-            objects,
-            max_object_bytes,
-        )?;
+            };
+            write_store(repo, shared, objects, max_object_bytes)?;
+        }
         let index = repo
             .index_from_tree(&tree)
             .map_err(|e| CalibrateError::git("build the index of the commit", e))?;
@@ -213,6 +212,54 @@ impl ReviewCommits {
             .collect();
         Ok(RoundGit { head, directories, files: git_files })
     }
+}
+
+/// Writes the shared pack into `objects` (the `objects` directory of a store directory), whole
+/// or not at all: into a directory beside the store first, renamed into place once complete,
+/// so that a run that stops half way, or two runs writing the same store at once, never leave
+/// a store that looks whole and is not.
+fn write_store(
+    repo: &gix::Repository,
+    shared: crate::objects::Shared<'_>,
+    objects: &Path,
+    max_object_bytes: u64,
+) -> Result<(), CalibrateError> {
+    let store = objects.parent().unwrap_or(objects);
+    let beside = store.parent().unwrap_or(store);
+    std::fs::create_dir_all(beside).map_err(|e| CalibrateError::io("create", beside, e))?;
+    // A staging directory of this call's own: runs (and a suite's units in one process) may
+    // write the same store at once.
+    let staging = tempfile::Builder::new()
+        .prefix(".staging-")
+        .tempdir_in(beside)
+        .map_err(|e| CalibrateError::io("create a directory in", beside, e))?
+        .keep();
+    crate::objects::write_pack(repo, shared, &staging.join("objects"), max_object_bytes)?;
+    crate::cache::pack_written(&staging.join("objects"))
+        .map_err(|e| CalibrateError::io("write", &staging, e))?;
+    match std::fs::rename(&staging, store) {
+        Ok(()) => Ok(()),
+        // Another run wrote the same store meanwhile: theirs is as good.
+        Err(_) if store.join("complete").exists() => {
+            let _ = crate::beneath::remove_path(&staging);
+            Ok(())
+        }
+        Err(error) => Err(CalibrateError::io("write", store, error)),
+    }
+}
+
+/// The id of the shared object store of the checkouts of `commit` whose rounds change
+/// `changed` (files past `max_object_bytes` are refused, so the limit is part of it).
+pub(crate) fn store_id(commit: &str, changed: &BTreeSet<String>, max_object_bytes: u64) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(commit.as_bytes());
+    hasher.update(max_object_bytes.to_le_bytes());
+    for path in changed {
+        hasher.update(b"\0");
+        hasher.update(path.as_bytes());
+    }
+    hasher.finalize().iter().take(16).map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The SHA-1 id of an object of `kind` holding `data`.

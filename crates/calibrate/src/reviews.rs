@@ -48,6 +48,8 @@ pub(crate) struct Settings<'a> {
     pub(crate) env: &'a [(&'static str, String)],
     /// Variables of revcal's environment the reviewer does not get ([`crate::reach`]).
     pub(crate) withheld: &'a [String],
+    /// The key of the repository whose commit the reviews check out (its slots are its own).
+    pub(crate) repository: &'a str,
     /// A reviewer run inside revcal instead of `command`.
     pub(crate) in_process: Option<InProcess<'a>>,
     /// Fault injection: panic once the first review runs.
@@ -90,19 +92,27 @@ pub(crate) fn run_all(
                 let review = &reviews[next];
                 let slot = if running == 0 {
                     loop {
-                        if let Some(slot) = jobs.slot_within(&review.tag, Duration::from_millis(100)) {
-                            break Some(slot);
-                        }
-                        if signals.received().is_some() {
-                            break None;
+                        match jobs.slot_within(settings.repository, &review.tag, Duration::from_millis(100)) {
+                            Ok(Some(slot)) => break Ok(Some(slot)),
+                            Ok(None) if signals.received().is_some() => break Ok(None),
+                            Ok(None) => {}
+                            Err(error) => break Err(error),
                         }
                     }
                 } else {
-                    jobs.try_slot(&review.tag)
+                    jobs.try_slot(settings.repository, &review.tag)
                 };
-                let Some(mut slot) = slot else { break };
+                let mut slot = match slot {
+                    Ok(Some(slot)) => slot,
+                    Ok(None) => break,
+                    Err(error) => {
+                        results[next] = Some(Err(error));
+                        stopped = true;
+                        break;
+                    }
+                };
                 if let Err(error) = slot.prepare(tree, &review.round) {
-                    jobs.give_back(slot, None);
+                    jobs.give_back(slot, settings.repository, None);
                     results[next] = Some(Err(error));
                     stopped = true;
                     break;
@@ -148,7 +158,7 @@ pub(crate) fn run_all(
             let Ok((index, slot, outcome)) = receiver.recv() else { break };
             running -= 1;
             finished += 1;
-            jobs.give_back(slot, Some(reviews[index].tag.clone()));
+            jobs.give_back(slot, settings.repository, Some(reviews[index].tag.clone()));
             if outcome.is_err() {
                 stopped = true;
             }
@@ -202,7 +212,7 @@ fn run_one(
     // slots build at once, and planted code is no build of the user's. Cargo's target
     // directory and the caches keyed by content are kept from review to review; what judges
     // freshness by the second goes in the temporary directory, emptied before each review.
-    let caches = slot_caches(jobs, slot);
+    let caches = slot.caches();
     std::fs::create_dir_all(&caches).map_err(|e| CalibrateError::io("create", &caches, e))?;
     env.push(("CARGO_TARGET_DIR", slot.target_dir().display().to_string()));
     env.extend(crate::reach::reviewer_cache_env(&caches));
@@ -220,12 +230,6 @@ fn run_one(
     revcal_process::end_descendants(&token);
     tracing::debug!(slot = slot.number(), ok = outcome.is_ok(), "review finished");
     outcome
-}
-
-/// The cache directories of `slot` (Go's build cache, npm's cache; see
-/// [`crate::reach::REVIEWER_CACHE_DIRECTORIES`]), in the run directory beside the slots.
-fn slot_caches(jobs: &Jobs, slot: &crate::slots::Slot) -> std::path::PathBuf {
-    jobs.dir().join(format!("caches-{}", slot.number()))
 }
 
 /// One review in `slot` by an in-process reviewer: its answer is the review's output, as a

@@ -229,6 +229,15 @@ mod tests {
                 .unwrap()
         };
         let (left, mut running) = (start(&gone_run), start(&live_run));
+        // Until a child has executed `sleep`, its environment is this process's: wait until
+        // both carry their tokens (on a loaded machine that may take a while).
+        for child in [&left, &running] {
+            while !std::fs::read(format!("/proc/{}/environ", child.id()))
+                .is_ok_and(|environ| environ.windows(17).any(|w| w == b"REVCAL_RUN_TOKEN="))
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
         for (name, owner, run) in [
             ("gone", Owner { pid: dead.id(), start_time: Some(1) }, &gone_run),
             ("live", Owner::current(), &live_run),

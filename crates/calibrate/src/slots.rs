@@ -69,6 +69,62 @@ pub(crate) struct Slot {
     dir: PathBuf,
     /// What revcal wrote into the checkout (an entry of the commit), by path, as it left it.
     written: HashMap<String, ((gix::ObjectId, EntryKind), Stamp)>,
+    /// For a slot kept in the checkout cache: this run's lock on it. Its manifest is saved when
+    /// the run gives it up.
+    lock: Option<crate::cache::SlotLock>,
+    /// Bytes the last checkout holds beyond what `written` records: the round's own files
+    /// and its `.git`, rewritten for every review.
+    unrecorded_bytes: u64,
+}
+
+/// An entry kind as a kept slot's manifest records it.
+fn kind_code(kind: EntryKind) -> u8 {
+    match kind {
+        EntryKind::File => 0,
+        EntryKind::Executable => 1,
+        EntryKind::Link => 2,
+        EntryKind::Submodule => 3,
+    }
+}
+
+/// The entry kind a manifest's code names.
+fn kind_of(code: u8) -> Option<EntryKind> {
+    Some(match code {
+        0 => EntryKind::File,
+        1 => EntryKind::Executable,
+        2 => EntryKind::Link,
+        3 => EntryKind::Submodule,
+        _ => return None,
+    })
+}
+
+impl Stamp {
+    /// As a manifest records it.
+    fn to_record(self) -> [i64; 9] {
+        [
+            self.dev as i64,
+            self.ino as i64,
+            i64::from(self.mode),
+            self.size,
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.0,
+            self.ctime.1,
+            0,
+        ]
+    }
+
+    /// From a manifest's record.
+    fn from_record(record: [i64; 9]) -> Stamp {
+        Stamp {
+            dev: record[0] as u64,
+            ino: record[1] as u64,
+            mode: u32::try_from(record[2]).unwrap_or(0),
+            size: record[3],
+            mtime: (record[4], record[5]),
+            ctime: (record[6], record[7]),
+        }
+    }
 }
 
 /// The directory `name` of `parent`, made when missing; anything else in its place (a link a
@@ -78,9 +134,66 @@ fn directory_in(parent: BorrowedFd<'_>, name: &str) -> std::io::Result<OwnedFd> 
 }
 
 impl Slot {
-    /// Slot `number` in the run directory `run`; nothing is made until it is prepared.
+    /// Slot `number` in the run directory `run`, thrown away with it; nothing is made until
+    /// it is prepared.
     pub(crate) fn new(run: &Path, number: usize) -> Slot {
-        Slot { number, dir: run.join(format!("slot-{number}")), written: HashMap::new() }
+        Slot {
+            number,
+            dir: run.join(format!("slot-{number}")),
+            written: HashMap::new(),
+            lock: None,
+            unrecorded_bytes: 0,
+        }
+    }
+
+    /// Kept slot `number` of a repository's directory in the checkout cache, locked for this
+    /// run, knowing what its manifest says an earlier run wrote (each file kept only while it
+    /// is still as that run left it); `None` when another run holds it.
+    pub(crate) fn kept(repository: &Path, number: usize) -> Result<Option<Slot>, CalibrateError> {
+        let dir = repository.join(format!("slot-{number}"));
+        let Some(lock) =
+            crate::cache::SlotLock::take(&dir).map_err(|e| CalibrateError::io("lock", &dir, e))?
+        else {
+            return Ok(None);
+        };
+        let manifest = crate::cache::Manifest::read(&dir);
+        let written = manifest
+            .written
+            .into_iter()
+            .filter_map(|(path, recorded)| {
+                let kind = kind_of(recorded.kind)?;
+                Some((path, ((recorded.id, kind), Stamp::from_record(recorded.stamp))))
+            })
+            .collect();
+        tracing::debug!(slot = number, dir = %dir.display(), "kept slot taken");
+        Ok(Some(Slot { number, dir, written, lock: Some(lock), unrecorded_bytes: 0 }))
+    }
+
+    /// The slot's cache directories (Go's build cache, npm's cache), kept from review to review.
+    pub(crate) fn caches(&self) -> PathBuf {
+        self.dir.join("caches")
+    }
+
+    /// Saves a kept slot's manifest: what revcal wrote, as it left it, and the bytes the slot
+    /// holds (its checkout, build and cache directories).
+    fn save(&self) -> std::io::Result<()> {
+        let tree_bytes: u64 =
+            self.written.values().map(|(_, stamp)| u64::try_from(stamp.size).unwrap_or(0)).sum();
+        let bytes = tree_bytes
+            + self.unrecorded_bytes
+            + crate::cache::bytes_beneath(&self.target_dir())
+            + crate::cache::bytes_beneath(&self.caches());
+        let written = self
+            .written
+            .iter()
+            .map(|(path, ((id, kind), stamp))| {
+                (
+                    path.clone(),
+                    crate::cache::Recorded { id: *id, kind: kind_code(*kind), stamp: stamp.to_record() },
+                )
+            })
+            .collect();
+        crate::cache::Manifest::new(written, bytes).write(&self.dir)
     }
 
     /// Its number, from 1.
@@ -113,7 +226,7 @@ impl Slot {
         let name = format!("slot-{}", self.number);
         let slot = directory_in(run_fd.as_fd(), &name).map_err(failed("create", self.dir.clone()))?;
         beneath::remove_entry(slot.as_fd(), OsStr::new("tmp")).map_err(failed("empty", self.tmp()))?;
-        for dir in ["target", "tmp"] {
+        for dir in ["target", "tmp", "caches"] {
             directory_in(slot.as_fd(), dir).map_err(failed("create", self.dir.join(dir)))?;
         }
         let root = directory_in(slot.as_fd(), "tree").map_err(failed("create", self.tree()))?;
@@ -121,11 +234,14 @@ impl Slot {
             self.sweep(root.as_fd(), tree, round).map_err(failed("reset", self.tree()))?;
         let missing = tree.entries().keys().filter(|path| !kept.contains(path.as_str())).map(String::as_str);
         let written = write_entries(tree, root.as_fd(), &self.tree(), missing, &round.files, kept_bytes)?;
+        self.unrecorded_bytes = round.git.files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
         for (path, stat) in &written {
-            if let (Some(stat), Some(entry)) = (stat, tree.entries().get(path))
-                && !round.files.contains_key(path)
-            {
-                self.written.insert(path.clone(), ((entry.id, entry.kind), Stamp::of(stat)));
+            match (stat, tree.entries().get(path)) {
+                (Some(stat), Some(entry)) if !round.files.contains_key(path) => {
+                    self.written.insert(path.clone(), ((entry.id, entry.kind), Stamp::of(stat)));
+                }
+                (Some(stat), _) => self.unrecorded_bytes += u64::try_from(stat.st_size).unwrap_or(0),
+                (None, _) => {}
             }
         }
         write_git(root.as_fd(), &round.git)
@@ -179,6 +295,16 @@ impl Slot {
             }
         })?;
         Ok((kept, kept_bytes))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if self.lock.is_some()
+            && let Err(error) = self.save()
+        {
+            tracing::warn!(dir = %self.dir.display(), "cannot save the manifest of a kept slot: {error}; its files are rewritten next time");
+        }
     }
 }
 

@@ -81,6 +81,8 @@ pub(crate) enum Command {
     /// RFC-001 live on an AgentChat server: the ledger agent, posting, a reviewer agent.
     #[command(subcommand_required = true)]
     Agentchat(crate::agentchat::AgentchatArgs),
+    /// The checkout cache: the job slots `calibrate` keeps between runs, per repository.
+    Cache(crate::cache::CacheArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(crate::completions::CompletionsArgs),
 }
@@ -99,6 +101,7 @@ impl Command {
             Command::Elo(_) => "elo",
             Command::Agentchat(_) => "agentchat",
             Command::Judge(_) => "judge",
+            Command::Cache(_) => "cache",
             Command::Completions(_) => "completions",
         }
     }

@@ -108,6 +108,12 @@ Exit status:
   0  the script was printed
   2  usage error (an unknown shell)";
 
+/// `revcal cache`'s exit-code table, for `--help`.
+pub(crate) const CACHE_TABLE: &str = "\
+Exit status:
+  0  listed, or cleared
+  2  usage or I/O error (an unreadable cache directory)";
+
 /// `revcal elo`'s exit-code table, for `--help`.
 pub(crate) const ELO_TABLE: &str = "\
 Exit status:

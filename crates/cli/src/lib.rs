@@ -35,6 +35,7 @@ mod agentchat;
 pub mod allocator;
 mod args;
 mod bugs;
+mod cache;
 mod calibrate;
 mod completions;
 mod demo;
@@ -91,6 +92,7 @@ where
         Command::Elo(args) => elo::run(args, &style),
         Command::Agentchat(args) => agentchat::run(args),
         Command::Judge(args) => judge::run(args, &style),
+        Command::Cache(args) => cache::run(args),
         Command::Completions(args) => completions::run(&args),
     };
     finish(outcome, cli.color, error_code)

@@ -1,7 +1,5 @@
-//! A clean checkout of an entry's commit for each work unit: a shared clone in a temporary
-//! directory, so that neither the user's work tree nor their repository's metadata is touched
-//! (a `git worktree` would register itself in the repository), and so that whatever the
-//! reviewer does to the checkout is thrown away with it.
+//! An entry's repository: a path as it is, or a URL cloned once (bare) into the repositories
+//! directory. Units read only its objects; each review has a scratch checkout of its own.
 
 use std::path::{Path, PathBuf};
 
@@ -104,26 +102,4 @@ pub(crate) fn locate(
             Ok((repo, commit))
         }
     }
-}
-
-/// A clean checkout of one commit, removed when dropped.
-pub(crate) struct Checkout {
-    _dir: tempfile::TempDir,
-    /// The work tree.
-    pub(crate) tree: PathBuf,
-}
-
-/// Checks `commit` of `repo` out in a new temporary directory.
-pub(crate) fn checkout(repo: &Path, commit: &str) -> Result<Checkout, SuiteError> {
-    let fail = |message: String| SuiteError::Repository { repo: repo.display().to_string(), message };
-    let dir = tempfile::Builder::new()
-        .prefix("revcal-suite-")
-        .tempdir()
-        .map_err(|e| fail(format!("cannot create a checkout directory: {e}")))?;
-    let source = repo.display().to_string();
-    git(dir.path(), &["clone", "--quiet", "--shared", "--no-checkout", "--", &source, "tree"])
-        .map_err(fail)?;
-    let tree = dir.path().join("tree");
-    git(&tree, &["checkout", "--quiet", "--detach", commit]).map_err(fail)?;
-    Ok(Checkout { _dir: dir, tree })
 }

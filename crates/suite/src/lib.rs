@@ -195,7 +195,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 
 /// Runs `units` of `suite`, each as one [`Calibration`] from `configure` (the reviewer, scorer,
 /// judge, gates, limits and jobs; this sets the directory, commit, plants, seed and one trial)
-/// in a fresh checkout of the entry's commit. URL repositories are cloned into `repos_dir`
+/// at the entry's commit. URL repositories are cloned into `repos_dir`
 /// once. Units run at once, up to the calibration's jobs, and share one pool of job slots;
 /// with more than one job, the units' own progress events are not sent (they would
 /// interleave): `on_event` reports each unit.
@@ -210,7 +210,14 @@ pub fn run_units(
     configure: &dyn Fn() -> Calibration,
     on_event: &mut dyn FnMut(SuiteEvent),
 ) -> Result<Vec<UnitResult>, CalibrateError> {
-    let jobs = Arc::new(Jobs::new(configure().jobs_count())?);
+    let template = configure();
+    let jobs = Jobs::new(template.jobs_count())?;
+    // Every unit of a repository shares its slots: kept in the checkout cache between units
+    // (and runs) when the calibrations keep them.
+    let jobs = Arc::new(match template.kept_checkouts() {
+        Some(cache) => jobs.with_checkout_cache(cache.clone()),
+        None => jobs,
+    });
     let mut located: Vec<Option<Result<(PathBuf, String), String>>> = vec![None; suite.entries.len()];
     let mut outcomes: Vec<Option<Result<Report, UnitFailure>>> = (0..units.len()).map(|_| None).collect();
     let mut interrupted = None;
@@ -315,16 +322,16 @@ enum UnitFailure {
     Failed(String),
 }
 
-/// One unit: `calibration`, single-trial, of `entry` in a fresh checkout of `commit`.
+/// One unit: `calibration`, single-trial, of `entry` at `commit` of `repo` (only its objects
+/// are read: each review has a scratch checkout of its own).
 fn run_unit(
     entry: &SuiteEntry,
     repo: &Path,
     commit: String,
     calibration: Calibration,
 ) -> Result<Report, UnitFailure> {
-    let checkout = checkout::checkout(repo, &commit).map_err(|e| UnitFailure::Failed(chain(&e)))?;
     let mut calibration = calibration
-        .dir(&checkout.tree)
+        .dir(repo)
         .commit(commit)
         .files(entry.files.clone())
         .seed(entry.seed)

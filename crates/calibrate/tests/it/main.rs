@@ -7,4 +7,5 @@ mod crafted;
 mod flow;
 mod honest;
 mod judged;
+mod kept;
 mod util;

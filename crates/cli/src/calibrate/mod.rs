@@ -307,6 +307,20 @@ pub(crate) struct RunFlags {
     /// one): a commit past it is refused before it fills the disk.
     #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::CheckoutLimits::DEFAULT_MAX_CHECKOUT_BYTES >> 20)]
     pub(crate) max_checkout_size: u64,
+    /// Where the job slots' checkouts are kept between runs, per repository, so that a run
+    /// writes only the files that differ from what the last one left [default:
+    /// $XDG_CACHE_HOME/revcal/checkouts or ~/.cache/revcal/checkouts]. `revcal cache` lists
+    /// and clears it.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_checkout_cache")]
+    pub(crate) checkout_cache: Option<PathBuf>,
+    /// Keep no checkout: each run writes fresh checkouts in its temporary directory and removes
+    /// them at its end.
+    #[arg(long)]
+    pub(crate) no_checkout_cache: bool,
+    /// MiB the checkout cache may hold over all repositories (checkouts and their build
+    /// directories): past it, the least recently used repositories are removed before a run.
+    #[arg(long, value_name = "MIB", default_value_t = revcal_calibrate::CheckoutCache::DEFAULT_MAX_BYTES >> 20)]
+    pub(crate) checkout_cache_size: u64,
     /// Run the reviewer's repro commands without the sandbox (Linux Landlock: writes only to
     /// their scratch copy and temporary directories, no TCP). A reviewer prints its repro
     /// commands: unsandboxed, a hostile reviewer runs any command as you. Your build and
@@ -780,6 +794,15 @@ impl<'a> Reviewer<'a> {
             .on_progress(progress_bar(flags.quiet));
         if flags.preexisting_filter || flags.no_preexisting_filter {
             calibration = calibration.preexisting_filter(flags.preexisting_filter);
+        }
+        if !flags.no_checkout_cache {
+            let cache = match &flags.checkout_cache {
+                Some(dir) => Some(revcal_calibrate::CheckoutCache::at(dir)),
+                None => revcal_calibrate::CheckoutCache::user_default(),
+            };
+            calibration = calibration.checkout_cache(
+                cache.map(|cache| cache.max_bytes(flags.checkout_cache_size.saturating_mul(1 << 20))),
+            );
         }
         if let Some(builtin) = &self.builtin {
             calibration = calibration.in_process_reviewer(builtin.fresh());

@@ -3,6 +3,7 @@
 //! that the repository (work tree and `.git`) is byte-identical to before, modes and
 //! modification times included, and that the run left no scratch directory behind.
 
+mod kept;
 mod reach;
 
 use serde_json::Value;
@@ -611,8 +612,9 @@ fn start_hanging_review(sandbox: &Sandbox, extra: &[&str]) -> (Child, PathBuf) {
     }
     let checkout = PathBuf::from(std::fs::read_to_string(started.with_extension("cwd")).unwrap().trim());
     assert!(
-        checkout.starts_with(sandbox.path("tmp")),
-        "the reviewer runs in a scratch checkout: {}",
+        checkout.starts_with(sandbox.path("tmp"))
+            || checkout.starts_with(sandbox.path("cache/revcal/checkouts")),
+        "the reviewer runs in a scratch checkout (fresh in the run's directory, or a kept one): {}",
         checkout.display()
     );
     let planted = std::fs::read_to_string(checkout.join("src/calc.py")).unwrap();
@@ -645,10 +647,15 @@ fn reviewer_group_is_gone(started: &Path) -> bool {
 
 #[test]
 fn sigint_sigterm_and_sighup_during_the_review_kill_the_reviewer_and_remove_the_checkouts() {
-    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+    // SIGTERM with the kept checkouts (the default), the others with fresh ones.
+    for (sig, name, extra) in [
+        (libc::SIGINT, "SIGINT", &["--no-checkout-cache"][..]),
+        (libc::SIGTERM, "SIGTERM", &[][..]),
+        (libc::SIGHUP, "SIGHUP", &["--no-checkout-cache"][..]),
+    ] {
         let sandbox = Sandbox::new();
         let before = snapshot(&sandbox.repo());
-        let (child, started) = start_hanging_review(&sandbox, &[]);
+        let (child, started) = start_hanging_review(&sandbox, extra);
         assert_eq!(run_dirs(&sandbox).len(), 1, "{name}: the run's directory exists while it runs");
         signal(child.id(), sig);
         let output = child.wait_with_output().unwrap();
@@ -665,7 +672,7 @@ fn sigkill_during_the_review_leaves_the_repository_untouched_and_the_next_run_re
     std::fs::set_permissions(sandbox.repo().join("src/calc.py"), std::fs::Permissions::from_mode(0o640))
         .unwrap();
     let before = snapshot(&sandbox.repo());
-    let (mut child, started) = start_hanging_review(&sandbox, &[]);
+    let (mut child, started) = start_hanging_review(&sandbox, &["--no-checkout-cache"]);
     // The reviewer makes a directory nobody may enter: the cleanup gets through it anyway.
     let checkout = PathBuf::from(std::fs::read_to_string(started.with_extension("cwd")).unwrap().trim());
     std::fs::create_dir_all(checkout.join("locked/inner")).unwrap();
@@ -1552,7 +1559,7 @@ fn every_signal_that_would_end_revcal_stops_the_reviews_and_removes_the_checkout
     ] {
         let sandbox = Sandbox::new();
         let before = snapshot(&sandbox.repo());
-        let (child, started) = start_hanging_review(&sandbox, &[]);
+        let (child, started) = start_hanging_review(&sandbox, &["--no-checkout-cache"]);
         signal(child.id(), sig);
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(128 + sig), "{name}: {:?} {}", output.status, stderr(&output));
@@ -1593,7 +1600,7 @@ fn a_runaway_plant_is_run_twice_named_and_excluded_with_its_reason_and_a_slow_fi
   line: 6
   original: ">="
   mutated: ">"
-  witness: "grep -q 'age >= 18' src/calc.py || python3 -c 'import time\nl = []\nwhile True: l.append(b\"x\" * (4 << 20)); time.sleep(0.005)'"
+  witness: "grep -q 'age >= 18' src/calc.py || python3 -c 'import time\nl = []\nwhile True: l.append(b\"x\" * (32 << 20)); time.sleep(0.005)'"
 - file: src/calc.py
   line: 10
   original: "items[0]"
@@ -2309,7 +2316,10 @@ fn the_reviewer_runs_in_its_checkout_with_the_base_and_commit_named_and_no_path_
     let seen_env = run(&[]);
     let lines: Vec<&str> = seen_env.lines().collect();
     let checkout = Path::new(lines[0]);
-    assert!(checkout.starts_with(sandbox.path("tmp")) && checkout.ends_with("tree"), "{seen_env}");
+    assert!(
+        checkout.starts_with(sandbox.path("cache/revcal/checkouts")) && checkout.ends_with("slot-1/tree"),
+        "a kept checkout in the user's cache directory: {seen_env}"
+    );
     assert_eq!(
         lines[1], "REVCAL_REPO=",
         "no path to the user's repository (its files are the unplanted ones)"

@@ -185,8 +185,8 @@ fn each_slot_builds_in_its_own_directories_whatever_the_environment_says() {
         let dirs: Vec<&str> = reviews.iter().map(|review| review[name].as_str()).collect();
         for dir in &dirs {
             assert!(
-                Path::new(dir).starts_with(sandbox.path("tmp")) && dir.contains("revcal-run-"),
-                "{name} is in the run's directory, not the user's: {dir}"
+                Path::new(dir).starts_with(sandbox.path("cache/revcal/checkouts")) && dir.contains("/slot-"),
+                "{name} is in the slot's kept directories, not the user's: {dir}"
             );
         }
         assert_ne!(dirs[0], dirs[1], "{name}: one per slot");

@@ -1,0 +1,101 @@
+//! Kept checkouts through the command line: reports that do not depend on them, a hostile
+//! reviewer's leftovers undone before the next run, `revcal cache list` and `clear`.
+
+use super::{CALC, Sandbox, assert_untouched, json, snapshot, stderr};
+use serde_json::Value;
+use std::process::{Command, Output};
+
+/// The report without the fields that say how long things took.
+fn timeless(mut report: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                map.retain(|key, _| !key.to_ascii_lowercase().contains("second") && !key.ends_with("Ms"));
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut report);
+    report
+}
+
+fn cache(sandbox: &Sandbox, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_revcal"))
+        .arg("cache")
+        .args(args)
+        .env("XDG_CACHE_HOME", sandbox.path("cache"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn kept_checkouts_report_what_fresh_ones_do_and_a_vandals_leftovers_are_undone() {
+    let sandbox = Sandbox::new();
+    let before = snapshot(&sandbox.repo());
+    let seen = sandbox.path("seen");
+    // Each review records what it was given, then vandalises its checkout: edits a file, adds
+    // one, makes a link and a read-only directory, and rewrites the slot's HEAD.
+    let reviewer = sandbox.script(
+        "vandal.sh",
+        &format!(
+            "{{ cat src/calc.py; ls -A; git status --porcelain; }} >> {seen}\n\
+             echo 'x = 1' >> src/calc.py; echo hi > extra.py; ln -sf /etc/passwd link.py\n\
+             mkdir -p locked && chmod 000 locked; chmod 000 src/calc.py\n\
+             git -c user.name=v -c user.email=v@v commit -qam vandal >/dev/null 2>&1\n\
+             echo '[]'",
+            seen = seen.display()
+        ),
+    );
+    let plants = sandbox.plants();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--review-cmd",
+            reviewer.as_str(),
+            "--plants-file",
+            plants.as_str(),
+            "--scorer",
+            "repro",
+            "--json",
+        ];
+        args.extend(extra);
+        let output = sandbox.run(&args);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        timeless(json(&output))
+    };
+    let fresh = run(&["--no-checkout-cache"]);
+    let fresh_seen = std::fs::read_to_string(&seen).unwrap();
+    std::fs::remove_file(&seen).unwrap();
+    let first = run(&[]);
+    let first_seen = std::fs::read_to_string(&seen).unwrap();
+    std::fs::remove_file(&seen).unwrap();
+    let second = run(&[]);
+    let second_seen = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(first, fresh, "a first run in kept slots reports what fresh checkouts do");
+    assert_eq!(second, fresh, "and so does the next, after the vandal");
+    assert_eq!(first_seen, fresh_seen, "the reviewer saw the same checkouts");
+    assert_eq!(second_seen, fresh_seen, "with every leftover of the last run undone");
+    assert!(!second_seen.contains("extra.py") && !second_seen.contains("x = 1"), "{second_seen}");
+    let jobs = run(&["--jobs", "2", "--trials", "2"]);
+    assert_eq!(jobs["caught"], fresh["caught"]);
+    assert_untouched(&sandbox, &before);
+    assert_eq!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap(), CALC);
+
+    // The cache lists the repository and clears it.
+    let listed = cache(&sandbox, &["list", "--json"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let repositories = listed.as_array().unwrap();
+    assert_eq!(repositories.len(), 1, "{listed}");
+    assert_eq!(repositories[0]["slots"], 2, "two slots after --jobs 2: {listed}");
+    assert!(repositories[0]["bytes"].as_u64().unwrap() > CALC.len() as u64, "{listed}");
+    let table = cache(&sandbox, &["list"]);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("1 repositories"), "{table:?}");
+    let cleared = cache(&sandbox, &["clear"]);
+    assert_eq!(cleared.status.code(), Some(0), "{}", stderr(&cleared));
+    assert!(stderr(&cleared).contains("removed 2 kept slot(s)"), "{}", stderr(&cleared));
+    let listed: Value = serde_json::from_slice(&cache(&sandbox, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(listed, Value::Array(vec![]));
+    assert_eq!(run(&[]), fresh, "a cleared cache starts again from nothing");
+}
