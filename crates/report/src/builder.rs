@@ -122,6 +122,7 @@ pub fn assemble(counts: Counts, gates: Gates, scorer: ScorerKind, commit: String
         clean_reviews: None,
         false_alarm_rate: None,
         false_alarm_interval: None,
+        benchmark: None,
     }
 }
 

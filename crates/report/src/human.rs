@@ -315,6 +315,9 @@ pub fn render_human(report: &Report, color: bool) -> String {
             );
         }
     }
+    if let Some(benchmark) = &report.benchmark {
+        benchmark_tables(&mut out, benchmark, &paint);
+    }
     if let Some(suite) = report.suite.as_ref().filter(|s| !s.unit_errors.is_empty()) {
         let _ = writeln!(out);
         for failed in &suite.unit_errors {
@@ -368,6 +371,52 @@ pub fn render_human(report: &Report, color: bool) -> String {
         );
     }
     out
+}
+
+/// A benchmark's groups: by language, category and kind, the fix-date split and the false
+/// alarms, each row with its plants and its interval over them.
+fn benchmark_tables(out: &mut String, benchmark: &crate::BenchmarkFigures, paint: &Paint) {
+    let mut rows: Vec<(String, &crate::GroupScore)> = Vec::new();
+    for (title, scores) in [
+        ("language", &benchmark.per_language),
+        ("category", &benchmark.per_category),
+        ("kind", &benchmark.per_kind),
+    ] {
+        rows.extend(scores.iter().map(|(group, score)| (format!("{title} {group}"), score)));
+    }
+    if let (Some(after), Some(before), Some(since)) =
+        (&benchmark.after, &benchmark.fixed_before, &benchmark.fixed_after)
+    {
+        rows.push((format!("fixed before {after}"), before));
+        rows.push((format!("fixed from {after}"), since));
+    }
+    let width = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(5);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  {}",
+        paint.bold(&format!(
+            "{:<width$}  plants  caught  total  recall  95% CI",
+            format!("benchmark {}", benchmark.name)
+        ))
+    );
+    let line = |out: &mut String, name: &str, score: &crate::GroupScore| {
+        let interval = score
+            .recall_interval
+            .map(|i| format!("{:.2}-{:.2}", i.low, i.high))
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "  {name:<width$}  {:>6}  {:>6}  {:>5}  {:>6.2}  {interval}",
+            score.plants, score.caught, score.total, score.recall
+        );
+    };
+    for (name, score) in &rows {
+        line(out, name, score);
+    }
+    if let Some(alarms) = &benchmark.false_alarms {
+        line(out, "false alarms", alarms);
+    }
 }
 
 /// A bar of `BAR_WIDTH` cells, filled in proportion to `share`.

@@ -20,6 +20,9 @@
 //! the per-category and per-kind figures, [`settle`] the rounds' numbers, flags and
 //! false-alarm figures ([`CleanFigures`]); [`ratio`], [`wilson_interval_of_mean`] and
 //! [`GATE_EPSILON`] are the rules they follow, for a caller that checks figures it is given.
+//! A benchmark (revcal-bench's) groups a suite's plants by language, category, kind and the
+//! date of their fix: [`group_scores`] gives each group's recall and interval, recorded in the
+//! report's [`BenchmarkFigures`].
 //!
 //! A renderer only reads a finished report: every figure it shows is the report's own, so
 //! the JSON and each rendering of one report never disagree, and a suite's pooled report
@@ -52,6 +55,7 @@
 //! ```
 
 mod baseline;
+mod benchmark;
 mod builder;
 mod escape;
 mod html;
@@ -64,6 +68,7 @@ mod scorer;
 mod wilson;
 
 pub use baseline::{BaselineComparison, Change, PlantDifference, compare_with_baseline, plant_differences};
+pub use benchmark::{BenchmarkFigures, GroupMember, GroupScore, group_score, group_scores};
 pub use builder::{Counts, GATE_EPSILON, assemble, scores_by};
 pub use builder::{Gates, JudgeChecks, ReportBuilder, ReportError, TrialRecord};
 pub use html::render_html;

@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{BaselineComparison, Interval, JudgeChecks, ReviewRound, ScorerKind, compare_with_baseline};
+use crate::{
+    BaselineComparison, BenchmarkFigures, Interval, JudgeChecks, ReviewRound, ScorerKind,
+    compare_with_baseline,
+};
 
 /// The calibration report. Serialises with exactly the keys listed in
 /// docs/calibration.md#reading-the-report (camelCase): the base keys plus `recallInterval`,
@@ -154,6 +157,10 @@ pub struct Report {
     /// the mean, as `recallInterval`: the trials of one change are not independent samples).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub false_alarm_interval: Option<Interval>,
+    /// A benchmark's report (`revcal bench standard`): recall per language, category and
+    /// kind, and before and after a date, each with its interval over plants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<BenchmarkFigures>,
 }
 
 /// What became of the clean rounds asked for.

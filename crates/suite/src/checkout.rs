@@ -52,7 +52,10 @@ fn fetch(repo: &Path, url: &str) -> Result<(), String> {
 /// The local repository of `source`: a path as it is (it must be a git repository), a URL
 /// cloned once (bare) into `repos_dir` and reused after, fetched again only when `rev` is not
 /// in it. Returns the repository and the commit id of `rev`.
-pub(crate) fn locate(
+///
+/// The URL is never written into the clone (nor its credentials into any message): see
+/// docs/suites.md#the-suite-file.
+pub fn locate_repository(
     source: &RepoSource,
     rev: &str,
     repos_dir: &Path,
@@ -102,4 +105,28 @@ pub(crate) fn locate(
             Ok((repo, commit))
         }
     }
+}
+
+/// A clean checkout of one commit, removed when dropped.
+#[derive(Debug)]
+pub struct Checkout {
+    _dir: tempfile::TempDir,
+    /// The work tree.
+    pub tree: PathBuf,
+}
+
+/// Checks `commit` of `repo` out in a new temporary directory: a `git clone --shared`, so
+/// that neither the repository's work tree nor its metadata is touched.
+pub fn check_out(repo: &Path, commit: &str) -> Result<Checkout, SuiteError> {
+    let fail = |message: String| SuiteError::Repository { repo: repo.display().to_string(), message };
+    let dir = tempfile::Builder::new()
+        .prefix("revcal-suite-")
+        .tempdir()
+        .map_err(|e| fail(format!("cannot create a checkout directory: {e}")))?;
+    let source = repo.display().to_string();
+    git(dir.path(), &["clone", "--quiet", "--shared", "--no-checkout", "--", &source, "tree"])
+        .map_err(fail)?;
+    let tree = dir.path().join("tree");
+    git(&tree, &["checkout", "--quiet", "--detach", commit]).map_err(fail)?;
+    Ok(Checkout { _dir: dir, tree })
 }

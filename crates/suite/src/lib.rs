@@ -16,8 +16,10 @@
 //! [`MAX_SUITE_FILE_BYTES`]); its units ([`Unit`], [`Suite::units`]) and their outcomes
 //! ([`UnitResult`], [`SuiteEvent`]); running them ([`run_units`]) and the report of a whole
 //! suite ([`suite_report`]); shards ([`Shard`], [`ShardResult`], [`EntryPlan`],
-//! [`SHARD_FORMAT`], [`MAX_SHARD_FILE_BYTES`]) and their merge ([`merge`], [`Merged`]);
-//! errors ([`SuiteError`]; a signal stops a run with [`CalibrateError::Interrupted`]).
+//! [`SHARD_FORMAT`], [`MAX_SHARD_FILE_BYTES`]) and their merge ([`merge`], [`Merged`]); an
+//! entry's repository and a clean checkout of one of its commits, for tools that run
+//! commands there ([`locate_repository`], [`check_out`], [`Checkout`]: revcal-bench's set-up
+//! and fix dates); errors ([`SuiteError`]; a signal stops a run with [`CalibrateError::Interrupted`]).
 //!
 //! ```
 //! use revcal_calibrate::{Calibration, Gates, ScorerKind};
@@ -65,6 +67,7 @@ mod file;
 mod pool;
 mod shard;
 
+pub use checkout::{Checkout, check_out, locate_repository};
 pub use file::{MAX_SUITE_FILE_BYTES, RepoSource, Suite, SuiteEntry};
 pub use shard::{MAX_SHARD_FILE_BYTES, Merged, SHARD_FORMAT, Shard, ShardResult, merge};
 
@@ -237,7 +240,8 @@ pub fn run_units(
                 });
                 let source = located[unit.entry]
                     .get_or_insert_with(|| {
-                        checkout::locate(&entry.repo, &entry.commit, repos_dir).map_err(|e| chain(&e))
+                        checkout::locate_repository(&entry.repo, &entry.commit, repos_dir)
+                            .map_err(|e| chain(&e))
                     })
                     .clone();
                 let (repo, commit) = match source {
