@@ -182,23 +182,13 @@ impl Benchmark {
     /// a selection has a hash of its own (the suite's and the languages'), so that reports of
     /// different selections are never compared as if they were of the same suite.
     pub fn suite_for(&self, languages: &[String], repos_dir: &Path) -> Result<Suite, BenchError> {
+        let names = self.repositories_in(languages)?;
         let known = self.languages();
-        if let Some(unknown) = languages.iter().find(|language| !known.contains(language)) {
-            return Err(BenchError::Data {
-                message: format!(
-                    "no repository of the benchmark is in {unknown}; its languages are {}",
-                    known.join(", ")
-                ),
-            });
-        }
         let mut chosen: Vec<String> = languages.to_vec();
         chosen.sort();
         chosen.dedup();
         let mut suite = self.suite.clone();
-        suite.entries.retain(|entry| {
-            chosen.is_empty()
-                || self.manifest.repository(&entry.name).is_some_and(|repo| chosen.contains(&repo.language))
-        });
+        suite.entries.retain(|entry| names.contains(&entry.name));
         for entry in &mut suite.entries {
             if let RepoSource::Url(url) = &entry.repo {
                 entry.repo = repository_source(&entry.name, url, repos_dir);
@@ -213,6 +203,30 @@ impl Benchmark {
             suite.hash = format!("sha256:{hash}");
         }
         Ok(suite)
+    }
+
+    /// The names of the repositories in `languages` (every one when empty), in the suite's
+    /// order; a language none of them is in is an error naming the languages there are.
+    pub fn repositories_in(&self, languages: &[String]) -> Result<Vec<String>, BenchError> {
+        let known = self.languages();
+        if let Some(unknown) = languages.iter().find(|language| !known.contains(language)) {
+            return Err(BenchError::Data {
+                message: format!(
+                    "no repository of the benchmark is in {unknown}; its languages are {}",
+                    known.join(", ")
+                ),
+            });
+        }
+        Ok(self
+            .suite
+            .entries
+            .iter()
+            .filter(|entry| {
+                languages.is_empty()
+                    || self.manifest.repository(&entry.name).is_some_and(|repo| languages.contains(&repo.language))
+            })
+            .map(|entry| entry.name.clone())
+            .collect())
     }
 
     /// The languages `suite` (from [`suite_for`](Self::suite_for)) covers, sorted.

@@ -74,6 +74,8 @@ pub(crate) enum Command {
     Mutate(crate::mutate::MutateArgs),
     /// Real bugs: mine a repository's fixes that came with a test into a bugs file, list one.
     Bugs(crate::bugs::BugsArgs),
+    /// The standard benchmark: a reviewer on real bugs of public repositories, compared bug by bug.
+    Bench(Box<crate::bench::BenchArgs>),
     /// The built-in LLM judge: check the configured provider, measure it on labelled cases.
     Judge(crate::judge::JudgeArgs),
     /// Reviewer reputation: signed review messages, an ELO ledger, leaderboard and receipts.
@@ -96,6 +98,7 @@ impl Command {
             Command::Review(_) => "review",
             Command::Mutate(_) => "mutate",
             Command::Bugs(_) => "bugs",
+            Command::Bench(_) => "bench",
             Command::Calibrate(_) => "calibrate",
             Command::Demo(_) => "demo",
             Command::Elo(_) => "elo",

@@ -32,7 +32,7 @@ pub(crate) fn verdict(verdict: Verdict) -> u8 {
 /// positional argument of `revcal`, or `calibrate` for `review-calibration`).
 pub(crate) fn for_error_in(command: Option<&str>) -> u8 {
     match command {
-        Some("calibrate") | Some("judge") => CALIBRATE_ERROR,
+        Some("calibrate") | Some("judge") | Some("bench") => CALIBRATE_ERROR,
         Some("score") => SCORE_INVALID_INPUT,
         _ => USAGE,
     }
@@ -134,3 +134,18 @@ Exit status:
      the test command does not work on this history (fix it, or pass --keep-going)
   2  usage or I/O error (unknown flag, not a repository, a bad range, an unreadable bugs file)
   130, 143  interrupted (the scratch clones are removed; your repository was never touched)";
+
+/// `revcal bench`'s exit-code table, for `--help` (its codes are calibrate's).
+pub(crate) const BENCH_TABLE: &str = "\
+Exit status:
+  0        done: standard and merge, the gate passed (by default --min-recall 0: it ran);
+           verify, every bug reproduces; generate --check, the files are current;
+           compare, the reports were compared; setup, every environment is ready
+  2        standard and merge: the gate failed (recall or precision below its minimum, or a
+           significant drop against --baseline); verify: some bugs no longer reproduce
+           (listed); generate --check: suite.yaml or manifest.yaml is stale
+  1        operational or usage error: unknown flag or bad value, a benchmark that cannot be
+           read, a repository that cannot be reached, a setup command that failed, a unit
+           that failed, and every error of calibrate suite; compare: reports of different
+           suites or not of a suite
+  128+N    signal N stopped the run (reviews, setups and checks are stopped)";

@@ -34,6 +34,7 @@ macro_rules! eprint {
 mod agentchat;
 pub mod allocator;
 mod args;
+mod bench;
 mod bugs;
 mod cache;
 mod calibrate;
@@ -87,6 +88,7 @@ where
         Command::Review(args) => review::run(*args, &style),
         Command::Mutate(args) => mutate::run(args, &style),
         Command::Bugs(args) => bugs::run(args, &style),
+        Command::Bench(args) => bench::run(*args, &style),
         Command::Calibrate(args) => calibrate::run(*args, &style),
         Command::Demo(args) => demo::run(args, &style),
         Command::Elo(args) => elo::run(args, &style),

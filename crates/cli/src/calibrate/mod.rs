@@ -2,7 +2,7 @@
 //! plant bugs in a commit, run the reviewer in scratch checkouts, score what it caught.
 
 mod progress;
-mod suite;
+pub(crate) mod suite;
 
 pub(crate) use progress::{bar as progress_bar, lines as progress_lines};
 
@@ -919,7 +919,7 @@ fn write_reports(flags: &ReportFlags, report: &Report) -> anyhow::Result<()> {
 }
 
 /// The stdout style, or none when stderr is not a terminal.
-fn stderr_style(style: &Style) -> Style {
+pub(crate) fn stderr_style(style: &Style) -> Style {
     use std::io::IsTerminal;
     if std::io::stderr().is_terminal() { *style } else { Style::for_stdout(crate::args::ColorChoice::Never) }
 }

@@ -96,22 +96,30 @@ pub(crate) struct SuiteArgs {
 /// Arguments of `revcal calibrate merge`.
 #[derive(Debug, Args)]
 pub(crate) struct MergeArgs {
-    /// Shard result files (`calibrate suite --shard K/N --out FILE`), every shard once.
-    #[arg(value_name = "SHARD.json", required = true)]
-    files: Vec<PathBuf>,
-    /// Recall gate; shards run with another are refused.
-    #[arg(long, value_name = "F", default_value_t = super::DEFAULT_MIN_RECALL)]
-    min_recall: f64,
-    /// Precision gate (unset: precision does not gate); shards run with another are refused.
-    #[arg(long, value_name = "F")]
-    min_precision: Option<f64>,
+    #[command(flatten)]
+    merge: MergeFlags,
     /// The suite file the shards ran: its hash (over the file and its plants files) is
     /// recomputed, and shards of another (or a forged `suiteHash`) are refused. Without it
     /// the shard files are trusted to say which suite they ran.
     #[arg(long, value_name = "SUITE.yaml")]
     suite: Option<PathBuf>,
+}
+
+/// The shards to merge, the gates and where the report goes: the flags `calibrate merge` and
+/// `bench merge` share.
+#[derive(Debug, Args)]
+pub(crate) struct MergeFlags {
+    /// Shard result files (`--shard K/N --out FILE`), every shard once.
+    #[arg(value_name = "SHARD.json", required = true)]
+    files: Vec<PathBuf>,
+    /// Recall gate; shards run with another are refused.
+    #[arg(long, value_name = "F", default_value_t = super::DEFAULT_MIN_RECALL)]
+    pub(crate) min_recall: f64,
+    /// Precision gate (unset: precision does not gate); shards run with another are refused.
+    #[arg(long, value_name = "F")]
+    min_precision: Option<f64>,
     #[command(flatten)]
-    report: ReportFlags,
+    pub(crate) report: ReportFlags,
     #[command(flatten)]
     record: RecordFlags,
 }
@@ -123,13 +131,13 @@ pub(crate) fn run(action: SuiteAction, style: &Style, err_style: &Style) -> Exit
             report_failure(suite(&args, style, err_style), args.report.json, err_style)
         }
         SuiteAction::Merge(args) => {
-            report_failure(merge_shards(&args, style, err_style), args.report.json, err_style)
+            report_failure(merge_shards(&args, style, err_style), args.merge.report.json, err_style)
         }
     }
 }
 
 /// The user's cache directory for cloned repositories.
-fn default_repos_dir(suite: &Path) -> PathBuf {
+pub(crate) fn default_repos_dir(suite: &Path) -> PathBuf {
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     env("XDG_CACHE_HOME")
         .or_else(|| env("HOME").map(|home| home.join(".cache")))
@@ -138,83 +146,153 @@ fn default_repos_dir(suite: &Path) -> PathBuf {
 }
 
 fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
-    if args.shard.is_some() {
-        if args.out.is_none() {
-            anyhow::bail!(
-                "--shard runs part of the suite and writes its results for `revcal calibrate merge`: give --out FILE"
-            );
-        }
-        let flags = &args.report;
-        if flags.json
-            || flags.junit.is_some()
-            || flags.html.is_some()
-            || flags.baseline.is_some()
-            || flags.save_baseline.is_some()
-        {
-            anyhow::bail!(
-                "a shard's report would be partial: give --json, --junit, --html, --baseline and --save-baseline to `revcal calibrate merge`"
-            );
-        }
-        if args.record.record_to.is_some() {
-            anyhow::bail!("a shard is part of a calibration: give --record-to to `revcal calibrate merge`");
-        }
-    }
-    let baseline = read_baseline(&args.report)?;
-    let recorder = Recorder::load(&args.record, crate::elo::authority::Exposure::ReviewersRun)?;
-    let suite = Suite::read(&args.suite)?;
-    let reviewer = Reviewer::new(args.review_cmd.as_deref().unwrap_or_default(), &args.run)?;
-    let shard = args.shard.unwrap_or(Shard::WHOLE);
-    let units = shard.select(&suite.units());
-    let all = suite.units().len();
-    if args.shard.is_some() {
-        eprintln!(
-            "suite {}: {} entries, {all} units; shard {shard} runs {} of them",
-            args.suite.display(),
-            suite.entries.len(),
-            units.len()
-        );
-    } else {
-        eprintln!("suite {}: {} entries, {all} units", args.suite.display(), suite.entries.len());
-    }
-    let repos_dir = args.repos_dir.clone().unwrap_or_else(|| default_repos_dir(&args.suite));
-    let quiet = args.run.quiet;
-    let mut on_event = |event: SuiteEvent| match event {
-        SuiteEvent::UnitStarted { number, of, entry, trial } if !quiet => {
-            eprintln!("unit {number}/{of}: {entry}, trial {trial}");
-        }
-        SuiteEvent::UnitFailed { entry, trial, error } => {
-            eprintln!("{}: {entry}, trial {trial}: {error}", err_style.error("unit failed"));
-        }
-        _ => {}
+    let run = SuiteRun {
+        review_cmd: args.review_cmd.as_deref(),
+        shard: args.shard,
+        out: args.out.as_deref(),
+        run: &args.run,
+        report: &args.report,
+        record: &args.record,
+        merge_command: "revcal calibrate merge",
     };
-    let configure = || reviewer.calibration();
-    let results = run_units(&suite, &units, &repos_dir, &configure, &mut on_event)?;
-    let failed = results.iter().filter(|unit| unit.error.is_some()).count();
+    let prepared = run.prepare()?;
+    let suite = Suite::read(&args.suite)?;
+    let repos_dir = args.repos_dir.clone().unwrap_or_else(|| default_repos_dir(&args.suite));
+    run.execute(&prepared, &suite, &args.suite.display().to_string(), &repos_dir, &|report| report, style, err_style)
+}
 
-    if let Some(out) = &args.out {
-        let mut result = ShardResult::new(
-            &suite,
-            shard,
-            reviewer.settings(),
-            reviewer.gates(),
-            reviewer.scorer,
-            results.clone(),
-        );
-        result.regression_alpha = Some(args.report.regression_alpha);
-        write_atomically(out, &result)?;
-        if args.shard.is_some() {
-            eprintln!(
-                "shard {shard}: {} unit{}, {failed} failed; written to {} (merge the {} shards with `revcal calibrate merge`)",
-                results.len(),
-                crate::output::plural(results.len()),
-                out.display(),
-                shard.count
-            );
-            return Ok(ExitCode::from(if failed > 0 { CALIBRATE_ERROR } else { CALIBRATE_PASS }));
+/// A run of a suite's units, as `calibrate suite` and `bench standard` make it: the reviewer
+/// and how it is scored, which units (a shard) and where their results go.
+pub(crate) struct SuiteRun<'a> {
+    /// `--review-cmd` (none with `--reviewer`).
+    pub(crate) review_cmd: Option<&'a str>,
+    /// `--shard K/N`.
+    pub(crate) shard: Option<Shard>,
+    /// `--out FILE`.
+    pub(crate) out: Option<&'a Path>,
+    /// How each review is run, scored and gated.
+    pub(crate) run: &'a RunFlags,
+    /// Where the report goes.
+    pub(crate) report: &'a ReportFlags,
+    /// `--record-to` and its keys.
+    pub(crate) record: &'a RecordFlags,
+    /// The command that merges this run's shards (`revcal calibrate merge`).
+    pub(crate) merge_command: &'static str,
+}
+
+/// What a suite run reads before anything runs: a bad flag, baseline or key costs nothing.
+pub(crate) struct Prepared<'a> {
+    baseline: Option<Report>,
+    recorder: Option<Recorder>,
+    reviewer: Reviewer<'a>,
+}
+
+impl<'a> SuiteRun<'a> {
+    /// Checks the flags a shard refuses, reads the baseline and the keys, and sets the reviewer
+    /// up.
+    pub(crate) fn prepare(&self) -> anyhow::Result<Prepared<'a>> {
+        if self.shard.is_some() {
+            if self.out.is_none() {
+                anyhow::bail!(
+                    "--shard runs part of the suite and writes its results for `{}`: give --out FILE",
+                    self.merge_command
+                );
+            }
+            let flags = self.report;
+            if flags.json
+                || flags.junit.is_some()
+                || flags.html.is_some()
+                || flags.baseline.is_some()
+                || flags.save_baseline.is_some()
+            {
+                anyhow::bail!(
+                    "a shard's report would be partial: give --json, --junit, --html, --baseline and --save-baseline to `{}`",
+                    self.merge_command
+                );
+            }
+            if self.record.record_to.is_some() {
+                anyhow::bail!("a shard is part of a calibration: give --record-to to `{}`", self.merge_command);
+            }
         }
+        let baseline = read_baseline(self.report)?;
+        let recorder = Recorder::load(self.record, crate::elo::authority::Exposure::ReviewersRun)?;
+        let reviewer = Reviewer::new(self.review_cmd.unwrap_or_default(), self.run)?;
+        Ok(Prepared { baseline, recorder, reviewer })
     }
-    let report = suite_report(&suite, &results, reviewer.gates(), reviewer.scorer);
-    conclude(&args.report, report, baseline.as_ref(), recorder.as_ref(), style, err_style)
+
+    /// Runs the units of `suite` (named `label` in messages) this run selects, writes `--out`,
+    /// and, unsharded, prints the pooled report once `annotate` has added to it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn execute(
+        &self,
+        prepared: &Prepared<'_>,
+        suite: &Suite,
+        label: &str,
+        repos_dir: &Path,
+        annotate: &dyn Fn(Report) -> Report,
+        style: &Style,
+        err_style: &Style,
+    ) -> anyhow::Result<ExitCode> {
+        let reviewer = &prepared.reviewer;
+        let shard = self.shard.unwrap_or(Shard::WHOLE);
+        let units = shard.select(&suite.units());
+        let all = suite.units().len();
+        if self.shard.is_some() {
+            eprintln!(
+                "suite {label}: {} entries, {all} units; shard {shard} runs {} of them",
+                suite.entries.len(),
+                units.len()
+            );
+        } else {
+            eprintln!("suite {label}: {} entries, {all} units", suite.entries.len());
+        }
+        let quiet = self.run.quiet;
+        let mut on_event = |event: SuiteEvent| match event {
+            SuiteEvent::UnitStarted { number, of, entry, trial } if !quiet => {
+                eprintln!("unit {number}/{of}: {entry}, trial {trial}");
+            }
+            SuiteEvent::UnitFailed { entry, trial, error } => {
+                eprintln!("{}: {entry}, trial {trial}: {error}", err_style.error("unit failed"));
+            }
+            _ => {}
+        };
+        let configure = || reviewer.calibration();
+        let results = run_units(suite, &units, repos_dir, &configure, &mut on_event)?;
+        let failed = results.iter().filter(|unit| unit.error.is_some()).count();
+
+        if let Some(out) = self.out {
+            let mut result = ShardResult::new(
+                suite,
+                shard,
+                reviewer.settings(),
+                reviewer.gates(),
+                reviewer.scorer,
+                results.clone(),
+            );
+            result.regression_alpha = Some(self.report.regression_alpha);
+            write_atomically(out, &result)?;
+            if self.shard.is_some() {
+                eprintln!(
+                    "shard {shard}: {} unit{}, {failed} failed; written to {} (merge the {} shards with `{}`)",
+                    results.len(),
+                    crate::output::plural(results.len()),
+                    out.display(),
+                    shard.count,
+                    self.merge_command
+                );
+                return Ok(ExitCode::from(if failed > 0 { CALIBRATE_ERROR } else { CALIBRATE_PASS }));
+            }
+        }
+        let report = annotate(suite_report(suite, &results, reviewer.gates(), reviewer.scorer));
+        conclude(
+            self.report,
+            report,
+            prepared.baseline.as_ref(),
+            prepared.recorder.as_ref(),
+            style,
+            err_style,
+        )
+    }
 }
 
 /// Prints the pooled report and chooses the exit code: 1 when a unit failed (its plants are
@@ -267,23 +345,35 @@ fn write_atomically(path: &Path, value: &impl serde::Serialize) -> anyhow::Resul
 }
 
 fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::Result<ExitCode> {
-    for (name, value) in [("--min-recall", Some(args.min_recall)), ("--min-precision", args.min_precision)] {
+    let suite = args.suite.as_deref().map(Suite::read).transpose()?;
+    merge_files(&args.merge, suite.as_ref(), &|report| report, style, err_style)
+}
+
+/// Merges the shard files of `flags`, checked against `suite` when given, and prints the
+/// pooled report once `annotate` has added to it: `calibrate merge` and `bench merge`.
+pub(crate) fn merge_files(
+    flags: &MergeFlags,
+    suite: Option<&Suite>,
+    annotate: &dyn Fn(Report) -> Report,
+    style: &Style,
+    err_style: &Style,
+) -> anyhow::Result<ExitCode> {
+    for (name, value) in [("--min-recall", Some(flags.min_recall)), ("--min-precision", flags.min_precision)] {
         if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
             anyhow::bail!("{name} must be between 0 and 1, got {value}");
         }
     }
-    let baseline = read_baseline(&args.report)?;
+    let baseline = read_baseline(&flags.report)?;
     // Merging runs no reviewer: the authority's key may come from a file.
-    let recorder = Recorder::load(&args.record, crate::elo::authority::Exposure::NoReviewer)?;
-    let suite = args.suite.as_deref().map(Suite::read).transpose()?;
-    let mut shards = Vec::with_capacity(args.files.len());
-    for path in &args.files {
+    let recorder = Recorder::load(&flags.record, crate::elo::authority::Exposure::NoReviewer)?;
+    let mut shards = Vec::with_capacity(flags.files.len());
+    for path in &flags.files {
         shards.push((path.clone(), ShardResult::read(path)?));
     }
     let merged = merge(shards)?;
-    let gates = revcal_calibrate::Gates { min_recall: args.min_recall, min_precision: args.min_precision };
-    merged.require_gates(gates, args.report.regression_alpha)?;
-    if let Some(suite) = &suite {
+    let gates = revcal_calibrate::Gates { min_recall: flags.min_recall, min_precision: flags.min_precision };
+    merged.require_gates(gates, flags.report.regression_alpha)?;
+    if let Some(suite) = suite {
         merged.require_suite(suite)?;
     }
     if merged.revcal_version != env!("CARGO_PKG_VERSION") {
@@ -294,5 +384,5 @@ fn merge_shards(args: &MergeArgs, style: &Style, err_style: &Style) -> anyhow::R
             env!("CARGO_PKG_VERSION")
         );
     }
-    conclude(&args.report, merged.report(), baseline.as_ref(), recorder.as_ref(), style, err_style)
+    conclude(&flags.report, annotate(merged.report()), baseline.as_ref(), recorder.as_ref(), style, err_style)
 }
