@@ -23,9 +23,11 @@ fn yaml_files(dir: &Path, relative: &Path, found: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest_dir =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let standard = manifest_dir.join("../../suites/standard");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("standard_suite.rs");
+    let out =
+        PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("standard_suite.rs");
     let mut files = Vec::new();
     if standard.is_dir() {
         // A directory is scanned whole for changes by cargo.

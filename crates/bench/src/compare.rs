@@ -90,9 +90,10 @@ fn only(report: &Report, keep: &dyn Fn(&PlantOutcome) -> bool) -> Report {
 
 /// The comparison of `a` and `b` over their plants.
 fn paired(a: &Report, b: &Report) -> PairedFigures {
-    // `now` against `baseline`: the p-value of "now dropped", that is "baseline is better".
-    let b_better = compare_with_baseline(a, b, 0.05);
-    let a_better = compare_with_baseline(b, a, 0.05);
+    // `compare_with_baseline(baseline, now)` gives the p-value of "now dropped below
+    // baseline": with A as the baseline, that A is better.
+    let a_better = compare_with_baseline(a, b, 0.05);
+    let b_better = compare_with_baseline(b, a, 0.05);
     let (in_a, in_b) = (valid(a), valid(b));
     let (mut a_only, mut b_only) = (0, 0);
     for (plant, caught_a) in &in_a {
@@ -111,8 +112,8 @@ fn paired(a: &Report, b: &Report) -> PairedFigures {
     PairedFigures {
         test: a_better.test.clone(),
         shared_plants: a_better.shared_plants,
-        a: side(overall.caught_now, overall.total_now),
-        b: side(overall.caught_before, overall.total_before),
+        a: side(overall.caught_before, overall.total_before),
+        b: side(overall.caught_now, overall.total_now),
         a_only,
         b_only,
         p_a_better,

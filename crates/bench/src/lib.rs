@@ -223,7 +223,10 @@ impl Benchmark {
             .iter()
             .filter(|entry| {
                 languages.is_empty()
-                    || self.manifest.repository(&entry.name).is_some_and(|repo| languages.contains(&repo.language))
+                    || self
+                        .manifest
+                        .repository(&entry.name)
+                        .is_some_and(|repo| languages.contains(&repo.language))
             })
             .map(|entry| entry.name.clone())
             .collect())

@@ -58,7 +58,8 @@ fn row(out: &mut String, name: &str, figures: &PairedFigures) {
 /// The comparison as people read it.
 fn human(comparison: &Comparison, args: &CompareArgs) -> String {
     let mut out = String::new();
-    let benchmark = comparison.benchmark.as_deref().map(|name| format!(" (benchmark {name})")).unwrap_or_default();
+    let benchmark =
+        comparison.benchmark.as_deref().map(|name| format!(" (benchmark {name})")).unwrap_or_default();
     outln!(out, "revcal bench compare  suite {}{benchmark}", comparison.suite);
     let name = |reviewer: &Option<String>| reviewer.clone().unwrap_or_else(|| "(unnamed)".to_owned());
     outln!(out, "  A  {}  ({})", name(&comparison.reviewer_a), args.a.display());
@@ -120,7 +121,8 @@ pub(crate) fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let (a, b) = (read_report(&args.a)?, read_report(&args.b)?);
     let comparison = revcal_bench::compare(&a, &b)?;
     if args.json {
-        let mut text = serde_json::to_string_pretty(&comparison).context("cannot serialise the comparison")?;
+        let mut text =
+            serde_json::to_string_pretty(&comparison).context("cannot serialise the comparison")?;
         text.push('\n');
         emit(&text)?;
     } else {

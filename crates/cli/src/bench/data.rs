@@ -79,7 +79,8 @@ fn generated(dir: &Path, repos_dir: &Path, stamps: &BTreeMap<String, Verified>) 
 fn write_generated(dir: &Path, generated: &Generated) -> anyhow::Result<()> {
     for (name, text) in [("suite.yaml", &generated.suite), ("manifest.yaml", &generated.manifest)] {
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+        std::fs::write(&path, text)
+            .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
     }
     // What was written must read back as a benchmark.
     Benchmark::open(dir)?;
@@ -115,7 +116,9 @@ pub(crate) fn generate_files(args: &GenerateArgs) -> anyhow::Result<ExitCode> {
     if args.check {
         let stale: Vec<&str> = [("suite.yaml", &generated.suite), ("manifest.yaml", &generated.manifest)]
             .into_iter()
-            .filter(|(name, text)| std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str()))
+            .filter(|(name, text)| {
+                std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str())
+            })
             .map(|(name, _)| name)
             .collect();
         if stale.is_empty() {
@@ -154,9 +157,17 @@ pub(crate) fn verify(args: &VerifyArgs, err_style: &Style) -> anyhow::Result<Exi
     let benchmark = Benchmark::open(&bench)?;
     let suite = benchmark.suite_for(&args.language, &repos_dir)?;
     let names: Vec<String> = suite.entries.iter().map(|entry| entry.name.clone()).collect();
-    super::setup::ensure(&benchmark, &names, &envs, &repos_dir, false, Duration::from_secs(args.setup_timeout))?;
+    super::setup::ensure(
+        &benchmark,
+        &names,
+        &envs,
+        &repos_dir,
+        false,
+        Duration::from_secs(args.setup_timeout),
+    )?;
 
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
+    let jobs =
+        args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
     let base = || {
         Calibration::builder()
             .jobs(jobs)
@@ -179,9 +190,13 @@ pub(crate) fn verify(args: &VerifyArgs, err_style: &Style) -> anyhow::Result<Exi
     report(&checks, err_style);
     let failed = checks.iter().filter(|check| !check.reproduces).count();
     if args.write {
-        let stamp = Verified { date: revcal_bench::date::today(), revcal: env!("CARGO_PKG_VERSION").to_owned() };
-        let stamps: BTreeMap<String, Verified> =
-            checks.iter().filter(|check| check.reproduces).map(|check| (check.id.clone(), stamp.clone())).collect();
+        let stamp =
+            Verified { date: revcal_bench::date::today(), revcal: env!("CARGO_PKG_VERSION").to_owned() };
+        let stamps: BTreeMap<String, Verified> = checks
+            .iter()
+            .filter(|check| check.reproduces)
+            .map(|check| (check.id.clone(), stamp.clone()))
+            .collect();
         write_generated(&bench, &generated(&bench, &repos_dir, &stamps)?)?;
     }
     Ok(ExitCode::from(if failed > 0 { CALIBRATE_GATE_FAIL } else { CALIBRATE_PASS }))

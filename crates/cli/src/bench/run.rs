@@ -115,7 +115,14 @@ pub(crate) fn standard(args: &StandardArgs, style: &Style, err_style: &Style) ->
     let repos_dir = locate::repos_dir(args.repos.repos_dir.as_deref(), &bench.path);
     let suite = benchmark.suite_for(&args.language, &repos_dir)?;
     let names: Vec<String> = suite.entries.iter().map(|entry| entry.name.clone()).collect();
-    super::setup::ensure(&benchmark, &names, &envs, &repos_dir, false, Duration::from_secs(args.setup_timeout))?;
+    super::setup::ensure(
+        &benchmark,
+        &names,
+        &envs,
+        &repos_dir,
+        false,
+        Duration::from_secs(args.setup_timeout),
+    )?;
     let annotate = annotate(&benchmark, benchmark.languages_of(&suite), args.after.as_ref());
     let label = format!("{} ({})", benchmark.manifest.name, bench.origin);
     run.execute(&prepared, &suite, &label, &repos_dir, &annotate, style, err_style)

@@ -33,19 +33,29 @@ pub(crate) struct TestReviewerArgs {
 }
 
 /// The test command's outcome: whether it passed, and the first line that says why not.
-fn run_tests(command: &str, dir: &Path, timeout: Duration, signals: &SignalWatch) -> anyhow::Result<(bool, String)> {
-    let finished = revcal_process::run(&ShellCommand::new(command, dir, timeout).output_cap(1 << 20), signals)
-        .with_context(|| format!("cannot run the test command `{command}`"))?;
+fn run_tests(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    signals: &SignalWatch,
+) -> anyhow::Result<(bool, String)> {
+    let finished =
+        revcal_process::run(&ShellCommand::new(command, dir, timeout).output_cap(1 << 20), signals)
+            .with_context(|| format!("cannot run the test command `{command}`"))?;
     if let Some(signal) = signals.received() {
         anyhow::bail!("stopped by {}", revcal_process::signal_name(signal));
     }
-    let output = String::from_utf8_lossy(&finished.stdout).into_owned() + &String::from_utf8_lossy(&finished.stderr);
+    let output =
+        String::from_utf8_lossy(&finished.stdout).into_owned() + &String::from_utf8_lossy(&finished.stderr);
     let why = output
         .lines()
         .map(str::trim)
         .find(|line| {
             let lower = line.to_ascii_lowercase();
-            lower.starts_with("fail") || lower.contains("error") || lower.contains("assert") || lower.contains("panicked")
+            lower.starts_with("fail")
+                || lower.contains("error")
+                || lower.contains("assert")
+                || lower.contains("panicked")
         })
         .unwrap_or_default()
         .chars()
@@ -82,9 +92,10 @@ pub(crate) fn run(args: &TestReviewerArgs) -> anyhow::Result<ExitCode> {
     )?;
     let bench = locate::bench_dir(args.bench.suite.as_deref())?;
     let benchmark = Benchmark::open(&bench.path)?;
-    let repository = benchmark.manifest.repositories.iter().find(|repo| repo.base == base).with_context(|| {
-        format!("no repository of the benchmark has the base {base} (the first parent of its target)")
-    })?;
+    let repository =
+        benchmark.manifest.repositories.iter().find(|repo| repo.base == base).with_context(|| {
+            format!("no repository of the benchmark has the base {base} (the first parent of its target)")
+        })?;
     let dir: PathBuf = std::env::current_dir().context("cannot read the current directory")?;
     let timeout = Duration::from_secs(args.timeout);
     let signals = SignalWatch::install()?;
@@ -103,7 +114,8 @@ pub(crate) fn run(args: &TestReviewerArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(&path, reverse(&original, hunk))
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 let outcome = run_tests(tests, &dir, timeout, &signals);
-                std::fs::write(&path, &original).with_context(|| format!("cannot write {}", path.display()))?;
+                std::fs::write(&path, &original)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
                 if outcome?.0 {
                     culprits.push(hunk);
                 }
@@ -150,7 +162,9 @@ mod tests {
                 .unwrap();
             hunks(&String::from_utf8(out.stdout).unwrap())
         };
-        for new in ["a\nB\nc\nd\n", "a\nc\nd\n", "a\nb\nx\ny\nc\nd\n", "b\nc\nd\n", "a\nb\nc\n", "z\na\nb\nc\nd\n"] {
+        for new in
+            ["a\nB\nc\nd\n", "a\nc\nd\n", "a\nb\nx\ny\nc\nd\n", "b\nc\nd\n", "a\nb\nc\n", "z\na\nb\nc\nd\n"]
+        {
             let changed = diff(new);
             assert_eq!(changed.len(), 1, "{new:?}");
             assert_eq!(reverse(new, &changed[0]), base, "{new:?}");

@@ -158,7 +158,15 @@ fn suite(args: &SuiteArgs, style: &Style, err_style: &Style) -> anyhow::Result<E
     let prepared = run.prepare()?;
     let suite = Suite::read(&args.suite)?;
     let repos_dir = args.repos_dir.clone().unwrap_or_else(|| default_repos_dir(&args.suite));
-    run.execute(&prepared, &suite, &args.suite.display().to_string(), &repos_dir, &|report| report, style, err_style)
+    run.execute(
+        &prepared,
+        &suite,
+        &args.suite.display().to_string(),
+        &repos_dir,
+        &|report| report,
+        style,
+        err_style,
+    )
 }
 
 /// A run of a suite's units, as `calibrate suite` and `bench standard` make it: the reviewer
@@ -211,7 +219,10 @@ impl<'a> SuiteRun<'a> {
                 );
             }
             if self.record.record_to.is_some() {
-                anyhow::bail!("a shard is part of a calibration: give --record-to to `{}`", self.merge_command);
+                anyhow::bail!(
+                    "a shard is part of a calibration: give --record-to to `{}`",
+                    self.merge_command
+                );
             }
         }
         let baseline = read_baseline(self.report)?;
@@ -358,7 +369,8 @@ pub(crate) fn merge_files(
     style: &Style,
     err_style: &Style,
 ) -> anyhow::Result<ExitCode> {
-    for (name, value) in [("--min-recall", Some(flags.min_recall)), ("--min-precision", flags.min_precision)] {
+    for (name, value) in [("--min-recall", Some(flags.min_recall)), ("--min-precision", flags.min_precision)]
+    {
         if let Some(value) = value.filter(|v| !(0.0..=1.0).contains(v)) {
             anyhow::bail!("{name} must be between 0 and 1, got {value}");
         }

@@ -6,6 +6,7 @@ mod agentchat_cli;
 #[path = "../../../agentchat/tests/it/server.rs"]
 mod agentchat_server;
 mod assets;
+mod bench_cli;
 mod bugs_cli;
 mod calibrate_cli;
 mod ci_examples;
