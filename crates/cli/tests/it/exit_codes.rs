@@ -12,12 +12,14 @@ const REVIEW_CALIBRATION: &str = env!("CARGO_BIN_EXE_review-calibration");
 
 #[test]
 fn a_mistyped_flag_exits_1_from_calibrate_and_3_from_score_for_both_binaries() {
-    let cases: [(&str, &[&str], i32); 6] = [
+    let cases: [(&str, &[&str], i32); 7] = [
         // calibrate's 2 means "the gate failed": a usage error is an operational error, 1.
         (REVCAL, &["calibrate", "--min-recal", "0.6", "--review-cmd", "true"], 1),
         (REVIEW_CALIBRATION, &["--min-recal", "0.6", "--review-cmd", "true"], 1),
         // A bad value is a usage error too.
         (REVCAL, &["calibrate", "--min-recall", "lots", "--review-cmd", "true"], 1),
+        // bench keeps calibrate's codes: its 2 means "the gate failed" or "bugs no longer reproduce".
+        (REVCAL, &["bench", "standard", "--review-cmd", "true", "--after", "someday"], 1),
         (REVIEW_CALIBRATION, &["--plants", "-3", "--review-cmd", "true"], 1),
         // score's 2 means UNCLEAR: a usage error is invalid input, 3.
         (REVCAL, &["score", "--rubirc", "x"], 3),
@@ -55,7 +57,7 @@ fn other_commands_keep_2_for_usage_errors_and_help_exits_0() {
 
 #[test]
 fn every_command_documents_its_exit_codes_in_its_help() {
-    let commands: [(&str, &[&str], &[&str]); 11] = [
+    let commands: [(&str, &[&str], &[&str]); 14] = [
         (
             REVCAL,
             &["calibrate"],
@@ -91,6 +93,26 @@ fn every_command_documents_its_exit_codes_in_its_help() {
             ],
         ),
         (REVCAL, &["agentchat", "review"], &["0  stopped by SIGINT or SIGTERM", "2  could not run"]),
+        (
+            REVCAL,
+            &["bench"],
+            &[
+                "0        done: standard and merge, the gate passed",
+                "2        standard and merge: the gate failed",
+                "1        operational or usage error",
+                "128+N",
+            ],
+        ),
+        (
+            REVCAL,
+            &["bench", "standard"],
+            &["verify: some bugs no longer", "generate --check: suite.yaml or manifest.yaml is stale"],
+        ),
+        (
+            REVCAL,
+            &["bench", "compare"],
+            &["compare: reports of different", "compare, the reports were compared"],
+        ),
     ];
     for (binary, command, rows) in commands {
         let mut args = command.to_vec();

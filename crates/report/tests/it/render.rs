@@ -3,6 +3,7 @@
 
 use crate::fixtures::{gates, report, three_trials};
 use revcal_report::CleanRounds;
+use revcal_report::{BenchmarkFigures, group_score, group_scores};
 use revcal_report::{FindingOutcome, Interval, Plant, Report, ScorerKind, TrialRecord};
 use revcal_report::{render_html, render_human, render_junit};
 
@@ -41,6 +42,42 @@ fn the_human_summary_reports_each_trial_and_their_agreement() {
     let human = render_human(&three_trials(), false);
     assert!(human.contains("3 plants x 3 trials: 5/9 caught  (95% CI over 3 plants"), "{human}");
     assert!(human.contains("same outcome in every run for 33% of the plants"), "{human}");
+}
+
+/// A benchmark's groups are rendered with their plants and intervals, and read back from JSON.
+#[test]
+fn a_benchmarks_groups_are_rendered_with_their_intervals() {
+    let mut report = report();
+    report.benchmark = Some(BenchmarkFigures {
+        name: "standard".into(),
+        languages: vec!["go".into(), "python".into()],
+        per_language: group_scores([
+            ("python".to_owned(), 1, 1),
+            ("python".to_owned(), 0, 1),
+            ("go".to_owned(), 1, 1),
+        ]),
+        per_category: group_scores([("off-by-one".to_owned(), 2, 3)]),
+        per_kind: group_scores([("real".to_owned(), 2, 3), ("synthetic".to_owned(), 0, 1)]),
+        false_alarms: Some(group_score(4, 1, 4)),
+        after: Some("2024-01-01".into()),
+        fixed_before: Some(group_score(1, 1, 1)),
+        fixed_after: Some(group_score(2, 1, 2)),
+    });
+    let human = render_human(&report, false);
+    assert!(human.contains("benchmark standard       plants  caught  total  recall  95% CI"), "{human}");
+    assert!(human.contains("language python               2       1      2    0.50  0.09-0.91"), "{human}");
+    assert!(human.contains("fixed before 2024-01-01       1       1      1    1.00  0.21-1.00"), "{human}");
+    assert!(human.contains("fixed from 2024-01-01"), "{human}");
+    assert!(human.contains("false alarms                  4       1      4    0.25"), "{human}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["benchmark"]["perLanguage"]["go"]["plants"], 1);
+    assert_eq!(json["benchmark"]["fixedAfter"]["total"], 2);
+    let back: Report = serde_json::from_value(json).unwrap();
+    assert_eq!(back, report);
+    // Without a benchmark, no such block and no such key.
+    report.benchmark = None;
+    assert!(!render_human(&report, false).contains("benchmark"));
+    assert!(serde_json::to_value(&report).unwrap().get("benchmark").is_none());
 }
 
 /// The false-alarm rate of clean rounds is shown beside recall and precision.
