@@ -123,7 +123,12 @@ impl Manifest {
         let staged = dir.join(format!(".{MANIFEST}.{}", std::process::id()));
         std::fs::write(&staged, serde_json::to_vec(self).map_err(std::io::Error::other)?)?;
         std::fs::rename(&staged, dir.join(MANIFEST))?;
-        std::fs::write(dir.join(SIZE), self.bytes.to_string())
+        Manifest::write_size(dir, self.bytes)
+    }
+
+    /// Records that the slot at `dir` holds `bytes`, its manifest left as it is.
+    pub(crate) fn write_size(dir: &Path, bytes: u64) -> std::io::Result<()> {
+        std::fs::write(dir.join(SIZE), bytes.to_string())
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) struct Slot {
     /// Bytes the last checkout holds beyond what `written` records: the round's own files
     /// and its `.git`, rewritten for every review.
     unrecorded_bytes: u64,
+    /// Whether `written` changed since the slot was taken: its manifest is rewritten only then.
+    changed: bool,
 }
 
 /// An entry kind as a kept slot's manifest records it.
@@ -143,6 +145,7 @@ impl Slot {
             written: HashMap::new(),
             lock: None,
             unrecorded_bytes: 0,
+            changed: false,
         }
     }
 
@@ -166,7 +169,7 @@ impl Slot {
             })
             .collect();
         tracing::debug!(slot = number, dir = %dir.display(), "kept slot taken");
-        Ok(Some(Slot { number, dir, written, lock: Some(lock), unrecorded_bytes: 0 }))
+        Ok(Some(Slot { number, dir, written, lock: Some(lock), unrecorded_bytes: 0, changed: false }))
     }
 
     /// The slot's cache directories (Go's build cache, npm's cache), kept from review to review.
@@ -183,6 +186,10 @@ impl Slot {
             + self.unrecorded_bytes
             + crate::cache::bytes_beneath(&self.target_dir())
             + crate::cache::bytes_beneath(&self.caches());
+        if !self.changed {
+            // What the manifest on disk records still holds: only the size moved.
+            return crate::cache::Manifest::write_size(&self.dir, bytes);
+        }
         let written = self
             .written
             .iter()
@@ -239,6 +246,7 @@ impl Slot {
             match (stat, tree.entries().get(path)) {
                 (Some(stat), Some(entry)) if !round.files.contains_key(path) => {
                     self.written.insert(path.clone(), ((entry.id, entry.kind), Stamp::of(stat)));
+                    self.changed = true;
                 }
                 (Some(stat), _) => self.unrecorded_bytes += u64::try_from(stat.st_size).unwrap_or(0),
                 (None, _) => {}
@@ -263,11 +271,12 @@ impl Slot {
         let mut kept = HashSet::new();
         let mut kept_bytes = 0u64;
         let written = &mut self.written;
+        let changed = &mut self.changed;
         beneath::sweep(root, &mut |path, stat| {
             let Some(path) = path else { return Verdict::Remove };
             let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
             if path == ".git" || round.files.contains_key(path) {
-                written.remove(path);
+                *changed |= written.remove(path).is_some();
                 return Verdict::Remove;
             }
             if tree.directories().contains(path) {
@@ -289,7 +298,7 @@ impl Slot {
                     Verdict::Keep
                 }
                 _ => {
-                    written.remove(path);
+                    *changed |= written.remove(path).is_some();
                     Verdict::Remove
                 }
             }
