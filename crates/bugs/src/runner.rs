@@ -392,6 +392,35 @@ fn go_witness(test_cmd: &str, tests: &BTreeSet<TestName>, go_module: Option<&str
         .then(|| format!("{} -run {} {}", words.join(" "), shell_quote(&pattern), packages.join(" ")))
 }
 
+/// The Go packages of `tests` that `go test` named in GOPATH mode, renamed as directories
+/// of `root`, the tree the tests ran in. Outside a module and outside GOPATH (a commit from
+/// before the project had a `go.mod`, tested with `GO111MODULE=auto`), `go test` names a
+/// package `_` and its absolute directory: a witness naming it would run only in that
+/// scratch clone, gone once mining ends, so it names `.` or `./dir` instead.
+pub(crate) fn gopath_packages_as_directories(tests: BTreeSet<TestName>, root: &Path) -> BTreeSet<TestName> {
+    // The tree as given and as the system resolves it (`go` reads the working directory
+    // the kernel reports, which has no symbolic link in it).
+    let roots: Vec<std::path::PathBuf> =
+        [Some(root.to_path_buf()), root.canonicalize().ok()].into_iter().flatten().collect();
+    tests
+        .into_iter()
+        .map(|mut test| {
+            let directory = test.package.strip_prefix('_').filter(|_| test.runner == Runner::GoTest);
+            let relative = directory.and_then(|dir| {
+                roots.iter().find_map(|root| Path::new(dir).strip_prefix(root).ok().map(Path::to_path_buf))
+            });
+            if let Some(relative) = relative {
+                test.package = match relative.to_str() {
+                    Some("") => ".".to_owned(),
+                    Some(dir) => format!("./{dir}"),
+                    None => test.package,
+                };
+            }
+            test
+        })
+        .collect()
+}
+
 /// The module path a `go.mod` declares (`module example.com/shop`).
 pub(crate) fn go_module(go_mod: &str) -> Option<String> {
     go_mod.lines().find_map(|line| {
@@ -483,6 +512,83 @@ mod tests {
         );
         let gradle = failing_tests("acme.CalcTest > doubles FAILED\n");
         assert_eq!(witness("./gradlew test", &gradle, None), "./gradlew test --tests acme.CalcTest.doubles");
+    }
+
+    /// Output of `go test -count=1 ./...` in GOPATH mode (`GO111MODULE=auto` on a commit
+    /// without a `go.mod`), outside GOPATH: packages are named `_` and their directory.
+    const GO_TEST_GOPATH: &str = "--- FAIL: TestRoot (0.00s)\n    s_test.go:5: bad\nFAIL\nFAIL\t_/tmp/revcal-bugs-Ab12/tree\t0.005s\n--- FAIL: TestX (0.00s)\n        a_test.go:5: no\nFAIL\nFAIL\t_/tmp/revcal-bugs-Ab12/tree/pkg/a\t0.009s\nFAIL\n";
+
+    #[test]
+    fn go_packages_outside_a_module_are_named_by_their_directory_in_the_tree() {
+        let root = Path::new("/tmp/revcal-bugs-Ab12/tree");
+        let tests = gopath_packages_as_directories(failing_tests(GO_TEST_GOPATH), root);
+        assert_eq!(
+            witness("go test -count=1 ./...", &tests, None),
+            "go test -count=1 -run '^(TestRoot|TestX)$' . ./pkg/a"
+        );
+        // A package of another tree, or a module's import path, is left as it is.
+        let other = gopath_packages_as_directories(
+            failing_tests(GO_TEST_GOPATH),
+            Path::new("/tmp/revcal-bugs-Ab12/tre"),
+        );
+        assert_eq!(
+            witness("go test ./...", &other, None),
+            "go test -run '^(TestRoot|TestX)$' _/tmp/revcal-bugs-Ab12/tree _/tmp/revcal-bugs-Ab12/tree/pkg/a"
+        );
+        let module = gopath_packages_as_directories(failing_tests(GO_TEST), root);
+        assert_eq!(module, failing_tests(GO_TEST));
+    }
+
+    /// A package without a `go.mod` tested by the real `go test` in GOPATH mode: the witness
+    /// made from its output runs the failing test in another copy of the tree too, where the
+    /// first copy's directory is gone.
+    #[test]
+    fn a_gopath_mode_witness_runs_in_another_copy_of_the_tree() {
+        let go = |dir: &Path, script: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", script])
+                .current_dir(dir)
+                .env("GO111MODULE", "auto")
+                .output()
+        };
+        let scratch = tempfile::tempdir().unwrap();
+        if go(scratch.path(), "go version").map_or(true, |out| !out.status.success()) {
+            eprintln!("skipped: Go is not installed (apt-get install golang-go)");
+            return;
+        }
+        let files = [
+            ("calc.go", "package calc\n\nfunc Double(n int) int { return n + n + 1 }\n"),
+            (
+                "calc_test.go",
+                "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal(\"Double(2)\")\n\t}\n}\n\nfunc TestOther(t *testing.T) {}\n",
+            ),
+            ("sub/sub.go", "package sub\n"),
+            ("sub/sub_test.go", "package sub\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {}\n"),
+        ];
+        let first = scratch.path().join("first");
+        let second = scratch.path().join("second");
+        for tree in [&first, &second] {
+            for (name, text) in files {
+                let path = tree.join(name);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+        }
+        let run = go(&first, "go test -count=1 ./...").unwrap();
+        let output = String::from_utf8_lossy(&run.stdout).into_owned();
+        assert!(output.contains("FAIL\t_/"), "{output}");
+        let tests = gopath_packages_as_directories(failing_tests(&output), &first);
+        let witness = witness("go test -count=1 ./...", &tests, None);
+        assert_eq!(witness, "go test -count=1 -run '^TestDouble$' .", "{output}");
+        std::fs::remove_dir_all(&first).unwrap();
+        let rerun = go(&second, &witness).unwrap();
+        let output = String::from_utf8_lossy(&rerun.stdout).into_owned();
+        assert!(!rerun.status.success(), "{output}");
+        assert!(output.contains("--- FAIL: TestDouble"), "{output}");
+        assert!(!output.contains("sub"), "only the failing test's package runs: {output}");
+        std::fs::write(second.join("calc.go"), "package calc\n\nfunc Double(n int) int { return n + n }\n")
+            .unwrap();
+        assert!(go(&second, &witness).unwrap().status.success());
     }
 
     #[test]

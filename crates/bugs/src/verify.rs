@@ -342,6 +342,7 @@ pub(crate) fn verify(
     let with_bug = test_run(&with_bug);
     let flipped: BTreeSet<runner::TestName> = with_bug.failing.difference(&at_fix.failing).cloned().collect();
     let witness = if !flipped.is_empty() {
+        let flipped = runner::gopath_packages_as_directories(flipped, &workspace.tree);
         let go_mod = std::fs::read_to_string(workspace.tree.join("go.mod")).ok();
         runner::witness(&test_cmd, &flipped, go_mod.as_deref().and_then(runner::go_module).as_deref())
     } else if at_fix.exit.success() && !with_bug.exit.success() && with_bug.failing.is_empty() {
