@@ -3,7 +3,8 @@
 //!
 //! It builds the release binary, generates the repository in a temporary directory (a commit
 //! of 10,000 files, then a commit that changes three Rust files: the targets), and times, in
-//! one run and side by side: the whole `revcal calibrate` with a reviewer that prints `[]`,
+//! one run and side by side: the whole `revcal calibrate` with a reviewer that prints `[]` (a
+//! repeat run: its job slots kept in a checkout cache of its own),
 //! that reviewer alone, and `git status` on the same tree for scale.
 
 use anyhow::{Context, Result, bail};
@@ -39,6 +40,7 @@ pub(crate) fn run(root: &Path) -> Result<ExitCode> {
     let repo = std::env::temp_dir().join(format!("revcal-bench-calibrate-{}", std::process::id()));
     let outcome = measure(&revcal, &repo);
     let _ = std::fs::remove_dir_all(&repo);
+    let _ = std::fs::remove_dir_all(repo.with_extension("cache"));
     outcome
 }
 
@@ -63,6 +65,10 @@ fn measure(revcal: &Path, repo: &Path) -> Result<ExitCode> {
                 "8",
             ])
             .args(["--min-recall", "0", "--json", "--quiet"])
+            // Kept checkouts in the benchmark's own cache, never the user's: the timed runs
+            // are repeat runs (`bench scale` times first runs and fresh checkouts too).
+            .arg("--checkout-cache")
+            .arg(repo.with_extension("cache"))
             .current_dir(repo)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

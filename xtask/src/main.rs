@@ -4,7 +4,7 @@
 //!   checked-in file is stale.
 //! - `lint-rubrics`: lint the shipped rubric library with warnings denied.
 //! - `ci`: run `.ci/run`, exactly what CI runs.
-//! - `bench [rubrics|mutate|calibrate|calibrate-parallel|elo|score|suite|agentchat]`: run a benchmark; each prints its
+//! - `bench [rubrics|mutate|calibrate|calibrate-parallel|elo|score|suite|scale|agentchat]`: run a benchmark; each prints its
 //!   baseline and ratio.
 //! - `bench standard [--suite DIR] [--repos-dir DIR] [--docs FILE]`: the reference reviewers on
 //!   the standard benchmark, their table written into docs/benchmark.md.
@@ -18,6 +18,7 @@ mod bench_agentchat;
 mod bench_calibrate;
 mod bench_calibrate_parallel;
 mod bench_mutate;
+mod bench_scale;
 mod bench_standard;
 mod bench_suite;
 mod e2e_llm;
@@ -41,6 +42,11 @@ tasks:
   bench calibrate    calibrate overhead on a 10,000-file repository with 8 plants (target < 300 ms)
   bench calibrate-parallel  72 reviews of 2 s and a judge answering in 0.5 s with --jobs 8, against
                      the ideal (target <= 1.25x), and the report of --jobs 1 compared byte for byte
+  bench scale [--babel DIR] [--adlc FILE] [--commit REV] [--pairs N] [--baseline REVCAL]
+                     kept checkouts on big repositories: babel/babel fresh, first and repeat runs,
+                     paired with adlc's in-place review-calibration, --jobs 2 against --jobs 1; a
+                     repeat run on 10,000 files (target < 300 ms); a suite of 10 commits against
+                     one first run (target < 3x); reports of kept and fresh checkouts compared
   bench suite        a 50-entry suite unsharded, as 50 and 5 shards, and merged: each shard's start-up cost
   bench agentchat    messages stored per second through one ledger agent on the real AgentChat server
                      (node; 40 agents posting at once), next to `revcal elo ingest` of the same messages
@@ -92,6 +98,7 @@ fn run(args: &[String]) -> Result<ExitCode> {
             Some("score") => cargo(&root, &["bench", "-p", "revcal-score", "--bench", "score"]),
             Some("mutate") => bench_mutate::run(&root, &rest[1..]),
             Some("suite") => bench_suite::run(&root),
+            Some("scale") => bench_scale::run(&root, &rest[1..]),
             Some("agentchat") => bench_agentchat::run(&root),
             Some("standard") => bench_standard::run(&root, &rest[1..]),
             Some(other) => bail!("unknown benchmark `{other}`\n\n{USAGE}"),

@@ -64,6 +64,8 @@ struct EntryOut {
     commit: String,
     plants_file: String,
     files: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    build_cmd: Option<String>,
 }
 
 /// `sha256:` of `text`.
@@ -155,6 +157,7 @@ pub fn generate(
             commit: spec.target.clone(),
             plants_file: format!("bugs/{}.yaml", spec.name),
             files,
+            build_cmd: spec.build_cmd.clone(),
         });
     }
     let record = Manifest { format: MANIFEST_FORMAT.to_owned(), name: name.to_owned(), repositories, bugs };
@@ -215,6 +218,7 @@ mod tests {
             target: "1".repeat(40),
             setup: "python3 -m venv \"$ENV\"".into(),
             test_cmd: "python3 -m pytest -q".into(),
+            build_cmd: None,
             mined: None,
             notes: None,
         };
@@ -265,5 +269,23 @@ mod tests {
         let changed =
             generate("standard", &sources, Some(&kept), &mut history, &BTreeMap::new()).unwrap().record;
         assert_eq!(changed.bugs[0].verified, None, "the witness of calc-aaaaaaaaaaaa changed");
+    }
+
+    /// A repository's build check reaches its suite entry, and the suite reads it back.
+    #[test]
+    fn a_repositorys_build_command_is_its_entrys() {
+        let mut sources = sources();
+        sources.repositories[0].build_cmd = Some("cargo test --no-run".into());
+        let dir = tempfile::tempdir().unwrap();
+        let generated = generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new()).unwrap();
+        assert!(generated.suite.contains("build_cmd: cargo test --no-run"), "{}", generated.suite);
+        std::fs::create_dir_all(dir.path().join("bugs")).unwrap();
+        std::fs::write(dir.path().join("bugs/calc.yaml"), "[]\n").unwrap();
+        std::fs::write(dir.path().join("suite.yaml"), &generated.suite).unwrap();
+        let suite = revcal_suite::Suite::read(&dir.path().join("suite.yaml")).unwrap();
+        assert_eq!(suite.entries[0].build_cmd.as_deref(), Some("cargo test --no-run"));
+        sources.repositories[0].build_cmd = None;
+        let without = generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new()).unwrap();
+        assert!(!without.suite.contains("build_cmd"));
     }
 }

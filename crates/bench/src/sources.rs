@@ -35,6 +35,10 @@ pub struct RepositorySpec {
     pub setup: String,
     /// The repository's test command; its witnesses are it narrowed to a test or two.
     pub test_cmd: String,
+    /// The build check of its plants, when the default (`cargo check --all-targets` for a
+    /// Rust crate) does not build at the target: a suite entry's `build_cmd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_cmd: Option<String>,
     /// How the bugs were mined (the command line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mined: Option<String>,

@@ -348,8 +348,11 @@ pub(crate) fn pack_dir(repository: &Path, id: &str) -> (PathBuf, bool) {
         let _ = std::fs::write(dir.join("complete"), b"");
     }
     if let Ok(entries) = std::fs::read_dir(&packs) {
+        // A staging directory (`.staging-*`) is a store another unit or run is writing now:
+        // never a stale one.
         let mut stores: Vec<(Option<u64>, PathBuf)> = entries
             .flatten()
+            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
             .map(|entry| (modified_secs(&entry.path().join("complete")), entry.path()))
             .collect();
         stores.sort_by_key(|store| std::cmp::Reverse(store.0));
@@ -444,5 +447,29 @@ mod tests {
         assert_eq!(key.len(), 16);
         assert_eq!(key, repository_key(&dir.path().join(".")));
         assert!(!key.contains(dir.path().file_name().unwrap().to_str().unwrap()));
+    }
+
+    /// Keeping the most recent stores never removes one being written (a staging directory
+    /// of another unit or run).
+    #[test]
+    fn stores_being_written_are_never_evicted() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = dir.path().join("packs");
+        for n in 0..KEPT_PACKS + 2 {
+            let store = packs.join(format!("store-{n}"));
+            std::fs::create_dir_all(store.join("objects")).unwrap();
+            std::fs::write(store.join("complete"), b"").unwrap();
+        }
+        let staging = packs.join(".staging-abc/objects/pack");
+        std::fs::create_dir_all(&staging).unwrap();
+        let (objects, complete) = pack_dir(dir.path(), "new");
+        assert!(!complete && objects.ends_with("new/objects"));
+        assert!(staging.is_dir(), "the staging directory is left alone");
+        let kept = std::fs::read_dir(&packs)
+            .unwrap()
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("store-"))
+            .count();
+        assert_eq!(kept, KEPT_PACKS, "the others beyond the most recent are removed");
     }
 }

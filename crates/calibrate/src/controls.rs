@@ -5,7 +5,7 @@
 //! The oracle states each defect (and, for the repro scorer, carries the
 //! plant's witness as its repro); a working scorer gives it 1.0.
 
-use crate::plants::Plant;
+use crate::plants::{Plant, Planting};
 use revcal_findings::{Finding, FindingFormat};
 
 /// The echo reviewer's findings: location and the changed line, no understanding.
@@ -17,8 +17,9 @@ pub(crate) fn echo_findings(plants: &[&Plant]) -> Vec<Finding> {
                 FindingFormat::Findings,
                 format!("This line changed: `{}`", plant.mutated.trim()),
             );
-            finding.file = Some(plant.file.clone());
-            finding.line = Some(plant.line);
+            let (file, line) = plant.placed_at();
+            finding.file = Some(file.to_owned());
+            finding.line = Some(line);
             finding
         })
         .collect()
@@ -33,8 +34,9 @@ pub(crate) fn oracle_findings(plants: &[&Plant]) -> Vec<Finding> {
                 FindingFormat::Findings,
                 format!("{} (`{}` was `{}`)", plant.defect, plant.mutated.trim(), plant.original.trim()),
             );
-            finding.file = Some(plant.file.clone());
-            finding.line = Some(plant.line);
+            let (file, line) = plant.placed_at();
+            finding.file = Some(file.to_owned());
+            finding.line = Some(line);
             finding.repro = plant.witness.clone();
             finding
         })

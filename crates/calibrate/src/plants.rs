@@ -44,6 +44,11 @@ pub(crate) trait Planting {
     /// changed file it names, see [`resolve_finding_paths`]), a line within 3 of one of its
     /// lines in the planted tree.
     fn located_by(&self, finding: &revcal_findings::Finding) -> bool;
+    /// Where the plant's first changed line is in the planted tree (lines removed or added
+    /// above it by other plants of its round counted): the file and the line.
+    fn placed_at(&self) -> (&str, u32);
+    /// How many lines `line` is from the plant's nearest line in the planted tree.
+    fn distance_to(&self, line: u32) -> u32;
 }
 
 impl Planting for Plant {
@@ -74,6 +79,28 @@ impl Planting for Plant {
             }];
         }
         self.edits.iter().filter(|edit| edit.file == file).cloned().collect()
+    }
+
+    fn placed_at(&self) -> (&str, u32) {
+        match self.spans.first() {
+            Some(span) => (span.file.as_str(), span.first),
+            None => (self.file.as_str(), self.line),
+        }
+    }
+
+    fn distance_to(&self, line: u32) -> u32 {
+        let from = |first: u32, last: u32| {
+            if line < first {
+                first - line
+            } else {
+                line.saturating_sub(last.max(first))
+            }
+        };
+        if self.spans.is_empty() {
+            from(self.line, self.end_line.unwrap_or(self.line))
+        } else {
+            self.spans.iter().map(|span| from(span.first, span.last)).min().unwrap_or(u32::MAX)
+        }
     }
 
     fn located_by(&self, finding: &revcal_findings::Finding) -> bool {

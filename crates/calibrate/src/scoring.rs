@@ -120,7 +120,9 @@ pub(crate) fn score_with_progress(
             continue;
         }
         let found_line = finding.line.unwrap_or(0);
-        located.sort_by_key(|&i| plants[i].line.abs_diff(found_line));
+        // Nearest first, in the planted tree the reviewer read (a plant's recorded line is
+        // the original's: lines other plants removed or added above it moved it).
+        located.sort_by_key(|&i| plants[i].distance_to(found_line));
         let mut outcome = FindingOutcome::LocatedOnly;
         let mut waiting = false;
         for plant_index in located {
@@ -214,5 +216,38 @@ mod tests {
         no_line.line = None;
         no_file.file = None;
         assert_eq!(score(&[&a], &[no_line, no_file], &mut StringScorer).unwrap().caught(), 0);
+    }
+
+    /// A deleted statement moves the plants below it up a line: the findings of a reviewer
+    /// that read the planted file name them where they now are, and each is credited to its
+    /// own plant (two plants a line apart included), as the oracle's are.
+    #[test]
+    fn plants_below_a_deleted_line_are_matched_where_the_reviewer_saw_them() {
+        let mut deletion = plant("src/a.py", 2);
+        deletion.original = "    x = 1".into();
+        deletion.mutated = String::new();
+        deletion.edits = vec![revcal_report::PlantEdit {
+            file: "src/a.py".into(),
+            start: 1,
+            old: vec!["    x = 1".into()],
+            new: Vec::new(),
+        }];
+        let (mut upper, mut lower) = (plant("src/a.py", 20), plant("src/a.py", 21));
+        upper.original = "a < b".into();
+        lower.original = "c < d".into();
+        let mut plants = vec![deletion, upper, lower];
+        crate::plants::place(&mut plants, &[true, true, true]);
+        assert_eq!(plants[1].placed_at(), ("src/a.py", 19));
+        assert_eq!(plants[2].placed_at(), ("src/a.py", 20));
+        let refs: Vec<&Plant> = plants.iter().collect();
+        // The reviewer flags the two lines where it read them: 19 and 20.
+        let findings = [finding("src/a.py", 19, "bug"), finding("src/a.py", 20, "bug")];
+        let scored = score(&refs, &findings, &mut StringScorer).unwrap();
+        assert_eq!(scored.caught_by, vec![None, Some(0), Some(1)], "each finding credits its own plant");
+        // The oracle states each plant where it sits.
+        let oracle = crate::controls::oracle_findings(&refs);
+        let lines: Vec<Option<u32>> = oracle.iter().map(|finding| finding.line).collect();
+        assert_eq!(lines, vec![Some(2), Some(19), Some(20)]);
+        assert_eq!(score(&refs, &oracle, &mut StringScorer).unwrap().caught(), 3);
     }
 }

@@ -61,6 +61,9 @@ pub struct SuiteEntry {
     pub one_at_a_time: bool,
     /// Clean rounds (changes without a plant) reviewed besides the plants, per unit.
     pub clean_rounds: usize,
+    /// The build check of this entry's plants (as `calibrate --build-cmd`; empty: none),
+    /// over the run's own; `None`: the run's.
+    pub build_cmd: Option<String>,
 }
 
 /// A suite: its entries and the hash that identifies it in shard results.
@@ -107,6 +110,7 @@ struct EntryFile {
     seed: Option<u64>,
     one_at_a_time: Option<bool>,
     clean_rounds: Option<usize>,
+    build_cmd: Option<String>,
 }
 
 /// Whether `repo` names a remote repository rather than a path.
@@ -224,6 +228,7 @@ impl Suite {
                 seed: entry.seed.or(file.defaults.seed).unwrap_or(0),
                 one_at_a_time: entry.one_at_a_time.or(file.defaults.one_at_a_time).unwrap_or(false),
                 clean_rounds: entry.clean_rounds.or(file.defaults.clean_rounds).unwrap_or(0),
+                build_cmd: entry.build_cmd,
             });
         }
         let hash = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect::<String>();

@@ -348,6 +348,9 @@ fn run_unit(
     if let Some(file) = &entry.plants_file {
         calibration = calibration.plants_file(file).also_synthetic(entry.plants.is_some());
     }
+    if let Some(command) = &entry.build_cmd {
+        calibration = calibration.build_check(revcal_calibrate::BuildCheck::Command(command.clone()));
+    }
     calibration.run().map_err(|error| match error {
         CalibrateError::Interrupted { .. } => UnitFailure::Interrupted(error),
         error => UnitFailure::Failed(chain(&error)),
