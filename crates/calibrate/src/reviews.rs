@@ -155,10 +155,18 @@ pub(crate) fn run_all(
             if running == 0 {
                 break;
             }
-            let Ok((index, slot, outcome)) = receiver.recv() else { break };
+            let Ok((index, mut slot, outcome)) = receiver.recv() else { break };
             running -= 1;
             finished += 1;
-            jobs.give_back(slot, settings.repository, Some(reviews[index].tag.clone()));
+            // An idle slot keeps nothing that tells its round from another's.
+            let tag = match slot.put_away(&reviews[index].round) {
+                Ok(()) => Some(reviews[index].tag.clone()),
+                Err(error) => {
+                    tracing::warn!("{error}; the slot is swept before its next review");
+                    None
+                }
+            };
+            jobs.give_back(slot, settings.repository, tag);
             if outcome.is_err() {
                 stopped = true;
             }

@@ -258,6 +258,45 @@ impl Slot {
         Ok(())
     }
 
+    /// Takes out of the checkout, once its review has ended, what tells rounds apart: every
+    /// file any round changes and `.git` (which holds this round's objects). A reviewer that
+    /// runs meanwhile in another slot, or in a later run, and reads this one finds only what
+    /// every round has in common. The next review writes them again, as it always does.
+    pub(crate) fn put_away(&mut self, round: &Round) -> Result<(), CalibrateError> {
+        let tree = self.tree();
+        let root = match beneath::open_root(&tree) {
+            Ok(root) => root,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => return Err(CalibrateError::io("open", tree, error)),
+        };
+        let failed = |path: &str, error| CalibrateError::io("remove", tree.join(path), error);
+        beneath::remove_entry(root.as_fd(), OsStr::new(".git")).map_err(|e| failed(".git", e))?;
+        for path in round.files.keys() {
+            let mut parts: Vec<&str> = path.split('/').collect();
+            let Some(name) = parts.pop() else { continue };
+            let mut dir = None::<OwnedFd>;
+            let mut reachable = true;
+            for part in parts {
+                let parent = dir.as_ref().map_or(root.as_fd(), |fd| fd.as_fd());
+                match beneath::open_directory(parent, OsStr::new(part)) {
+                    Ok(next) => dir = Some(next),
+                    // Not a directory any more (a reviewer replaced it): the next sweep
+                    // removes whatever is there.
+                    Err(_) => {
+                        reachable = false;
+                        break;
+                    }
+                }
+            }
+            if reachable {
+                let parent = dir.as_ref().map_or(root.as_fd(), |fd| fd.as_fd());
+                beneath::remove_entry(parent, OsStr::new(name)).map_err(|e| failed(path, e))?;
+            }
+            self.changed |= self.written.remove(path).is_some();
+        }
+        Ok(())
+    }
+
     /// Walks the checkout: keeps the files revcal wrote that are still as it left them and
     /// that this round does not change, removes everything else (anything a reviewer made,
     /// changed, linked or moved, `.git`, every file a round changes), and gives back the kept

@@ -99,3 +99,71 @@ fn kept_checkouts_report_what_fresh_ones_do_and_a_vandals_leftovers_are_undone()
     assert_eq!(listed, Value::Array(vec![]));
     assert_eq!(run(&[]), fresh, "a cleared cache starts again from nothing");
 }
+
+#[test]
+fn an_idle_slot_holds_nothing_that_tells_the_rounds_apart() {
+    let sandbox = Sandbox::new();
+    let plants = sandbox.plants();
+    let run = |reviewer: &str, jobs: &str| {
+        let output = sandbox.run(&[
+            "--review-cmd",
+            reviewer,
+            "--plants-file",
+            &plants,
+            "--scorer",
+            "repro",
+            "--preexisting-filter",
+            "--trials",
+            "2",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    };
+    // Two slots, each used: two trials reviewed at once (each review waits for the other to
+    // have started), and the unplanted rounds.
+    let started = sandbox.path("started");
+    std::fs::create_dir_all(&started).unwrap();
+    let together = sandbox.script(
+        "together.sh",
+        &format!(
+            "touch {dir}/$$; n=0; while [ $(ls {dir} | wc -l) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done; echo '[]'",
+            dir = started.display()
+        ),
+    );
+    run(&together, "2");
+    let slots: Vec<std::path::PathBuf> = glob_slots(&sandbox);
+    assert_eq!(slots.len(), 2, "{slots:?}");
+    for slot in &slots {
+        assert!(slot.join("tree/src").is_dir(), "the files every round shares are kept");
+        assert!(!slot.join("tree/src/calc.py").exists(), "the changed file is not left in {}", slot.display());
+        assert!(!slot.join("tree/.git").exists(), "nor the round's objects");
+    }
+    // A reviewer that looks into the other slots while it runs finds no other round there.
+    let seen = sandbox.path("seen");
+    let peeker = sandbox.script(
+        "peek.sh",
+        &format!(
+            "me=$(basename \"$(dirname \"$PWD\")\")\nfor s in ../../slot-*; do [ \"$(basename \"$s\")\" = \"$me\" ] && continue; for f in \"$s/tree/src/calc.py\" \"$s/tree/.git\"; do [ -e \"$f\" ] && echo \"$f\" >> {seen}; done; done\necho \"$me\" >> {seen}.me\necho '[]'",
+            seen = seen.display()
+        ),
+    );
+    run(&peeker, "1");
+    assert!(sandbox.path("seen.me").exists(), "the reviewer ran");
+    let found = std::fs::read_to_string(&seen).unwrap_or_default();
+    assert_eq!(found, "", "another slot's round was readable");
+}
+
+fn glob_slots(sandbox: &Sandbox) -> Vec<std::path::PathBuf> {
+    let mut slots = Vec::new();
+    for repository in std::fs::read_dir(sandbox.path("cache/revcal/checkouts")).unwrap().flatten() {
+        for entry in std::fs::read_dir(repository.path()).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with("slot-") {
+                slots.push(entry.path());
+            }
+        }
+    }
+    slots.sort();
+    slots
+}
