@@ -288,7 +288,8 @@ fn generated_figures(revcal: &Path, scratch: &Path) -> Result<bool> {
     let head = resolve(&repo, "HEAD")?;
     let tmp = scratch.join("tmp-generated");
     std::fs::create_dir_all(&tmp)?;
-    let calibrate = Calibrate { revcal, repo: &repo, commit: &head, tmp, cache: scratch.join("cache-generated") };
+    let calibrate =
+        Calibrate { revcal, repo: &repo, commit: &head, tmp, cache: scratch.join("cache-generated") };
     let (_, expected) = calibrate.run(&["--no-checkout-cache"])?;
     let mut repeat = Vec::new();
     let mut reviewer = Vec::new();
@@ -390,7 +391,10 @@ fn rust_source(seed: usize) -> String {
 }
 
 fn resolve(repo: &Path, rev: &str) -> Result<String> {
-    let output = Command::new("git").args(["rev-parse", "--verify", &format!("{rev}^{{commit}}")]).current_dir(repo).output()?;
+    let output = Command::new("git")
+        .args(["rev-parse", "--verify", &format!("{rev}^{{commit}}")])
+        .current_dir(repo)
+        .output()?;
     if !output.status.success() {
         bail!("{}: no commit {rev}", repo.display());
     }
@@ -398,13 +402,16 @@ fn resolve(repo: &Path, rev: &str) -> Result<String> {
 }
 
 fn resolve_list(repo: &Path, count: usize) -> Result<Vec<String>> {
-    let output =
-        Command::new("git").args(["rev-list", &format!("--max-count={count}"), "HEAD"]).current_dir(repo).output()?;
+    let output = Command::new("git")
+        .args(["rev-list", &format!("--max-count={count}"), "HEAD"])
+        .current_dir(repo)
+        .output()?;
     Ok(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect())
 }
 
 fn count_tracked(repo: &Path, commit: &str) -> Result<usize> {
-    let output = Command::new("git").args(["ls-tree", "-r", "--name-only", commit]).current_dir(repo).output()?;
+    let output =
+        Command::new("git").args(["ls-tree", "-r", "--name-only", commit]).current_dir(repo).output()?;
     Ok(output.stdout.iter().filter(|&&byte| byte == b'\n').count())
 }
 

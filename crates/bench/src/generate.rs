@@ -277,7 +277,8 @@ mod tests {
         let mut sources = sources();
         sources.repositories[0].build_cmd = Some("cargo test --no-run".into());
         let dir = tempfile::tempdir().unwrap();
-        let generated = generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new()).unwrap();
+        let generated =
+            generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new()).unwrap();
         assert!(generated.suite.contains("build_cmd: cargo test --no-run"), "{}", generated.suite);
         std::fs::create_dir_all(dir.path().join("bugs")).unwrap();
         std::fs::write(dir.path().join("bugs/calc.yaml"), "[]\n").unwrap();
@@ -285,7 +286,8 @@ mod tests {
         let suite = revcal_suite::Suite::read(&dir.path().join("suite.yaml")).unwrap();
         assert_eq!(suite.entries[0].build_cmd.as_deref(), Some("cargo test --no-run"));
         sources.repositories[0].build_cmd = None;
-        let without = generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new()).unwrap();
+        let without =
+            generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new()).unwrap();
         assert!(!without.suite.contains("build_cmd"));
     }
 }

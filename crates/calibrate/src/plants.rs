@@ -90,11 +90,7 @@ impl Planting for Plant {
 
     fn distance_to(&self, line: u32) -> u32 {
         let from = |first: u32, last: u32| {
-            if line < first {
-                first - line
-            } else {
-                line.saturating_sub(last.max(first))
-            }
+            if line < first { first - line } else { line.saturating_sub(last.max(first)) }
         };
         if self.spans.is_empty() {
             from(self.line, self.end_line.unwrap_or(self.line))

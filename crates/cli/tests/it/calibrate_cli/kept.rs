@@ -137,7 +137,11 @@ fn an_idle_slot_holds_nothing_that_tells_the_rounds_apart() {
     assert_eq!(slots.len(), 2, "{slots:?}");
     for slot in &slots {
         assert!(slot.join("tree/src").is_dir(), "the files every round shares are kept");
-        assert!(!slot.join("tree/src/calc.py").exists(), "the changed file is not left in {}", slot.display());
+        assert!(
+            !slot.join("tree/src/calc.py").exists(),
+            "the changed file is not left in {}",
+            slot.display()
+        );
         assert!(!slot.join("tree/.git").exists(), "nor the round's objects");
     }
     // A reviewer that looks into the other slots while it runs finds no other round there.
