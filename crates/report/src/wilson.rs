@@ -38,7 +38,11 @@ pub fn wilson_interval_of_mean(p: f64, n: usize) -> Option<Interval> {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half_width = Z_95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
-    Some(Interval { low: (centre - half_width).max(0.0), high: (centre + half_width).min(1.0) })
+    // At 0 and at 1 the bound is exactly 0 (or 1); the subtraction leaves rounding crumbs
+    // (5.6e-17) that a report must not show as a lower bound above nothing caught.
+    let low = if p == 0.0 { 0.0 } else { (centre - half_width).max(0.0) };
+    let high = if p == 1.0 { 1.0 } else { (centre + half_width).min(1.0) };
+    Some(Interval { low, high })
 }
 
 #[cfg(test)]
@@ -62,5 +66,13 @@ mod tests {
         // Eight plants each caught in every one of three trials: the interval of eight plants.
         assert_eq!(wilson_interval_of_mean(24.0 / 24.0, 8), wilson_interval(8, 8));
         assert!(wilson_interval_of_mean(0.5, 8).unwrap().low < wilson_interval(12, 24).unwrap().low);
+    }
+
+    #[test]
+    fn nothing_caught_has_a_lower_bound_of_exactly_zero_and_everything_an_upper_of_one() {
+        for n in 1..200 {
+            assert_eq!(wilson_interval(0, n).unwrap().low, 0.0, "0 of {n}");
+            assert_eq!(wilson_interval(n, n).unwrap().high, 1.0, "{n} of {n}");
+        }
     }
 }
