@@ -3,7 +3,7 @@
 //! ([`Calibration::shared_jobs`](crate::Calibration::shared_jobs); revcal-suite shares one
 //! by every unit of a suite), so that they run at most N reviews in all. It owns the run
 //! directory, which goes with it, and the job slots: in the run directory, or, with a
-//! [`CheckoutCache`], kept between runs per repository (see [`crate::cache`]).
+//! [`CheckoutCache`], kept between runs per repository.
 
 use crate::cache::CheckoutCache;
 use crate::error::CalibrateError;
