@@ -10,6 +10,9 @@ use super::{FindingFormat, ParsedFindings, go, rdjson, ruff, rustc};
 pub(super) fn parse(text: &str) -> Option<ParsedFindings> {
     let mut parsed = ParsedFindings::default();
     let mut lines = 0;
+    // cargo reports a diagnostic once per target that compiles the file (the library and its
+    // tests): the same warning is one finding, not one per target.
+    let mut diagnostics_seen = std::collections::HashSet::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
@@ -37,8 +40,16 @@ pub(super) fn parse(text: &str) -> Option<ParsedFindings> {
             parsed.findings.push(go::from_problem(object, &at, &mut parsed.warnings));
             FindingFormat::Staticcheck
         } else if let Some(kind) = rustc::classify(object) {
-            if let rustc::Line::Message(message) = kind {
-                parsed.findings.extend(rustc::from_message(message, &at, &mut parsed.warnings));
+            if let rustc::Line::Message(message) = kind
+                && let Some(finding) = rustc::from_message(message, &at, &mut parsed.warnings)
+                && diagnostics_seen.insert((
+                    finding.file.clone(),
+                    finding.line,
+                    finding.text.clone(),
+                    finding.evidence.clone(),
+                ))
+            {
+                parsed.findings.push(finding);
             }
             FindingFormat::Rustc
         } else {

@@ -141,6 +141,19 @@ fn clippy_json_reads_each_message_at_its_primary_span_and_skips_cargo_events() {
     assert_eq!(first.severity.as_deref(), Some("warning"));
     assert!(first.evidence.as_deref().is_some_and(|e| e.contains("lib.rs:95")), "the rendered message");
 
+    // cargo reports a warning once per target that builds the file (`--all-targets`: the
+    // library and its tests): one finding each, not one per target.
+    let per_target: String = output
+        .lines()
+        .flat_map(|line| {
+            [
+                line.to_owned(),
+                line.replace("\"compiler-message\"", "\"compiler-message\", \"x-target\": \"test\""),
+            ]
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(locations(&parse_findings(&per_target)), expected);
     // cargo's progress on stderr mixed in (`2>&1`): the messages are still found.
     let mixed = format!("    Checking fnv v1.0.7 (/tmp/fnv)\n{output}    Finished `dev` profile\n");
     assert_eq!(locations(&parse_findings(&mixed)), expected);
