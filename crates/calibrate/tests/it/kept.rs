@@ -117,7 +117,7 @@ fn between_runs_a_changed_file_is_rewritten_and_a_planted_one_always_is() {
     // its unplanted bytes with the manifest rewritten to vouch for them.
     std::fs::write(slot.join("tree/src/other/f5.txt"), "tampered\n").unwrap();
     let planted = slot.join("tree/src/calc.py");
-    std::fs::remove_file(&planted).unwrap();
+    assert!(!planted.exists(), "an idle slot holds no file a round changes");
     std::fs::write(&planted, CALC).unwrap();
     let meta = std::fs::symlink_metadata(&planted).unwrap();
     let mut manifest: serde_json::Value =
