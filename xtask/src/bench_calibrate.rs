@@ -163,7 +163,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 /// A Rust source file with plenty of mutable code.
-fn rust_source(seed: usize) -> String {
+pub(crate) fn rust_source(seed: usize) -> String {
     let mut text = String::new();
     for f in 0..12 {
         text.push_str(&format!(
@@ -188,6 +188,16 @@ fn every_line_findings() -> String {
 }
 
 fn generate(repo: &Path) -> Result<()> {
+    write_tree(repo)?;
+    for (index, path) in CHANGED.iter().enumerate() {
+        std::fs::write(repo.join(path), rust_source(index))?;
+    }
+    git(repo, &["commit", "-q", "-a", "-m", "three changed Rust files"])
+}
+
+/// A new repository at `repo` with one commit of 10,000 small files (Rust, Python,
+/// JavaScript and Markdown) in 100 directories.
+pub(crate) fn write_tree(repo: &Path) -> Result<()> {
     std::fs::create_dir_all(repo)?;
     for i in 0..FILES {
         let dir = repo.join(format!("pkg{:03}", i / 100));
@@ -202,11 +212,7 @@ fn generate(repo: &Path) -> Result<()> {
     }
     git(repo, &["init", "-q"])?;
     git(repo, &["add", "."])?;
-    git(repo, &["commit", "-q", "-m", "10,000 files"])?;
-    for (index, path) in CHANGED.iter().enumerate() {
-        std::fs::write(repo.join(path), rust_source(index))?;
-    }
-    git(repo, &["commit", "-q", "-a", "-m", "three changed Rust files"])
+    git(repo, &["commit", "-q", "-m", "10,000 files"])
 }
 
 /// Runs git in `repo` with a fixed identity and no signing.

@@ -20,7 +20,7 @@
 //! aside): they must be identical. The figures are ratios of runs made side by side, so they
 //! hold on a busy machine; the wall times move with its load.
 
-use crate::bench_calibrate::{git, release_binary};
+use crate::bench_calibrate::{git, release_binary, rust_source, write_tree};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output, Stdio};
@@ -353,21 +353,7 @@ fn generated_figures(revcal: &Path, scratch: &Path) -> Result<bool> {
 
 /// A repository of 10,000 files and ten commits, each changing three Rust files.
 fn generate(repo: &Path) -> Result<()> {
-    std::fs::create_dir_all(repo)?;
-    for i in 0..GENERATED_FILES {
-        let dir = repo.join(format!("pkg{:03}", i / 100));
-        std::fs::create_dir_all(&dir)?;
-        let (name, text) = match i % 4 {
-            0 => (format!("m{i}.rs"), format!("pub fn v{i}() -> u32 {{ {i} }}\n")),
-            1 => (format!("m{i}.py"), format!("def v{i}():\n    return {i}\n")),
-            2 => (format!("m{i}.js"), format!("export const v{i} = () => {i};\n")),
-            _ => (format!("n{i}.md"), format!("# note {i}\n")),
-        };
-        std::fs::write(dir.join(name), text)?;
-    }
-    git(repo, &["init", "-q"])?;
-    git(repo, &["add", "."])?;
-    git(repo, &["commit", "-q", "-m", "10,000 files"])?;
+    write_tree(repo)?;
     for commit in 0..SUITE_COMMITS {
         for file in 0..3 {
             let i = (commit * 3 + file) * 4 * 31 % GENERATED_FILES;
@@ -377,17 +363,6 @@ fn generate(repo: &Path) -> Result<()> {
         git(repo, &["commit", "-q", "-a", "-m", &format!("change {commit}")])?;
     }
     Ok(())
-}
-
-/// A Rust source file with plenty of mutable code.
-fn rust_source(seed: usize) -> String {
-    (0..12)
-        .map(|f| {
-            format!(
-                "pub fn f{seed}_{f}(items: &[i64], limit: usize) -> i64 {{\n    let mut total = 0;\n    for i in 0..items.len() {{\n        if i < limit && items[i] > 0 {{\n            total += items[i] * 2;\n        }}\n    }}\n    if total == 0 {{\n        return -1;\n    }}\n    total\n}}\n\n"
-            )
-        })
-        .collect()
 }
 
 fn resolve(repo: &Path, rev: &str) -> Result<String> {
