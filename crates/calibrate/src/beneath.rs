@@ -14,8 +14,9 @@ use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// How a directory is opened: for reading its entries, never through a link.
 const DIRECTORY: OFlags =
@@ -315,46 +316,197 @@ pub(crate) enum Verdict {
     Remove,
 }
 
-/// Walks everything beneath `root`, asking `decide` about each entry (its `/`-separated path
-/// from the root, or `None` for a name that is not UTF-8, and its status, links not followed)
-/// and doing what it answers.
+/// One entry a walk found: its `/`-separated path (`None` for a name that is not UTF-8), the
+/// path of its directory (`""`: the root), its name, and its status (links not followed).
+struct Found {
+    path: Option<String>,
+    parent: String,
+    name: OsString,
+    stat: Stat,
+}
+
+/// The most threads one walk lists directories on.
+const MAX_WALKERS: usize = 4;
+
+/// Walks everything beneath `root` and asks `decide` about each entry (its `/`-separated path
+/// from the root, or `None` for a name that is not UTF-8, and its status, links not
+/// followed), then does what it answered. `descends` says, before `decide` is asked, which
+/// directories the walk lists (it must agree with `decide`'s [`Verdict::Descend`]): the
+/// listing runs on several threads (a big checkout has tens of thousands of directories,
+/// each a handful of system calls), the decisions on this one, in no set order.
 pub(crate) fn sweep(
     root: BorrowedFd<'_>,
+    descends: &(dyn Fn(&str, &Stat) -> bool + Sync),
     decide: &mut dyn FnMut(Option<&str>, &Stat) -> Verdict,
 ) -> std::io::Result<()> {
-    let mut pending: Vec<(OwnedFd, String)> = Vec::new();
-    let mut visit = |dir: BorrowedFd<'_>, relative: &str, pending: &mut Vec<(OwnedFd, String)>| {
-        for (name, _) in entries(dir)? {
-            let stat = match rfs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stat,
-                Err(Errno::NOENT) => continue,
-                Err(error) => return Err(std::io::Error::from(error)),
-            };
-            let path = name
-                .to_str()
-                .map(|name| if relative.is_empty() { name.to_owned() } else { format!("{relative}/{name}") });
-            let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-            match (decide(path.as_deref(), &stat), path) {
-                (Verdict::Keep, _) => {}
-                (Verdict::Descend, Some(path)) if is_directory => {
-                    pending.push((open_directory(dir, &name)?, path));
-                }
-                (Verdict::Empty, _) if is_directory => {
-                    let inner = open_directory(dir, &name)?;
-                    for (child, _) in entries(inner.as_fd())? {
-                        remove_entry(inner.as_fd(), &child)?;
-                    }
-                }
-                _ => remove_entry(dir, &name)?,
+    let found = walk(root, descends)?;
+    // The directory the last removals happened in, kept open for the next ones.
+    let mut open: Option<(String, OwnedFd)> = None;
+    for entry in found {
+        let is_directory = FileType::from_raw_mode(entry.stat.st_mode) == FileType::Directory;
+        let verdict = decide(entry.path.as_deref(), &entry.stat);
+        match verdict {
+            Verdict::Keep => continue,
+            Verdict::Descend
+                if is_directory && entry.path.as_deref().is_some_and(|p| descends(p, &entry.stat)) =>
+            {
+                continue;
             }
+            _ => {}
         }
-        Ok(())
-    };
-    visit(root, "", &mut pending)?;
-    while let Some((dir, relative)) = pending.pop() {
-        visit(dir.as_fd(), &relative, &mut pending)?;
+        if open.as_ref().is_none_or(|(path, _)| *path != entry.parent) {
+            open = Some((entry.parent.clone(), open_beneath(root, &entry.parent)?));
+        }
+        let parent = open.as_ref().map(|(_, fd)| fd.as_fd()).unwrap_or(root);
+        if verdict == Verdict::Empty && is_directory {
+            let inner = open_directory(parent, &entry.name)?;
+            for (child, _) in entries(inner.as_fd())? {
+                remove_entry(inner.as_fd(), &child)?;
+            }
+        } else {
+            remove_entry(parent, &entry.name)?;
+        }
     }
     Ok(())
+}
+
+/// The directory at `relative` (`/`-separated, `""`: `root` itself) beneath `root`, opened
+/// one component at a time, never through a link.
+fn open_beneath(root: BorrowedFd<'_>, relative: &str) -> std::io::Result<OwnedFd> {
+    let mut dir = rfs::openat(root, c".", DIRECTORY, Mode::empty())?;
+    for part in relative.split('/').filter(|part| !part.is_empty()) {
+        dir = open_directory(dir.as_fd(), OsStr::new(part))?;
+    }
+    Ok(dir)
+}
+
+/// The directories a walk has still to list, and how many walkers are listing one.
+struct Pending {
+    dirs: Vec<(OwnedFd, String)>,
+    busy: usize,
+    failed: Option<std::io::Error>,
+}
+
+/// Every entry beneath `root`, listing the directories `descends` names, on up to
+/// [`MAX_WALKERS`] threads.
+fn walk(
+    root: BorrowedFd<'_>,
+    descends: &(dyn Fn(&str, &Stat) -> bool + Sync),
+) -> std::io::Result<Vec<Found>> {
+    let pending = Mutex::new(Pending { dirs: Vec::new(), busy: 0, failed: None });
+    let more = Condvar::new();
+    let mut found = Vec::new();
+    let names = entries(root)?.into_iter().map(|(name, _)| name).collect();
+    list(root, names, "", descends, &mut found, &mut |dir| lock(&pending).dirs.push(dir))?;
+    let walkers =
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_WALKERS);
+    let walker = || -> Vec<Found> {
+        let mut found = Vec::new();
+        loop {
+            let (dir, relative) = {
+                let mut state = lock(&pending);
+                loop {
+                    if state.failed.is_some() {
+                        return found;
+                    }
+                    if let Some(next) = state.dirs.pop() {
+                        state.busy += 1;
+                        break next;
+                    }
+                    if state.busy == 0 {
+                        return found;
+                    }
+                    state = more.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            };
+            let listed = names_in(dir).and_then(|(listing, names)| {
+                list(listing.fd()?, names, &relative, descends, &mut found, &mut |dir| {
+                    lock(&pending).dirs.push(dir);
+                    more.notify_one();
+                })
+            });
+            let mut state = lock(&pending);
+            state.busy -= 1;
+            if let Err(error) = listed {
+                state.failed.get_or_insert(error);
+            }
+            more.notify_all();
+        }
+    };
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..walkers).map(|_| scope.spawn(walker)).collect();
+        found.extend(walker());
+        for handle in handles {
+            // A walker that panicked is a bug here, not a fault of the checkout.
+            found.extend(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+    });
+    match pending.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).failed {
+        Some(error) => Err(error),
+        None => Ok(found),
+    }
+}
+
+/// Reads the status of each of `names` in `dir` (at `relative`) into `found`, and hands
+/// `push` the directories among them that `descends` names, opened.
+fn list(
+    dir: BorrowedFd<'_>,
+    names: Vec<OsString>,
+    relative: &str,
+    descends: &(dyn Fn(&str, &Stat) -> bool + Sync),
+    found: &mut Vec<Found>,
+    push: &mut dyn FnMut((OwnedFd, String)),
+) -> std::io::Result<()> {
+    for name in names {
+        let stat = match rfs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(Errno::NOENT) => continue,
+            Err(error) => return Err(std::io::Error::from(error)),
+        };
+        let path = name
+            .to_str()
+            .map(|name| if relative.is_empty() { name.to_owned() } else { format!("{relative}/{name}") });
+        let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
+        if let Some(path) = &path
+            && is_directory
+            && descends(path, &stat)
+        {
+            push((open_listed_directory(dir, &name, stat.st_mode)?, path.clone()));
+        }
+        found.push(Found { path, parent: relative.to_owned(), name, stat });
+    }
+    Ok(())
+}
+
+/// Locks `mutex`, also after a walker panicked while holding it (the panic is raised again
+/// when the walkers are joined).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The names in the directory `dir` (`.` and `..` left out), and the listing that now owns
+/// the handle.
+fn names_in(dir: OwnedFd) -> std::io::Result<(rfs::Dir, Vec<OsString>)> {
+    let mut listing = rfs::Dir::new(dir)?;
+    let mut names = Vec::new();
+    while let Some(entry) = listing.read() {
+        let name = entry?.file_name().to_bytes().to_owned();
+        if name != b"." && name != b".." {
+            names.push(OsString::from_vec(name));
+        }
+    }
+    Ok((listing, names))
+}
+
+/// [`open_directory`] of an entry whose status was just read (`mode`): when that says the
+/// owner may read, write and enter it, the handle is opened without reading it again.
+fn open_listed_directory(parent: BorrowedFd<'_>, name: &OsStr, mode: u32) -> std::io::Result<OwnedFd> {
+    if mode & 0o700 == 0o700
+        && let Ok(fd) = rfs::openat(parent, name, DIRECTORY, Mode::empty())
+    {
+        return Ok(fd);
+    }
+    open_directory(parent, name)
 }
 
 /// Removes `path` and everything beneath it, never following a link (a link at `path` itself
@@ -480,7 +632,8 @@ mod tests {
         std::os::unix::fs::symlink(&outside, root.join("src/link")).unwrap();
         let fd = open_root(&root).unwrap();
         let mut seen = Vec::new();
-        sweep(fd.as_fd(), &mut |path, _| {
+        let descends = |path: &str, _: &Stat| matches!(path, "src" | "src/deep");
+        sweep(fd.as_fd(), &descends, &mut |path, _| {
             let path = path.unwrap().to_owned();
             seen.push(path.clone());
             match path.as_str() {

@@ -131,6 +131,16 @@ impl Jobs {
     /// slot of another repository is given up for it when all exist); `None` when every slot
     /// is in use.
     pub(crate) fn try_slot(&self, repository: &str, tag: &str) -> Result<Option<Slot>, CalibrateError> {
+        self.take_slot(repository, tag, true)
+    }
+
+    /// An idle slot of `repository` (see [`Self::try_slot`]), never a new one: `None` when
+    /// none is idle.
+    pub(crate) fn idle_slot(&self, repository: &str, tag: &str) -> Result<Option<Slot>, CalibrateError> {
+        self.take_slot(repository, tag, false)
+    }
+
+    fn take_slot(&self, repository: &str, tag: &str, make: bool) -> Result<Option<Slot>, CalibrateError> {
         let mut pool = lock(&self.slots);
         let mine = |idle: &Idle| idle.repository == repository;
         if let Some(position) =
@@ -140,6 +150,9 @@ impl Jobs {
         }
         if let Some(position) = pool.idle.iter().position(mine) {
             return Ok(Some(pool.idle.swap_remove(position).slot));
+        }
+        if !make {
+            return Ok(None);
         }
         if pool.made >= self.count {
             // Every slot exists: one of another repository makes room (its manifest saved).

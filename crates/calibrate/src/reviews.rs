@@ -5,6 +5,15 @@
 //! commit's objects); the reviewers run on threads of their own. Results come back in the
 //! order of the reviews, whatever order they finished in, so that the report is the same for
 //! every number of jobs.
+//!
+//! A slot already in use is brought to the next round by writing what differs, a new one
+//! (or one kept from an earlier run) by writing or checking every file, which on a big
+//! repository costs far more than a quick review. So when no slot is idle the loop waits for
+//! a running review to end before it opens another slot, but no longer than the costliest
+//! preparation of this run so far: with fast reviewers the run stays in the slots it has (a
+//! second full checkout of babel/babel is seconds, a review of `echo` milliseconds), with slow
+//! ones each further slot opens at most that much later, and the reviews run `--jobs` at once
+//! as before. Which slot a review runs in changes nothing in its report.
 
 use crate::error::CalibrateError;
 use crate::jobs::Jobs;
@@ -13,7 +22,7 @@ use crate::tree::CommitTree;
 use revcal_process::SignalWatch;
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One review to run.
 #[derive(Debug, Clone)]
@@ -76,7 +85,8 @@ pub(crate) fn run_all(
     observer: &dyn Observer,
 ) -> Result<Vec<ReviewRun>, CalibrateError> {
     let total = reviews.len();
-    let mut results: Vec<Option<Result<ReviewRun, CalibrateError>>> = (0..total).map(|_| None).collect();
+    let mut tally =
+        Tally { results: (0..total).map(|_| None).collect(), running: 0, finished: 0, stopped: false };
     // Descendants of a reviewer that left its process group stay revcal's descendants while
     // the reviews run, so that each review's leftovers can be ended before its slot is reused.
     let subreaper = revcal_process::Subreaper::start();
@@ -85,12 +95,13 @@ pub(crate) fn run_all(
         // the scope can end and the run directory be removed.
         let _stop = StopOnPanic(signals);
         let (sender, receiver) = mpsc::channel::<Done>();
-        let (mut next, mut running, mut finished) = (0usize, 0usize, 0usize);
-        let mut stopped = false;
+        let mut next = 0usize;
+        // What waiting for a busy slot may cost before a new one is opened instead.
+        let mut costliest_preparation = Duration::ZERO;
         loop {
-            while !stopped && next < total && signals.received().is_none() {
+            while !tally.stopped && next < total && signals.received().is_none() {
                 let review = &reviews[next];
-                let slot = if running == 0 {
+                let slot = if tally.running == 0 {
                     loop {
                         match jobs.slot_within(settings.repository, &review.tag, Duration::from_millis(100)) {
                             Ok(Some(slot)) => break Ok(Some(slot)),
@@ -100,23 +111,35 @@ pub(crate) fn run_all(
                         }
                     }
                 } else {
-                    jobs.try_slot(settings.repository, &review.tag)
+                    match jobs.idle_slot(settings.repository, &review.tag) {
+                        Ok(None) => match receiver.recv_timeout(costliest_preparation) {
+                            // A slot came free sooner than a new one would be ready.
+                            Ok(done) => {
+                                tally.finish(done, reviews, jobs, settings, observer);
+                                continue;
+                            }
+                            Err(_) => jobs.try_slot(settings.repository, &review.tag),
+                        },
+                        other => other,
+                    }
                 };
                 let mut slot = match slot {
                     Ok(Some(slot)) => slot,
                     Ok(None) => break,
                     Err(error) => {
-                        results[next] = Some(Err(error));
-                        stopped = true;
+                        tally.results[next] = Some(Err(error));
+                        tally.stopped = true;
                         break;
                     }
                 };
+                let preparing = Instant::now();
                 if let Err(error) = slot.prepare(tree, &review.round) {
                     jobs.give_back(slot, settings.repository, None);
-                    results[next] = Some(Err(error));
-                    stopped = true;
+                    tally.results[next] = Some(Err(error));
+                    tally.stopped = true;
                     break;
                 }
+                costliest_preparation = costliest_preparation.max(preparing.elapsed());
                 let index = next;
                 let trial = review.trial;
                 let head = review.round.git.head.to_string();
@@ -146,32 +169,17 @@ pub(crate) fn run_all(
                     }
                 });
                 next += 1;
-                running += 1;
-                observer.reviews(running, finished, total);
+                tally.running += 1;
+                observer.reviews(tally.running, tally.finished, total);
                 if settings.panic_during_review {
                     panic!("injected panic while a review runs (REVCAL_TEST_PANIC_DURING_REVIEW)");
                 }
             }
-            if running == 0 {
+            if tally.running == 0 {
                 break;
             }
-            let Ok((index, mut slot, outcome)) = receiver.recv() else { break };
-            running -= 1;
-            finished += 1;
-            // An idle slot keeps nothing that tells its round from another's.
-            let tag = match slot.put_away(&reviews[index].round) {
-                Ok(()) => Some(reviews[index].tag.clone()),
-                Err(error) => {
-                    tracing::warn!("{error}; the slot is swept before its next review");
-                    None
-                }
-            };
-            jobs.give_back(slot, settings.repository, tag);
-            if outcome.is_err() {
-                stopped = true;
-            }
-            results[index] = Some(outcome);
-            observer.reviews(running, finished, total);
+            let Ok(done) = receiver.recv() else { break };
+            tally.finish(done, reviews, jobs, settings, observer);
         }
     });
     drop(subreaper);
@@ -179,7 +187,7 @@ pub(crate) fn run_all(
         return Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) });
     }
     let mut runs = Vec::with_capacity(total);
-    for result in results {
+    for result in tally.results {
         match result {
             Some(Ok(run)) => runs.push(run),
             Some(Err(error)) => return Err(error),
@@ -196,6 +204,45 @@ pub(crate) fn run_all(
         ));
     }
     Ok(runs)
+}
+
+/// The reviews' results so far, and how many run and are done.
+struct Tally {
+    results: Vec<Option<Result<ReviewRun, CalibrateError>>>,
+    running: usize,
+    finished: usize,
+    /// An error came: no further review starts.
+    stopped: bool,
+}
+
+impl Tally {
+    /// Takes in a review that ended: its slot put away (it keeps nothing that tells its round
+    /// from another's) and given back, its result kept.
+    fn finish(
+        &mut self,
+        done: Done,
+        reviews: &[Review],
+        jobs: &Jobs,
+        settings: &Settings<'_>,
+        observer: &dyn Observer,
+    ) {
+        let (index, mut slot, outcome) = done;
+        self.running -= 1;
+        self.finished += 1;
+        let tag = match slot.put_away(&reviews[index].round) {
+            Ok(()) => Some(reviews[index].tag.clone()),
+            Err(error) => {
+                tracing::warn!("{error}; the slot is swept before its next review");
+                None
+            }
+        };
+        jobs.give_back(slot, settings.repository, tag);
+        if outcome.is_err() {
+            self.stopped = true;
+        }
+        self.results[index] = Some(outcome);
+        observer.reviews(self.running, self.finished, self.results.len());
+    }
 }
 
 /// One review in `slot`: the reviewer with this review's token, then every process it left

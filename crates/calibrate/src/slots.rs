@@ -311,7 +311,11 @@ impl Slot {
         let mut kept_bytes = 0u64;
         let written = &mut self.written;
         let changed = &mut self.changed;
-        beneath::sweep(root, &mut |path, stat| {
+        // The directories the walk lists: the commit's, but `.git` and what the round writes.
+        let (directories, files) = (tree.directories(), &round.files);
+        let descends =
+            |path: &str, _: &Stat| path != ".git" && !files.contains_key(path) && directories.contains(path);
+        beneath::sweep(root, &descends, &mut |path, stat| {
             let Some(path) = path else { return Verdict::Remove };
             let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
             if path == ".git" || round.files.contains_key(path) {

@@ -77,8 +77,30 @@ fn kept_checkouts_report_what_fresh_ones_do_and_a_vandals_leftovers_are_undone()
     assert_eq!(first_seen, fresh_seen, "the reviewer saw the same checkouts");
     assert_eq!(second_seen, fresh_seen, "with every leftover of the last run undone");
     assert!(!second_seen.contains("extra.py") && !second_seen.contains("x = 1"), "{second_seen}");
-    let jobs = run(&["--jobs", "2", "--trials", "2"]);
-    assert_eq!(jobs["caught"], fresh["caught"]);
+    // Two reviews at once (each waits, up to 30 s, until the other has started): two slots.
+    let meeting = sandbox.path("meeting");
+    std::fs::create_dir_all(&meeting).unwrap();
+    let meet = sandbox.script(
+        "meet.sh",
+        &format!(
+            "pwd > {0}/cwd.$$\nn=0\nwhile [ $(ls {0} | grep -c cwd) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\necho '[]'",
+            meeting.display()
+        ),
+    );
+    let jobs = sandbox.run(&[
+        "--review-cmd",
+        meet.as_str(),
+        "--plants-file",
+        plants.as_str(),
+        "--scorer",
+        "repro",
+        "--json",
+        "--jobs",
+        "2",
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(jobs.status.code(), Some(2), "{}", stderr(&jobs));
     assert_untouched(&sandbox, &before);
     assert_eq!(std::fs::read_to_string(sandbox.repo().join("src/calc.py")).unwrap(), CALC);
 
