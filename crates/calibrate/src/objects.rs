@@ -13,10 +13,12 @@ use crate::error::CalibrateError;
 use crate::tree::retrying;
 use gix::ObjectId;
 use gix::zlib::stream::deflate::{Compress, FlushCompress};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 /// git's pack object types (gitformat-pack(5)).
 fn type_code(kind: gix::object::Kind) -> u8 {
@@ -158,21 +160,69 @@ pub(crate) fn write_pack(
     pack.put(&count.to_be_bytes()).map_err(failed)?;
     // (id, offset, crc32) of each entry.
     let mut entries: Vec<(ObjectId, u64, u32)> = Vec::with_capacity(ids.len());
-    let mut compressed = Vec::new();
-    let mut compressor = compressor();
-    for id in ids {
-        crate::tree::check_object_size(repo, id, max_object_bytes)?;
-        let object = retrying(|| repo.find_object(id))
-            .map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
-        deflate(&mut compressor, &object.data, &mut compressed).map_err(failed)?;
-        let header = entry_header(object.kind, object.data.len() as u64);
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&header);
-        crc.update(&compressed);
-        entries.push((id, pack.written, crc.finalize()));
-        pack.put(&header).map_err(failed)?;
-        pack.put(&compressed).map_err(failed)?;
-    }
+    // Reading and compressing the objects (inflating them from the repository's packs, deltas
+    // resolved, and deflating them again) is most of the time: it runs on worker threads, a
+    // chunk of objects at a time, and this thread writes the chunks in order.
+    let chunks: Vec<&[ObjectId]> = ids.chunks(OBJECTS_PER_CHUNK).collect();
+    // Each worker opens the repository for itself, as this one was opened (a repository
+    // handle is not shared between threads).
+    let (git_dir, options) = (repo.git_dir().to_path_buf(), repo.open_options().clone());
+    let next = AtomicUsize::new(0);
+    let workers =
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_PACKERS);
+    std::thread::scope(|scope| -> Result<(), CalibrateError> {
+        let (sender, receiver) =
+            mpsc::sync_channel::<(usize, Result<Vec<Packed>, CalibrateError>)>(2 * workers);
+        for _ in 0..workers {
+            let sender = sender.clone();
+            let (chunks, next, git_dir, options) = (&chunks, &next, &git_dir, &options);
+            scope.spawn(move || {
+                let repo = match gix::open_opts(git_dir, options.clone()) {
+                    Ok(repo) => repo,
+                    Err(error) => {
+                        let _ =
+                            sender.send((usize::MAX, Err(CalibrateError::git("open the repository", error))));
+                        return;
+                    }
+                };
+                let mut compressor = compressor();
+                loop {
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(chunk) = chunks.get(index) else { break };
+                    let packed = chunk
+                        .iter()
+                        .map(|id| pack_object(&repo, *id, max_object_bytes, &mut compressor))
+                        .collect::<Result<Vec<_>, _>>();
+                    // The writer is gone (it met an error): nothing more is wanted.
+                    if sender.send((index, packed)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        // The receiver goes with this closure, so that workers blocked on a full channel stop
+        // when it returns early.
+        let total = chunks.len();
+        let mut write_all = |receiver: mpsc::Receiver<(usize, Result<Vec<Packed>, CalibrateError>)>| {
+            let mut waiting: BTreeMap<usize, Vec<Packed>> = BTreeMap::new();
+            for wanted in 0..total {
+                while !waiting.contains_key(&wanted) {
+                    let Ok((index, packed)) = receiver.recv() else {
+                        return Err(failed(std::io::Error::other("a worker compressing objects stopped")));
+                    };
+                    waiting.insert(index, packed?);
+                }
+                for object in waiting.remove(&wanted).unwrap_or_default() {
+                    entries.push((object.id, pack.written, object.crc));
+                    pack.put(&object.header).map_err(failed)?;
+                    pack.put(&object.compressed).map_err(failed)?;
+                }
+            }
+            Ok(())
+        };
+        write_all(receiver)
+    })?;
     let (_, checksum) = pack.finish().map_err(failed)?;
     entries.sort_by_key(|entry| entry.0);
     let name = format!("pack-{}", checksum.to_hex());
@@ -181,6 +231,40 @@ pub(crate) fn write_pack(
     fs::rename(&staged, &final_pack).map_err(|e| CalibrateError::io("write", &final_pack, e))?;
     tracing::debug!(objects = entries.len(), pack = %final_pack.display(), "object store of the checkouts written");
     Ok(())
+}
+
+/// Objects read and compressed by one worker at a time.
+const OBJECTS_PER_CHUNK: usize = 256;
+/// The most threads compressing objects.
+const MAX_PACKERS: usize = 4;
+
+/// One object as a pack entry: its header, its data compressed, and their CRC-32.
+struct Packed {
+    id: ObjectId,
+    header: Vec<u8>,
+    compressed: Vec<u8>,
+    crc: u32,
+}
+
+/// Reads the object `id` of `repo` (refused above `max_object_bytes` without being read) and
+/// makes its pack entry.
+fn pack_object(
+    repo: &gix::Repository,
+    id: ObjectId,
+    max_object_bytes: u64,
+    compressor: &mut Compress,
+) -> Result<Packed, CalibrateError> {
+    crate::tree::check_object_size(repo, id, max_object_bytes)?;
+    let object =
+        retrying(|| repo.find_object(id)).map_err(|e| CalibrateError::git(format!("read object {id}"), e))?;
+    let mut compressed = Vec::new();
+    deflate(compressor, &object.data, &mut compressed)
+        .map_err(|e| CalibrateError::git(format!("compress object {id}"), e))?;
+    let header = entry_header(object.kind, object.data.len() as u64);
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&header);
+    crc.update(&compressed);
+    Ok(Packed { id, header, compressed, crc: crc.finalize() })
 }
 
 /// `input` as one zlib stream in `out`, by `compressor` (reset first).
