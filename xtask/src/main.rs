@@ -53,7 +53,8 @@ tasks:
   bench mutate [PATH]...  time `revcal mutate --json` on trees (default: crates/) against
                      `cargo mutants --list --workspace` (wall and CPU) and mutmut's generator (Python files)
                      when installed (MUTMUT_PYTHON: a Python with mutmut); prints the ratios
-  bench standard [--suite DIR] [--repos-dir DIR] [--docs FILE] [--model-dir DIR] [--jobs N]
+  bench standard [--row NAME]... [--language LANG]... [--render] [--suite DIR] [--repos-dir DIR]
+                     [--results DIR] [--docs FILE] [--model-dir DIR] [--jobs N]
                      the reference reviewers (test suites, linters, approve-everything, the small
                      model of e2e-llm when installed) on the standard benchmark (suites/standard, or
                      --suite / $REVCAL_BENCH_SUITE), their table and a paired comparison of two
