@@ -197,6 +197,20 @@ pub(crate) fn run_dirs(sandbox: &Sandbox) -> Vec<PathBuf> {
     dirs
 }
 
+/// A reviewer each of whose reviews waits (up to 30 s) until two have started, writing its
+/// working directory (`cwd.PID`) and how many it saw (`saw.PID`) into `meeting`, then reports
+/// nothing: two of its reviews finish only if they run at once.
+pub(crate) fn meeting_reviewer(sandbox: &Sandbox, meeting: &Path) -> String {
+    std::fs::create_dir_all(meeting).unwrap();
+    sandbox.script(
+        "meet.sh",
+        &format!(
+            "pwd > {0}/cwd.$$\nn=0\nwhile [ $(ls {0} | grep -c cwd) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\nls {0} | grep -c cwd > {0}/saw.$$\necho '[]'",
+            meeting.display()
+        ),
+    )
+}
+
 pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
@@ -2452,15 +2466,7 @@ fn with_two_jobs_two_reviews_run_at_once_each_in_its_own_checkout() {
     let sandbox = Sandbox::new();
     let before = snapshot(&sandbox.repo());
     let meeting = sandbox.path("meeting");
-    std::fs::create_dir_all(&meeting).unwrap();
-    // Each review waits (up to 30 s) until the other one has started too.
-    let reviewer = sandbox.script(
-        "meet.sh",
-        &format!(
-            "pwd > {0}/cwd.$$\nn=0\nwhile [ $(ls {0} | grep -c cwd) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\nls {0} | grep -c cwd > {0}/saw.$$\necho '[]'",
-            meeting.display()
-        ),
-    );
+    let reviewer = meeting_reviewer(&sandbox, &meeting);
     let output = sandbox.run(&[
         "--review-cmd",
         &reviewer,

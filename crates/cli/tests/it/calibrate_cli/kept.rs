@@ -1,7 +1,7 @@
 //! Kept checkouts through the command line: reports that do not depend on them, a hostile
 //! reviewer's leftovers undone before the next run, `revcal cache list` and `clear`.
 
-use super::{CALC, Sandbox, assert_untouched, json, snapshot, stderr};
+use super::{CALC, Sandbox, assert_untouched, json, meeting_reviewer, snapshot, stderr};
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -78,15 +78,7 @@ fn kept_checkouts_report_what_fresh_ones_do_and_a_vandals_leftovers_are_undone()
     assert_eq!(second_seen, fresh_seen, "with every leftover of the last run undone");
     assert!(!second_seen.contains("extra.py") && !second_seen.contains("x = 1"), "{second_seen}");
     // Two reviews at once (each waits, up to 30 s, until the other has started): two slots.
-    let meeting = sandbox.path("meeting");
-    std::fs::create_dir_all(&meeting).unwrap();
-    let meet = sandbox.script(
-        "meet.sh",
-        &format!(
-            "pwd > {0}/cwd.$$\nn=0\nwhile [ $(ls {0} | grep -c cwd) -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\necho '[]'",
-            meeting.display()
-        ),
-    );
+    let meet = meeting_reviewer(&sandbox, &sandbox.path("meeting"));
     let jobs = sandbox.run(&[
         "--review-cmd",
         meet.as_str(),
