@@ -322,7 +322,8 @@ impl Slot {
                 *changed |= written.remove(path).is_some();
                 return Verdict::Remove;
             }
-            if tree.directories().contains(path) {
+            // The walk listed exactly the directories `descends` names: decided by the same test.
+            if descends(path, stat) {
                 return if is_directory { Verdict::Descend } else { Verdict::Remove };
             }
             match tree.entries().get(path) {
