@@ -107,7 +107,7 @@ impl Sources {
     /// them: every repository file names itself (`name` is its file's name) in lowercase, a
     /// known language, a full target commit and a test command; every repository has a bugs
     /// file and every bugs file a repository; every bug has a witness and a full fix commit,
-    /// one bug per fix commit. Each mistake names the file and the field.
+    /// one bug per fix commit, none fixed by its repository's target. Each mistake names the file and the field.
     pub fn read(dir: &Path) -> Result<Sources, BenchError> {
         let mut repositories = Vec::new();
         for path in yaml_files(&dir.join("repos"))? {
@@ -159,6 +159,7 @@ impl Sources {
                     "no repository file repos/{stem}.yaml names this bugs file's repository"
                 )));
             }
+            let target = repositories.iter().find(|repo| repo.name == stem).map(|repo| repo.target.as_str());
             let list = read_bugs_file(&path).map_err(|error| at(error.to_string()))?;
             let mut fixes = std::collections::BTreeSet::new();
             for (number, bug) in (1..).zip(&list) {
@@ -170,6 +171,17 @@ impl Sources {
                 }
                 if !is_full_commit(&bug.fix_commit) {
                     return Err(field("fix_commit", format!("`{}` is not a full commit id", bug.fix_commit)));
+                }
+                // The review shows the target's own change (base..target); a bug fixed by the
+                // target itself, planted, undoes that change and leaves nothing to review.
+                if Some(bug.fix_commit.as_str()) == target {
+                    return Err(field(
+                        "fix_commit",
+                        format!(
+                            "{} is the repository's target: planted, the bug undoes the change under review, so the diff shows nothing of it (drop the bug, or move the target past its fix)",
+                            bug.fix_commit
+                        ),
+                    ));
                 }
                 if !fixes.insert(bug.fix_commit.clone()) {
                     return Err(field(
@@ -234,7 +246,7 @@ mod tests {
 
     #[test]
     fn each_mistake_names_the_file_and_the_field() {
-        let cases: [(&str, &str, &str, &str); 8] = [
+        let cases: [(&str, &str, &str, &str); 9] = [
             ("repos/alpha.yaml", &repo("beta", ""), "", "name: `beta` is not the file's name"),
             ("repos/alpha.yaml", &repo("Alpha", ""), "", "is not a repository name"),
             ("repos/alpha.yaml", &repo("alpha", "").replace("python", "cobol"), "", "language: `cobol`"),
@@ -262,6 +274,12 @@ mod tests {
                 &repo("alpha", ""),
                 &format!("{}{}", bug(&"a".repeat(40)), bug(&"a".repeat(40))),
                 "bug 2 (src/a.py): fix_commit",
+            ),
+            (
+                "repos/alpha.yaml",
+                &repo("alpha", ""),
+                &bug(TARGET),
+                "fix_commit: 0123456789abcdef0123456789abcdef01234567 is the repository's target",
             ),
         ];
         for (path, repository, bugs, wanted) in cases {
