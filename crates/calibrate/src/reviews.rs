@@ -10,10 +10,13 @@
 //! (or one kept from an earlier run) by writing or checking every file, which on a big
 //! repository costs far more than a quick review. So when no slot is idle the loop waits for
 //! a running review to end before it opens another slot, but no longer than the costliest
-//! preparation of this run so far: with fast reviewers the run stays in the slots it has (a
-//! second full checkout of babel/babel is seconds, a review of `echo` milliseconds), with slow
-//! ones each further slot opens at most that much later, and the reviews run `--jobs` at once
-//! as before. Which slot a review runs in changes nothing in its report.
+//! preparation of the repository so far: with fast reviewers the run stays in the slots it
+//! has (a second full checkout of babel/babel is seconds, a review of `echo` milliseconds),
+//! with slow ones each further slot opens at most that much later, and the reviews run
+//! `--jobs` at once as before. The rule holds across the runs sharing one [`Jobs`] (the
+//! units of a suite, [`Jobs::slot_within`]): a unit that starts while another uses the
+//! repository's slots waits for one the same way. Which slot a review runs in changes nothing
+//! in its report.
 
 use crate::error::CalibrateError;
 use crate::jobs::Jobs;
@@ -96,14 +99,14 @@ pub(crate) fn run_all(
         let _stop = StopOnPanic(signals);
         let (sender, receiver) = mpsc::channel::<Done>();
         let mut next = 0usize;
-        // What waiting for a busy slot may cost before a new one is opened instead.
-        let mut costliest_preparation = Duration::ZERO;
         loop {
             while !tally.stopped && next < total && signals.received().is_none() {
                 let review = &reviews[next];
                 let slot = if tally.running == 0 {
+                    let since = Instant::now();
                     loop {
-                        match jobs.slot_within(settings.repository, &review.tag, Duration::from_millis(100)) {
+                        let step = Duration::from_millis(100);
+                        match jobs.slot_within(settings.repository, &review.tag, since, step) {
                             Ok(Some(slot)) => break Ok(Some(slot)),
                             Ok(None) if signals.received().is_some() => break Ok(None),
                             Ok(None) => {}
@@ -112,14 +115,18 @@ pub(crate) fn run_all(
                     }
                 } else {
                     match jobs.idle_slot(settings.repository, &review.tag) {
-                        Ok(None) => match receiver.recv_timeout(costliest_preparation) {
-                            // A slot came free sooner than a new one would be ready.
-                            Ok(done) => {
-                                tally.finish(done, reviews, jobs, settings, observer);
-                                continue;
+                        Ok(None) => {
+                            // What waiting for a busy slot may cost before a new one is opened.
+                            let budget = jobs.costliest_preparation(settings.repository);
+                            match receiver.recv_timeout(budget) {
+                                // A slot came free sooner than a new one would be ready.
+                                Ok(done) => {
+                                    tally.finish(done, reviews, jobs, settings, observer);
+                                    continue;
+                                }
+                                Err(_) => jobs.try_slot(settings.repository, &review.tag),
                             }
-                            Err(_) => jobs.try_slot(settings.repository, &review.tag),
-                        },
+                        }
                         other => other,
                     }
                 };
@@ -132,14 +139,15 @@ pub(crate) fn run_all(
                         break;
                     }
                 };
-                let preparing = Instant::now();
+                let preparing = jobs.preparation(settings.repository);
                 if let Err(error) = slot.prepare(tree, &review.round) {
+                    drop(preparing);
                     jobs.give_back(slot, settings.repository, None);
                     tally.results[next] = Some(Err(error));
                     tally.stopped = true;
                     break;
                 }
-                costliest_preparation = costliest_preparation.max(preparing.elapsed());
+                preparing.done();
                 let index = next;
                 let trial = review.trial;
                 let head = review.round.git.head.to_string();
