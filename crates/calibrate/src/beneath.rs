@@ -16,7 +16,7 @@ use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How a directory is opened: for reading its entries, never through a link.
 const DIRECTORY: OFlags =
@@ -316,13 +316,29 @@ pub(crate) enum Verdict {
     Remove,
 }
 
-/// One entry a walk found: its `/`-separated path (`None` for a name that is not UTF-8), the
-/// path of its directory (`""`: the root), its name, and its status (links not followed).
+/// One entry a walk found: its `/`-separated path (or its name, when that is not UTF-8), the
+/// path of its directory (`""`: the root; shared by the directory's entries), and its status
+/// (links not followed).
 struct Found {
-    path: Option<String>,
-    parent: String,
-    name: OsString,
+    path: Result<String, OsString>,
+    parent: Arc<str>,
     stat: Stat,
+}
+
+impl Found {
+    /// Its path, when its name is UTF-8.
+    fn path(&self) -> Option<&str> {
+        self.path.as_deref().ok()
+    }
+
+    /// Its name in its directory.
+    fn name(&self) -> &OsStr {
+        match &self.path {
+            // The path is the directory's path, a `/` unless that is the root, and the name.
+            Ok(path) => OsStr::new(&path[if self.parent.is_empty() { 0 } else { self.parent.len() + 1 }..]),
+            Err(name) => name,
+        }
+    }
 }
 
 /// The most threads one walk lists directories on.
@@ -341,30 +357,28 @@ pub(crate) fn sweep(
 ) -> std::io::Result<()> {
     let found = walk(root, descends)?;
     // The directory the last removals happened in, kept open for the next ones.
-    let mut open: Option<(String, OwnedFd)> = None;
+    let mut open: Option<(Arc<str>, OwnedFd)> = None;
     for entry in found {
         let is_directory = FileType::from_raw_mode(entry.stat.st_mode) == FileType::Directory;
-        let verdict = decide(entry.path.as_deref(), &entry.stat);
+        let verdict = decide(entry.path(), &entry.stat);
         match verdict {
             Verdict::Keep => continue,
-            Verdict::Descend
-                if is_directory && entry.path.as_deref().is_some_and(|p| descends(p, &entry.stat)) =>
-            {
+            Verdict::Descend if is_directory && entry.path().is_some_and(|p| descends(p, &entry.stat)) => {
                 continue;
             }
             _ => {}
         }
-        if open.as_ref().is_none_or(|(path, _)| *path != entry.parent) {
-            open = Some((entry.parent.clone(), open_beneath(root, &entry.parent)?));
+        if open.as_ref().is_none_or(|(path, _)| **path != *entry.parent) {
+            open = Some((Arc::clone(&entry.parent), open_beneath(root, &entry.parent)?));
         }
         let parent = open.as_ref().map(|(_, fd)| fd.as_fd()).unwrap_or(root);
         if verdict == Verdict::Empty && is_directory {
-            let inner = open_directory(parent, &entry.name)?;
+            let inner = open_directory(parent, entry.name())?;
             for (child, _) in entries(inner.as_fd())? {
                 remove_entry(inner.as_fd(), &child)?;
             }
         } else {
-            remove_entry(parent, &entry.name)?;
+            remove_entry(parent, entry.name())?;
         }
     }
     Ok(())
@@ -382,7 +396,7 @@ fn open_beneath(root: BorrowedFd<'_>, relative: &str) -> std::io::Result<OwnedFd
 
 /// The directories a walk has still to list, and how many walkers are listing one.
 struct Pending {
-    dirs: Vec<(OwnedFd, String)>,
+    dirs: Vec<(OwnedFd, Arc<str>)>,
     busy: usize,
     failed: Option<std::io::Error>,
 }
@@ -397,7 +411,7 @@ fn walk(
     let more = Condvar::new();
     let mut found = Vec::new();
     let names = entries(root)?.into_iter().map(|(name, _)| name).collect();
-    list(root, names, "", descends, &mut found, &mut |dir| lock(&pending).dirs.push(dir))?;
+    list(root, names, &Arc::from(""), descends, &mut found, &mut |dir| lock(&pending).dirs.push(dir))?;
     let walkers =
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).min(MAX_WALKERS);
     let walker = || -> Vec<Found> {
@@ -452,10 +466,10 @@ fn walk(
 fn list(
     dir: BorrowedFd<'_>,
     names: Vec<OsString>,
-    relative: &str,
+    relative: &Arc<str>,
     descends: &(dyn Fn(&str, &Stat) -> bool + Sync),
     found: &mut Vec<Found>,
-    push: &mut dyn FnMut((OwnedFd, String)),
+    push: &mut dyn FnMut((OwnedFd, Arc<str>)),
 ) -> std::io::Result<()> {
     for name in names {
         let stat = match rfs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -463,17 +477,19 @@ fn list(
             Err(Errno::NOENT) => continue,
             Err(error) => return Err(std::io::Error::from(error)),
         };
-        let path = name
-            .to_str()
-            .map(|name| if relative.is_empty() { name.to_owned() } else { format!("{relative}/{name}") });
-        let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-        if let Some(path) = &path
-            && is_directory
-            && descends(path, &stat)
+        let path = match name.to_str() {
+            Some(text) if relative.is_empty() => Ok(text.to_owned()),
+            Some(text) => Ok(format!("{relative}/{text}")),
+            None => Err(name),
+        };
+        let entry = Found { path, parent: Arc::clone(relative), stat };
+        if let Some(path) = entry.path()
+            && FileType::from_raw_mode(entry.stat.st_mode) == FileType::Directory
+            && descends(path, &entry.stat)
         {
-            push((open_listed_directory(dir, &name, stat.st_mode)?, path.clone()));
+            push((open_listed_directory(dir, entry.name(), entry.stat.st_mode)?, Arc::from(path)));
         }
-        found.push(Found { path, parent: relative.to_owned(), name, stat });
+        found.push(entry);
     }
     Ok(())
 }

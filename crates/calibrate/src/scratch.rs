@@ -229,7 +229,7 @@ impl<'a> Scratch<'a> {
         for dir in [&root, &tmp] {
             fs::create_dir_all(dir).map_err(|e| CalibrateError::io("create", dir, e))?;
         }
-        let paths = tree.entries().keys().map(String::as_str);
+        let paths = tree.sorted_paths().into_iter();
         let handle = root_handle(&root)?;
         crate::slots::write_entries(
             tree,

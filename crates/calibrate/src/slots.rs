@@ -22,7 +22,7 @@ use crate::error::CalibrateError;
 use crate::review_commit::RoundGit;
 use crate::tree::{CommitTree, EntryKind};
 use rustix::fs::{FileType, Stat};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ pub(crate) struct Slot {
     number: usize,
     dir: PathBuf,
     /// What revcal wrote into the checkout (an entry of the commit), by path, as it left it.
-    written: HashMap<String, ((gix::ObjectId, EntryKind), Stamp)>,
+    written: foldhash::HashMap<String, ((gix::ObjectId, EntryKind), Stamp)>,
     /// For a slot kept in the checkout cache: this run's lock on it. Its manifest is saved when
     /// the run gives it up.
     lock: Option<crate::cache::SlotLock>,
@@ -142,7 +142,7 @@ impl Slot {
         Slot {
             number,
             dir: run.join(format!("slot-{number}")),
-            written: HashMap::new(),
+            written: foldhash::HashMap::default(),
             lock: None,
             unrecorded_bytes: 0,
             changed: false,
@@ -239,7 +239,11 @@ impl Slot {
         let root = directory_in(slot.as_fd(), "tree").map_err(failed("create", self.tree()))?;
         let (kept, kept_bytes) =
             self.sweep(root.as_fd(), tree, round).map_err(failed("reset", self.tree()))?;
-        let missing = tree.entries().keys().filter(|path| !kept.contains(path.as_str())).map(String::as_str);
+        // Sorted, so that the checkout is written directory by directory (most are kept).
+        let mut missing: Vec<&str> =
+            tree.entries().keys().map(String::as_str).filter(|path| !kept.contains(*path)).collect();
+        missing.sort_unstable();
+        let missing = missing.into_iter();
         let written = write_entries(tree, root.as_fd(), &self.tree(), missing, &round.files, kept_bytes)?;
         self.unrecorded_bytes = round.git.files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
         for (path, stat) in &written {
@@ -301,13 +305,14 @@ impl Slot {
     /// that this round does not change, removes everything else (anything a reviewer made,
     /// changed, linked or moved, `.git`, every file a round changes), and gives back the kept
     /// paths and the bytes they hold.
-    fn sweep(
+    fn sweep<'t>(
         &mut self,
         root: BorrowedFd<'_>,
-        tree: &CommitTree,
+        tree: &'t CommitTree,
         round: &Round,
-    ) -> std::io::Result<(HashSet<String>, u64)> {
-        let mut kept = HashSet::new();
+    ) -> std::io::Result<(foldhash::HashSet<&'t str>, u64)> {
+        // The kept paths borrow the tree's: a big checkout keeps tens of thousands.
+        let mut kept = foldhash::HashSet::default();
         let mut kept_bytes = 0u64;
         let written = &mut self.written;
         let changed = &mut self.changed;
@@ -318,26 +323,27 @@ impl Slot {
         beneath::sweep(root, &descends, &mut |path, stat| {
             let Some(path) = path else { return Verdict::Remove };
             let is_directory = FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-            if path == ".git" || round.files.contains_key(path) {
+            if path == ".git" || files.contains_key(path) {
                 *changed |= written.remove(path).is_some();
                 return Verdict::Remove;
             }
-            // The walk listed exactly the directories `descends` names: decided by the same test.
-            if descends(path, stat) {
-                return if is_directory { Verdict::Descend } else { Verdict::Remove };
+            // The walk listed exactly the directories `descends` names: decided by the same
+            // test. Anything else at a directory's path is no entry of the commit: removed.
+            if is_directory && descends(path, stat) {
+                return Verdict::Descend;
             }
-            match tree.entries().get(path) {
-                Some(entry) if entry.kind == EntryKind::Submodule && is_directory => {
+            match tree.entries().get_key_value(path) {
+                Some((path, entry)) if entry.kind == EntryKind::Submodule && is_directory => {
                     // An uninitialised submodule is an empty directory.
-                    kept.insert(path.to_owned());
+                    kept.insert(path.as_str());
                     Verdict::Empty
                 }
-                Some(entry)
+                Some((path, entry))
                     if written.get(path).is_some_and(|(content, stamp)| {
                         *content == (entry.id, entry.kind) && Stamp::of(stat) == *stamp
                     }) =>
                 {
-                    kept.insert(path.to_owned());
+                    kept.insert(path.as_str());
                     kept_bytes += u64::try_from(stat.st_size).unwrap_or(0);
                     Verdict::Keep
                 }

@@ -7,7 +7,6 @@
 
 use crate::error::CalibrateError;
 use crate::input::InputError;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// `read`, tried again after a pause when it fails, up to four more times (about 1.5 s in
 /// all): a `git gc` running in the repository (git starts one in the background after a
@@ -64,6 +63,13 @@ pub(crate) fn check_object_size(
     Ok(())
 }
 
+/// An entry's place in git's order of a tree: its name, a directory's read as if it ended
+/// with `/`.
+fn order_key<'a>(entry: &gix::objs::tree::EntryRef<'a>) -> impl Iterator<Item = &'a u8> + use<'a> {
+    let slash: &'static [u8] = if entry.mode.is_tree() { b"/" } else { b"" };
+    entry.filename.iter().chain(slash)
+}
+
 /// One path of the commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -77,8 +83,10 @@ pub(crate) struct Entry {
 /// object database they are read from.
 pub(crate) struct CommitTree {
     repo: gix::Repository,
-    entries: BTreeMap<String, Entry>,
-    directories: BTreeSet<String>,
+    // Hashed (a sweep of a kept checkout looks up every path it finds, tens of thousands);
+    // anything that goes through them in order sorts first (`sorted_paths`).
+    entries: foldhash::HashMap<String, Entry>,
+    directories: foldhash::HashSet<String>,
     limits: CheckoutLimits,
 }
 
@@ -150,13 +158,14 @@ impl CommitTree {
     /// it would write the directory's files through the link. So is a path nested deeper
     /// than [`MAX_PATH_DEPTH`].
     pub(crate) fn read(repo: gix::Repository, tree: gix::ObjectId) -> Result<CommitTree, CalibrateError> {
-        let mut entries = BTreeMap::new();
-        let mut directories = BTreeSet::new();
+        let mut entries = foldhash::HashMap::default();
+        let mut directories = foldhash::HashSet::default();
         let mut pending = vec![(String::new(), tree, 0usize)];
         while let Some((prefix, id, depth)) = pending.pop() {
             let tree = retrying(|| repo.find_tree(id)).map_err(|e| CalibrateError::git("read a tree", e))?;
             let decoded = tree.decode().map_err(|e| CalibrateError::git("decode a tree", e))?;
-            let mut names: HashMap<&[u8], gix::object::tree::EntryKind> = HashMap::new();
+            let mut names: foldhash::HashMap<&[u8], gix::object::tree::EntryKind> =
+                foldhash::HashMap::with_capacity_and_hasher(decoded.entries.len(), Default::default());
             for entry in &decoded.entries {
                 let name: &[u8] = entry.filename;
                 if let Some(first) = names.insert(name, entry.mode.kind()) {
@@ -172,15 +181,9 @@ impl CommitTree {
                     });
                 }
             }
-            // git's order: by name, a directory's name read as if it ended with `/`.
-            let key = |entry: &gix::objs::tree::EntryRef<'_>| {
-                let mut key = entry.filename.to_vec();
-                if entry.mode.is_tree() {
-                    key.push(b'/');
-                }
-                key
-            };
-            if let Some(pair) = decoded.entries.windows(2).find(|pair| key(&pair[0]) >= key(&pair[1])) {
+            if let Some(pair) =
+                decoded.entries.windows(2).find(|pair| order_key(&pair[0]).ge(order_key(&pair[1])))
+            {
                 let name = String::from_utf8_lossy(pair[1].filename);
                 let path = if prefix.is_empty() { name.into_owned() } else { format!("{prefix}/{name}") };
                 return Err(CalibrateError::CraftedTree {
@@ -234,12 +237,19 @@ impl CommitTree {
     }
 
     /// Every entry, by path, in path order.
-    pub(crate) fn entries(&self) -> &BTreeMap<String, Entry> {
+    pub(crate) fn entries(&self) -> &foldhash::HashMap<String, Entry> {
         &self.entries
     }
 
+    /// Every path of [`Self::entries`], sorted.
+    pub(crate) fn sorted_paths(&self) -> Vec<&str> {
+        let mut paths: Vec<&str> = self.entries.keys().map(String::as_str).collect();
+        paths.sort_unstable();
+        paths
+    }
+
     /// Every directory (a path some entry lies beneath), without the root.
-    pub(crate) fn directories(&self) -> &BTreeSet<String> {
+    pub(crate) fn directories(&self) -> &foldhash::HashSet<String> {
         &self.directories
     }
 
