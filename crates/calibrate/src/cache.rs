@@ -79,8 +79,18 @@ pub(crate) struct Manifest {
     format: u32,
     /// The bytes the slot held when its run ended (checkout, build and cache directories).
     pub(crate) bytes: u64,
-    /// What revcal wrote, by path.
-    pub(crate) written: BTreeMap<String, Recorded>,
+    /// What revcal wrote, by path (hashed: read whole into the slot's own map; written sorted).
+    #[serde(serialize_with = "sorted")]
+    pub(crate) written: foldhash::HashMap<String, Recorded>,
+}
+
+/// `map` serialized in the order of its keys, so that one slot's manifest is the same file
+/// whatever the order its entries were recorded in.
+fn sorted<S: serde::Serializer>(
+    map: &foldhash::HashMap<String, Recorded>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(map.iter().collect::<BTreeMap<_, _>>())
 }
 
 mod hex_id {
@@ -113,7 +123,7 @@ impl Manifest {
     }
 
     /// A manifest of `written`, the slot holding `bytes`.
-    pub(crate) fn new(written: BTreeMap<String, Recorded>, bytes: u64) -> Manifest {
+    pub(crate) fn new(written: foldhash::HashMap<String, Recorded>, bytes: u64) -> Manifest {
         Manifest { format: MANIFEST_FORMAT, bytes, written }
     }
 
@@ -392,11 +402,20 @@ mod tests {
     fn a_manifest_of_another_format_or_unreadable_is_empty() {
         let dir = tempfile::tempdir().unwrap();
         let id = gix::ObjectId::from_hex(b"0123456789012345678901234567890123456789").unwrap();
-        let written =
-            BTreeMap::from([("a".to_owned(), Recorded { id, kind: 1, stamp: [1, 2, 3, 4, 5, 6, 7, 8, 9] })]);
+        let record = Recorded { id, kind: 1, stamp: [1, 2, 3, 4, 5, 6, 7, 8, 9] };
+        let names = ["zeta", "a", "m/b", "m", "b"];
+        let written: foldhash::HashMap<String, Recorded> =
+            names.iter().map(|name| ((*name).to_owned(), record)).collect();
         Manifest::new(written.clone(), 42).write(dir.path()).unwrap();
         let read = Manifest::read(dir.path());
         assert_eq!((read.written, read.bytes), (written, 42));
+        // Written in the order of the paths, whatever the map's.
+        let text = std::fs::read_to_string(dir.path().join(MANIFEST)).unwrap();
+        let at: Vec<usize> = ["a", "b", "m", "m/b", "zeta"]
+            .iter()
+            .map(|name| text.find(&format!("\"{name}\":")).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|pair| pair[0] < pair[1]), "{text}");
         assert_eq!(slot_bytes(dir.path()), 42);
         std::fs::write(dir.path().join(MANIFEST), b"{\"format\": 99, \"bytes\": 1, \"written\": {}}")
             .unwrap();
@@ -413,7 +432,7 @@ mod tests {
             let repository = cache.repository(key).unwrap();
             let slot = repository.join("slot-1");
             std::fs::create_dir_all(&slot).unwrap();
-            Manifest::new(BTreeMap::new(), bytes).write(&slot).unwrap();
+            Manifest::new(foldhash::HashMap::default(), bytes).write(&slot).unwrap();
             // Distinct modification times, oldest first.
             let when = std::time::SystemTime::UNIX_EPOCH
                 + std::time::Duration::from_secs(
