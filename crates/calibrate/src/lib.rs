@@ -91,6 +91,7 @@ mod cache;
 mod checkout;
 mod clean;
 mod controls;
+mod donor;
 mod error;
 mod flow;
 mod guard;

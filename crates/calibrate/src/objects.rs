@@ -32,7 +32,7 @@ fn type_code(kind: gix::object::Kind) -> u8 {
 
 /// The header of a packed object: its type and inflated size, 7 bits per byte after the
 /// first 4, each byte but the last with its top bit set.
-fn entry_header(kind: gix::object::Kind, size: u64) -> Vec<u8> {
+pub(crate) fn entry_header(kind: gix::object::Kind, size: u64) -> Vec<u8> {
     let mut header = Vec::with_capacity(10);
     let mut byte = (type_code(kind) << 4) | (size & 0x0f) as u8;
     let mut rest = size >> 4;
@@ -139,12 +139,14 @@ pub(crate) fn compressor() -> Compress {
 }
 
 /// Writes `objects/pack/pack-*.{pack,idx}` under `objects` holding the objects of `shared`;
-/// an object larger than `max_object_bytes` is refused without being read.
+/// an object larger than `max_object_bytes` is refused without being read. An object one of
+/// `donors` holds (checked) is copied from it instead of being read and compressed again.
 pub(crate) fn write_pack(
     repo: &gix::Repository,
     shared: Shared<'_>,
     objects: &Path,
     max_object_bytes: u64,
+    donors: &[crate::donor::Donor],
 ) -> Result<(), CalibrateError> {
     let ids = objects_of(repo, &shared)?;
     let packs = objects.join("pack");
@@ -160,6 +162,7 @@ pub(crate) fn write_pack(
     pack.put(&count.to_be_bytes()).map_err(failed)?;
     // (id, offset, crc32) of each entry.
     let mut entries: Vec<(ObjectId, u64, u32)> = Vec::with_capacity(ids.len());
+    let mut lent = 0usize;
     // Reading and compressing the objects (inflating them from the repository's packs, deltas
     // resolved, and deflating them again) is most of the time: it runs on worker threads, a
     // chunk of objects at a time, and this thread writes the chunks in order.
@@ -186,12 +189,23 @@ pub(crate) fn write_pack(
                     }
                 };
                 let mut compressor = compressor();
+                let mut inflate = gix::zlib::Inflate::default();
                 loop {
                     let index = next.fetch_add(1, Ordering::SeqCst);
                     let Some(chunk) = chunks.get(index) else { break };
                     let packed = chunk
                         .iter()
-                        .map(|id| pack_object(&repo, *id, max_object_bytes, &mut compressor))
+                        .map(|id| {
+                            let lent = donors
+                                .iter()
+                                .find_map(|donor| donor.entry(*id, max_object_bytes, &mut inflate));
+                            match lent {
+                                Some((header, compressed, crc)) => {
+                                    Ok(Packed { id: *id, header, compressed, crc, lent: true })
+                                }
+                                None => pack_object(&repo, *id, max_object_bytes, &mut compressor),
+                            }
+                        })
                         .collect::<Result<Vec<_>, _>>();
                     // The writer is gone (it met an error): nothing more is wanted.
                     if sender.send((index, packed)).is_err() {
@@ -214,6 +228,7 @@ pub(crate) fn write_pack(
                     waiting.insert(index, packed?);
                 }
                 for object in waiting.remove(&wanted).unwrap_or_default() {
+                    lent += usize::from(object.lent);
                     entries.push((object.id, pack.written, object.crc));
                     pack.put(&object.header).map_err(failed)?;
                     pack.put(&object.compressed).map_err(failed)?;
@@ -229,7 +244,7 @@ pub(crate) fn write_pack(
     write_index(&packs.join(format!("{name}.idx")), &entries, checksum)?;
     let final_pack = packs.join(format!("{name}.pack"));
     fs::rename(&staged, &final_pack).map_err(|e| CalibrateError::io("write", &final_pack, e))?;
-    tracing::debug!(objects = entries.len(), pack = %final_pack.display(), "object store of the checkouts written");
+    tracing::debug!(objects = entries.len(), lent, pack = %final_pack.display(), "object store of the checkouts written");
     Ok(())
 }
 
@@ -244,6 +259,8 @@ struct Packed {
     header: Vec<u8>,
     compressed: Vec<u8>,
     crc: u32,
+    /// Copied from an earlier store.
+    lent: bool,
 }
 
 /// Reads the object `id` of `repo` (refused above `max_object_bytes` without being read) and
@@ -264,7 +281,7 @@ fn pack_object(
     let mut crc = crc32fast::Hasher::new();
     crc.update(&header);
     crc.update(&compressed);
-    Ok(Packed { id, header, compressed, crc: crc.finalize() })
+    Ok(Packed { id, header, compressed, crc: crc.finalize(), lent: false })
 }
 
 /// `input` as one zlib stream in `out`, by `compressor` (reset first).

@@ -234,7 +234,10 @@ fn write_store(
         .tempdir_in(beside)
         .map_err(|e| CalibrateError::io("create a directory in", beside, e))?
         .keep();
-    crate::objects::write_pack(repo, shared, &staging.join("objects"), max_object_bytes)?;
+    // Consecutive commits share almost every object: the stores written before lend theirs.
+    let donors: Vec<crate::donor::Donor> =
+        crate::donor::beside(store).iter().filter_map(|objects| crate::donor::Donor::open(objects)).collect();
+    crate::objects::write_pack(repo, shared, &staging.join("objects"), max_object_bytes, &donors)?;
     crate::cache::pack_written(&staging.join("objects"))
         .map_err(|e| CalibrateError::io("write", &staging, e))?;
     match std::fs::rename(&staging, store) {
