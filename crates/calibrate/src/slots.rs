@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// What identifies a file as the one revcal wrote: anything that writes, renames, links or
 /// changes the mode of a file changes its change time or inode.
@@ -49,6 +50,29 @@ impl Stamp {
             mtime: (stat.st_mtime, stat.st_mtime_nsec as i64),
             ctime: (stat.st_ctime, stat.st_ctime_nsec as i64),
         }
+    }
+}
+
+/// The longest a review waits for the clock of file times to pass the files just written.
+const MAX_RACY_WAIT: Duration = Duration::from_millis(100);
+
+/// Waits until the clock file times are taken from has passed `newest` (seconds and
+/// nanoseconds), so that any later change to a file written before gives it a newer time.
+/// That clock advances in ticks of a few milliseconds: a reviewer that rewrote a file (same
+/// size, in place) within the tick revcal wrote it in would otherwise leave every field of its
+/// recorded status as it was, and the file would be kept for the next review ("racy git").
+/// `false` when the clock is still behind after [`MAX_RACY_WAIT`] (it was set back).
+fn wait_past(newest: (i64, i64)) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        if (now.tv_sec, i64::from(now.tv_nsec)) > newest {
+            return true;
+        }
+        if started.elapsed() >= MAX_RACY_WAIT {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -246,14 +270,25 @@ impl Slot {
         let missing = missing.into_iter();
         let written = write_entries(tree, root.as_fd(), &self.tree(), missing, &round.files, kept_bytes)?;
         self.unrecorded_bytes = round.git.files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+        let mut newest = None;
         for (path, stat) in &written {
             match (stat, tree.entries().get(path)) {
                 (Some(stat), Some(entry)) if !round.files.contains_key(path) => {
-                    self.written.insert(path.clone(), ((entry.id, entry.kind), Stamp::of(stat)));
+                    let stamp = Stamp::of(stat);
+                    newest = newest.max(Some(stamp.mtime.max(stamp.ctime)));
+                    self.written.insert(path.clone(), ((entry.id, entry.kind), stamp));
                     self.changed = true;
                 }
                 (Some(stat), _) => self.unrecorded_bytes += u64::try_from(stat.st_size).unwrap_or(0),
                 (None, _) => {}
+            }
+        }
+        if let Some(newest) = newest
+            && !wait_past(newest)
+        {
+            // The clock stays behind the files' times: trust none of the files written now.
+            for (path, _) in &written {
+                self.written.remove(path);
             }
         }
         write_git(root.as_fd(), &round.git)
@@ -531,6 +566,31 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
     use std::process::Command;
+
+    fn coarse_now() -> (i64, i64) {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        (now.tv_sec, i64::from(now.tv_nsec))
+    }
+
+    #[test]
+    fn a_review_starts_only_once_file_times_can_tell_a_later_write() {
+        // A file written now: its times are of the current tick.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        fs::write(&file, "a").unwrap();
+        let stat = rustix::fs::stat(&file).unwrap();
+        let stamp = Stamp::of(&stat);
+        let newest = stamp.mtime.max(stamp.ctime);
+        assert!(wait_past(newest));
+        assert!(coarse_now() > newest, "the clock has passed the file's times");
+        // A write now gives the file a later time than the one recorded.
+        fs::write(&file, "b").unwrap();
+        let again = Stamp::of(&rustix::fs::stat(&file).unwrap());
+        assert!(again.ctime > stamp.ctime && again.mtime > stamp.mtime);
+        // Times ahead of the clock (a clock set back): it gives up, and says so.
+        let (seconds, nanos) = coarse_now();
+        assert!(!wait_past((seconds + 3600, nanos)));
+    }
 
     /// A round whose changed files hold `files`, with a `.git` of one file.
     fn round(files: &[(&str, &[u8])], head: &str) -> Round {
