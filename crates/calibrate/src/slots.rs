@@ -66,7 +66,7 @@ fn wait_past(newest: (i64, i64)) -> bool {
     let started = std::time::Instant::now();
     loop {
         let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
-        if (now.tv_sec, i64::from(now.tv_nsec)) > newest {
+        if (now.tv_sec, now.tv_nsec as i64) > newest {
             return true;
         }
         if started.elapsed() >= MAX_RACY_WAIT {
@@ -569,7 +569,7 @@ mod tests {
 
     fn coarse_now() -> (i64, i64) {
         let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
-        (now.tv_sec, i64::from(now.tv_nsec))
+        (now.tv_sec, now.tv_nsec as i64)
     }
 
     #[test]
