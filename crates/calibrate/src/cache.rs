@@ -333,6 +333,16 @@ pub(crate) struct SlotLock {
     _handle: std::os::fd::OwnedFd,
 }
 
+impl Drop for SlotLock {
+    fn drop(&mut self) {
+        // Released explicitly, not by closing the handle alone: a process another thread is
+        // starting meanwhile holds a copy of the handle until it executes its program, and
+        // the lock would last as long as that copy (a later run, or a suite's next unit,
+        // would then find the slot taken and open another).
+        let _ = rustix::fs::flock(&self._handle, rustix::fs::FlockOperation::Unlock);
+    }
+}
+
 impl SlotLock {
     /// Locks the slot directory `dir` (made when missing); `None` when another run holds it.
     pub(crate) fn take(dir: &Path) -> std::io::Result<Option<SlotLock>> {
@@ -396,6 +406,18 @@ mod tests {
         assert!(SlotLock::take(&slot).unwrap().is_none(), "held: a second lock is refused");
         drop(first);
         assert!(SlotLock::take(&slot).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_copy_of_the_handle_does_not_keep_the_slot_locked() {
+        // As a process being started by another thread holds one until it runs its program.
+        let dir = tempfile::tempdir().unwrap();
+        let slot = dir.path().join("slot-1");
+        let lock = SlotLock::take(&slot).unwrap().unwrap();
+        let copy = rustix::io::dup(&lock._handle).unwrap();
+        drop(lock);
+        assert!(SlotLock::take(&slot).unwrap().is_some(), "released although a copy is open");
+        drop(copy);
     }
 
     #[test]
