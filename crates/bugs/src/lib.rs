@@ -10,7 +10,8 @@
 //! fix commit F the test command runs once, F's source hunks are reversed, the build is
 //! checked, the tests run again; the tests that fail with the bug and passed at F are the
 //! trigger, and the command restricted to them (`runner`) is the witness, rerun at F and
-//! with the bug to rule out a flaky test (`verify`). Mining stops once `max_bugs` are kept
+//! with the bug to rule out a flaky test, and run at the target, without and with the
+//! bugs file's patch, where every user of the file will run it (`verify`). Mining stops once `max_bugs` are kept
 //! or when the tests already fail at the fix of [`BROKEN_IN_A_ROW`] candidates in a row, and
 //! a stop ends the work under way (`schedule`).
 
@@ -124,6 +125,12 @@ pub enum RejectReason {
         /// Which rerun disagreed.
         detail: String,
     },
+    /// The witness does not reproduce the bug at the target (where the bugs file's patch
+    /// applies), although it did at the fix: it fails there without the bug, or passes with it.
+    NotAtTarget {
+        /// What the runs at the target showed.
+        detail: String,
+    },
     /// A test run went past `--test-timeout`.
     TimedOut {
         /// Which run.
@@ -141,6 +148,7 @@ impl RejectReason {
             RejectReason::TestsFailAtFix { .. } => "tests-fail-at-fix",
             RejectReason::NoTestFlips { .. } => "no-test-flips",
             RejectReason::Flaky { .. } => "flaky",
+            RejectReason::NotAtTarget { .. } => "not-at-target",
             RejectReason::TimedOut { .. } => "timed-out",
         }
     }
@@ -163,6 +171,7 @@ impl std::fmt::Display for RejectReason {
             }
             RejectReason::NoTestFlips { detail } => write!(f, "no test flips: {detail}"),
             RejectReason::Flaky { detail } => write!(f, "flaky: {detail}"),
+            RejectReason::NotAtTarget { detail } => write!(f, "not a bug of the target: {detail}"),
             RejectReason::TimedOut { detail } => write!(f, "timed out: {detail}"),
         }
     }

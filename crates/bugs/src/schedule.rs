@@ -78,7 +78,12 @@ impl BrokenSeries {
                 self.in_a_row += 1;
                 self.first_example.get_or_insert_with(|| example.clone());
             }
-            Ok(_) | Err(RejectReason::NoTestFlips { .. } | RejectReason::Flaky { .. }) => {
+            Ok(_)
+            | Err(
+                RejectReason::NoTestFlips { .. }
+                | RejectReason::Flaky { .. }
+                | RejectReason::NotAtTarget { .. },
+            ) => {
                 *self = BrokenSeries::default();
             }
             Err(_) => {}

@@ -30,6 +30,12 @@ pub enum Phase {
     WitnessAtFix,
     /// The witness, rerun with the bug (it must fail).
     WitnessWithBug,
+    /// The witness at the target, where the bugs file's patch applies (it must pass).
+    WitnessAtTarget,
+    /// The build check at the target with the patch applied.
+    BuildWithBugAtTarget,
+    /// The witness at the target with the patch applied (it must fail).
+    WitnessWithBugAtTarget,
 }
 
 impl std::fmt::Display for Phase {
@@ -41,6 +47,9 @@ impl std::fmt::Display for Phase {
             Phase::TestsWithBug => "tests with the bug",
             Phase::WitnessAtFix => "witness rerun at the fix",
             Phase::WitnessWithBug => "witness rerun with the bug",
+            Phase::WitnessAtTarget => "witness at the target",
+            Phase::BuildWithBugAtTarget => "build with the bug at the target",
+            Phase::WitnessWithBugAtTarget => "witness with the bug at the target",
         })
     }
 }
@@ -147,25 +156,29 @@ impl Workspace {
     /// code around it moved on) is merged three ways from the blobs it names. `Err` carries
     /// what git said.
     fn reverse(&self, diff: &str, merge: bool) -> Result<(), String> {
-        let path = self.tree.with_file_name("fix.diff");
-        std::fs::write(&path, diff).map_err(|e| e.to_string())?;
-        let path = path.display().to_string();
-        let first_line = |error: BugsError| match error {
-            BugsError::Git { message, .. } => message.lines().next().unwrap_or("git apply failed").to_owned(),
-            other => other.to_string(),
-        };
-        let plain = git(&self.tree, &["apply", "--reverse", "--whitespace=nowarn", &path])
-            .map(drop)
-            .map_err(first_line);
+        let plain = self.apply(diff, &["--reverse"]);
         match plain {
             Err(error) if merge => {
                 // A conflicted merge leaves markers behind: the caller checks out again.
-                git(&self.tree, &["apply", "--reverse", "--3way", "--whitespace=nowarn", &path])
-                    .map(drop)
+                self.apply(diff, &["--reverse", "--3way"])
                     .map_err(|_| format!("{error}; a three-way merge conflicts too"))
             }
             other => other,
         }
+    }
+
+    /// `git apply` of `diff` with `options`; `Err` carries the first line git said.
+    fn apply(&self, diff: &str, options: &[&str]) -> Result<(), String> {
+        let path = self.tree.with_file_name("fix.diff");
+        std::fs::write(&path, diff).map_err(|e| e.to_string())?;
+        let path = path.display().to_string();
+        let mut args = vec!["apply"];
+        args.extend_from_slice(options);
+        args.extend(["--whitespace=nowarn", path.as_str()]);
+        git(&self.tree, &args).map(drop).map_err(|error| match error {
+            BugsError::Git { message, .. } => message.lines().next().unwrap_or("git apply failed").to_owned(),
+            other => other.to_string(),
+        })
     }
 
     /// Runs `script` in the tree; then ends whatever it left running, in its process group or
@@ -264,6 +277,56 @@ fn reversal_onto_target(
         }));
     }
     Ok(Ok(patch_text))
+}
+
+/// The witness where the bugs file's patch applies: it must pass at the target and fail with
+/// the patch applied there, as every user of the bugs file will run it. At the fix it did;
+/// the target may differ: a later change can hide the bug (the reversed lines no longer
+/// reached), move or rename the witness's test, or a three-way reversal can merge into code
+/// that is not the bug. `Ok(Err(reason))` when it does not reproduce.
+fn reproduces_at_target(
+    patch_text: &str,
+    witness: &str,
+    build_cmd: Option<&str>,
+    bug_timeout: Duration,
+    settings: &Settings<'_>,
+    workspace: &Workspace,
+    control: &Control<'_>,
+) -> Result<Result<(), RejectReason>, Abort> {
+    workspace.checkout(settings.target)?;
+    let clean = workspace.phase(Phase::WitnessAtTarget, witness, settings.timeout, control)?;
+    if clean.exit == Exit::TimedOut {
+        return Ok(Err(RejectReason::TimedOut { detail: "the witness at the target".into() }));
+    }
+    if !clean.exit.success() {
+        return Ok(Err(RejectReason::NotAtTarget {
+            detail: format!(
+                "`{witness}` fails at the target without the bug ({}): {}",
+                clean.exit,
+                tail(&clean, 3)
+            ),
+        }));
+    }
+    if let Err(detail) = workspace.apply(patch_text, &[]) {
+        return Ok(Err(RejectReason::ReversalDoesNotApply {
+            detail: format!("its patch, at the target: {detail}"),
+        }));
+    }
+    if let Some(build_cmd) = build_cmd {
+        let built = workspace.phase(Phase::BuildWithBugAtTarget, build_cmd, settings.timeout, control)?;
+        if !built.exit.success() {
+            return Ok(Err(RejectReason::BuildBreaks {
+                detail: format!("with the bug at the target ({}): {}", built.exit, tail(&built, 3)),
+            }));
+        }
+    }
+    let with_bug = workspace.phase(Phase::WitnessWithBugAtTarget, witness, bug_timeout, control)?;
+    if with_bug.exit.success() {
+        return Ok(Err(RejectReason::NotAtTarget {
+            detail: format!("`{witness}` passes at the target with the bug: a later change hides it"),
+        }));
+    }
+    Ok(Ok(()))
 }
 
 /// Verifies one candidate: `Ok(Ok(bug))` kept, `Ok(Err(reason))` rejected, `Err` when the
@@ -379,6 +442,18 @@ pub(crate) fn verify(
         return Ok(Err(RejectReason::Flaky {
             detail: format!("`{witness}` passes on a rerun with the bug"),
         }));
+    }
+
+    if let Err(reason) = reproduces_at_target(
+        &patch_text,
+        &witness,
+        build_cmd.as_deref(),
+        bug_timeout,
+        settings,
+        workspace,
+        control,
+    )? {
+        return Ok(Err(reason));
     }
 
     let hunks = patch::hunks(&patch_text);

@@ -177,7 +177,7 @@ fn the_phases_of_a_candidate_that_last_a_second_are_announced_in_order() {
     let runs: Vec<Option<Phase>> = phases
         .iter()
         .copied()
-        .filter(|p| !matches!(p, Some(Phase::BuildAtFix | Phase::BuildWithBug)))
+        .filter(|p| !matches!(p, Some(Phase::BuildAtFix | Phase::BuildWithBug | Phase::BuildWithBugAtTarget)))
         .collect();
     assert_eq!(
         runs,
@@ -186,6 +186,8 @@ fn the_phases_of_a_candidate_that_last_a_second_are_announced_in_order() {
             Some(Phase::TestsWithBug),
             Some(Phase::WitnessAtFix),
             Some(Phase::WitnessWithBug),
+            Some(Phase::WitnessAtTarget),
+            Some(Phase::WitnessWithBugAtTarget),
             None
         ],
         "{events:#?}"
@@ -197,9 +199,78 @@ fn the_phases_of_a_candidate_that_last_a_second_are_announced_in_order() {
         Phase::TestsWithBug,
         Phase::WitnessAtFix,
         Phase::WitnessWithBug,
+        Phase::WitnessAtTarget,
+        Phase::BuildWithBugAtTarget,
+        Phase::WitnessWithBugAtTarget,
     ];
     let order =
         |p: &Option<Phase>| p.map_or(canonical.len(), |p| canonical.iter().position(|q| *q == p).unwrap());
     assert!(phases.windows(2).all(|w| order(&w[0]) < order(&w[1])), "{phases:?}");
     assert_eq!(Phase::TestsAtFix.to_string(), "tests at the fix");
+}
+
+/// A project whose `charge` calls `fee`, with the fix of `fee` tested through `charge`, and
+/// after it `later` (files to commit): returns the fix's id.
+fn fee_fixed_then(repo: &Path, later: &[(&str, &str)], message: &str) -> String {
+    git(repo, &["init", "-q", "-b", "main"]);
+    let test = "import unittest\nimport api\n\n\nclass ApiTest(unittest.TestCase):\n    def test_zero(self):\n        self.assertEqual(api.charge(0), 0)\n";
+    commit(
+        repo,
+        &[
+            ("setup.cfg", "[metadata]\nname = fees\n"),
+            ("calc.py", "def fee(n):\n    return n * 2\n"),
+            ("api.py", "import calc\n\n\ndef charge(n):\n    return calc.fee(n)\n"),
+            ("test_api.py", test),
+        ],
+        "Start",
+    );
+    let test_one = format!("{test}\n    def test_one(self):\n        self.assertEqual(api.charge(1), 3)\n");
+    let fix = commit(
+        repo,
+        &[("calc.py", "def fee(n):\n    return n * 3\n"), ("test_api.py", &test_one)],
+        "Fix the fee",
+    );
+    commit(repo, later, message);
+    fix
+}
+
+#[test]
+fn a_bug_whose_witness_does_not_reproduce_at_the_target_is_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+
+    // A later change stops calling the code the fix changed: with the bug put back at the
+    // target, the witness passes. At the fix it failed, so only a run at the target tells.
+    let hidden = dir.path().join("hidden");
+    std::fs::create_dir_all(&hidden).unwrap();
+    let fix = fee_fixed_then(&hidden, &[("api.py", "def charge(n):\n    return n * 3\n")], "Inline the fee");
+    let report = BugMiner::new(&hidden).test_cmd("python3 -m unittest").mine(&mut |_| {}).unwrap();
+    assert_eq!((report.candidates, report.verified.len()), (1, 0), "{report:#?}");
+    match &report.rejected[0].reason {
+        RejectReason::NotAtTarget { detail } => {
+            assert!(detail.contains("passes at the target with the bug"), "{detail}");
+            assert!(detail.contains("test_api.ApiTest.test_one"), "{detail}");
+        }
+        other => panic!("{other:#?}"),
+    }
+    assert_eq!(report.rejected[0].reason.name(), "not-at-target");
+    // The same fix, mined with the fix itself as the target, is a bug.
+    let report =
+        BugMiner::new(&hidden).test_cmd("python3 -m unittest").target(&fix).mine(&mut |_| {}).unwrap();
+    assert_eq!(report.verified.len(), 1, "{report:#?}");
+
+    // A later change renames the witness's test: at the target the witness fails without the
+    // bug, so the bugs file would hold a witness that cannot tell.
+    let renamed = dir.path().join("renamed");
+    std::fs::create_dir_all(&renamed).unwrap();
+    let test_renamed = "import unittest\nimport api\n\n\nclass ApiTest(unittest.TestCase):\n    def test_zero(self):\n        self.assertEqual(api.charge(0), 0)\n\n    def test_charge_one(self):\n        self.assertEqual(api.charge(1), 3)\n";
+    fee_fixed_then(&renamed, &[("test_api.py", test_renamed)], "Name the test after what it checks");
+    let report = BugMiner::new(&renamed).test_cmd("python3 -m unittest").mine(&mut |_| {}).unwrap();
+    assert_eq!((report.candidates, report.verified.len()), (1, 0), "{report:#?}");
+    match &report.rejected[0].reason {
+        RejectReason::NotAtTarget { detail } => {
+            assert!(detail.contains("fails at the target without the bug"), "{detail}")
+        }
+        other => panic!("{other:#?}"),
+    }
+    assert_eq!(git(&renamed, &["status", "--porcelain"]), "");
 }

@@ -55,8 +55,9 @@ fn grandchildren_a_test_command_starts_with_setsid_end_with_revcal_and_phases_ar
     assert_eq!(mined.status.code(), Some(0), "{}", stderr(&mined));
     let report: Value = serde_json::from_slice(&mined.stdout).unwrap();
     assert_eq!(report["verified"].as_array().unwrap().len(), 1, "{report:#}");
-    // Tests at the fix, with the bug, the witness twice, and the build checks do not start one.
-    assert_eq!(daemons.len(), 4, "{daemons:?}");
+    // Tests at the fix, with the bug, the witness twice at the fix and twice at the target;
+    // the build checks do not start one.
+    assert_eq!(daemons.len(), 6, "{daemons:?}");
     assert!(left.is_empty(), "daemons left running after revcal exited: {left:?} of {daemons:?}");
 
     // Off a terminal, each long phase is a line, before the candidate's verdict.
@@ -68,6 +69,8 @@ fn grandchildren_a_test_command_starts_with_setsid_end_with_revcal_and_phases_ar
         format!("{short} tests with the bug"),
         format!("{short} witness rerun at the fix"),
         format!("{short} witness rerun with the bug"),
+        format!("{short} witness at the target"),
+        format!("{short} witness with the bug at the target"),
         format!("[1/1] {short} verified"),
     ];
     let positions: Vec<usize> = phases.iter().map(|phase| at(phase)).collect();
