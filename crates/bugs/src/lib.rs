@@ -65,7 +65,9 @@ pub enum BugsError {
         /// What the YAML writer said.
         message: String,
     },
-    /// A signal asked revcal to stop; the scratch clones were removed.
+    /// A signal asked revcal to stop; the scratch clones were removed. (Once verification
+    /// has begun, [`BugMiner::mine`] reports a signal as [`Stop::Signal`] instead, with the
+    /// bugs verified before it.)
     #[error("stopped by {name}")]
     Interrupted {
         /// The signal's number.
@@ -313,6 +315,14 @@ pub enum Stop {
         /// The first such candidate's example of a failure.
         example: String,
     },
+    /// A signal (SIGINT, SIGTERM, SIGHUP) asked revcal to stop: the verifications under way
+    /// were ended, and the bugs verified before it are in the report.
+    Signal {
+        /// The signal's number.
+        signal: i32,
+        /// Its name.
+        name: &'static str,
+    },
 }
 
 /// Candidates in a row whose tests already fail at the fix before mining stops (unless
@@ -511,7 +521,9 @@ impl BugMiner {
 
     /// Reads the history, verifies the candidates and reports; `progress` hears of each step.
     /// Every process a test or build command started, also one that left its process group
-    /// or session, has ended when this returns.
+    /// or session, has ended when this returns. A signal during verification ends it early
+    /// and is reported in [`MineReport::stopped`] ([`Stop::Signal`]), with every bug verified
+    /// before it: hours of verification are not lost to a Ctrl-C.
     pub fn mine(&self, progress: &mut dyn FnMut(MineEvent)) -> Result<MineReport, BugsError> {
         let started = Instant::now();
         let signals = SignalWatch::install()

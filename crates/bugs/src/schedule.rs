@@ -1,6 +1,7 @@
 //! Verifying the candidates on `jobs` threads, newest first, and deciding when to stop: once
-//! `max_bugs` are kept, or once the tests already fail at the fix of [`BROKEN_IN_A_ROW`]
-//! candidates in a row (the test command does not work on this history). A stop ends the
+//! `max_bugs` are kept, once the tests already fail at the fix of [`BROKEN_IN_A_ROW`]
+//! candidates in a row (the test command does not work on this history), or on a signal (the
+//! verdicts reached before it are kept, and reported with the stop). A stop ends the
 //! verifications under way at once: their processes are ended through their workspaces' run
 //! tokens, whatever process group or session they moved to.
 //!
@@ -183,6 +184,11 @@ pub(crate) fn verify_all(
                     }
                     let outcome = match result {
                         Ok(outcome) => outcome,
+                        // Ended by the signal: the stop below says so.
+                        Err(BugsError::Interrupted { .. }) => {
+                            stop.store(true, Ordering::SeqCst);
+                            continue;
+                        }
                         Err(error) => {
                             failure.get_or_insert(error);
                             stop.store(true, Ordering::SeqCst);
@@ -229,6 +235,15 @@ pub(crate) fn verify_all(
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
+            if let Some(signal) = signals.received()
+                && stopped.is_none()
+            {
+                let reason = Stop::Signal { signal, name: process::signal_name(signal) };
+                stop.store(true, Ordering::SeqCst);
+                let picked = next.lock().map_or(total, |next| *next);
+                progress(MineEvent::Stopped { stop: reason.clone(), in_flight: picked.saturating_sub(done) });
+                stopped = Some(reason);
+            }
             if stop.load(Ordering::SeqCst) {
                 // The threads see the stop after their current command; end it now, and any
                 // command one of them started just before it saw the stop.
@@ -243,8 +258,11 @@ pub(crate) fn verify_all(
     }
     drop(subreaper);
     drop(watchdog);
-    if let Some(signal) = signals.received() {
-        return Err(BugsError::Interrupted { signal, name: revcal_process::signal_name(signal) });
+    // A signal that came as the last verdicts did (after the loop's last look) stops too.
+    if let Some(signal) = signals.received()
+        && stopped.is_none()
+    {
+        stopped = Some(Stop::Signal { signal, name: process::signal_name(signal) });
     }
     if let Some(error) = failure {
         return Err(error);

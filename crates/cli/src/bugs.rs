@@ -215,6 +215,13 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
                     );
                 }
             }
+            MineEvent::Stopped { stop: Stop::Signal { name, .. }, in_flight } => eprintln!(
+                "revcal: stopped by {name}{}; the bugs verified so far are kept",
+                match in_flight {
+                    0 => String::new(),
+                    n => format!(", ending the {n} verification{} under way", plural(n)),
+                }
+            ),
             MineEvent::Stopped { stop: Stop::MaxReached { bugs }, in_flight } => eprintln!(
                 "revcal: {bugs} bug{} verified (--max): stopping{}",
                 plural(bugs),
@@ -259,6 +266,22 @@ fn mine(args: MineArgs) -> Result<ExitCode> {
         emit_json(&report).context("cannot write the report")?;
     } else if args.output.is_none() {
         emit(&yaml).context("cannot write the bugs file")?;
+    }
+    if let Some(Stop::Signal { signal, name }) = &report.stopped {
+        // Said even with --quiet: it is why the exit code is not 0.
+        let kept = match &args.output {
+            Some(path) => format!("written to {}", path.display()),
+            None if args.json => "in the report".to_owned(),
+            None => "printed above".to_owned(),
+        };
+        eprintln!(
+            "revcal: stopped by {name}: {} bug{} verified before it ({kept}), {} candidate{} not verified; the scratch clones are removed",
+            report.verified.len(),
+            plural(report.verified.len()),
+            report.unverified,
+            plural(report.unverified)
+        );
+        return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)));
     }
     if let Some(Stop::TestsFailAtFix { in_a_row, example }) = &report.stopped {
         // Said even with --quiet: it is why the exit code is not 0.
@@ -333,6 +356,7 @@ fn summary(report: &MineReport) -> String {
         let why = match &report.stopped {
             Some(Stop::MaxReached { .. }) => "--max reached",
             Some(Stop::TestsFailAtFix { .. }) => "stopped: the tests fail at the fix",
+            Some(Stop::Signal { name, .. }) => &format!("stopped by {name}"),
             _ => "stopped",
         };
         text.push_str(&format!(", {} not verified ({why})", report.unverified));

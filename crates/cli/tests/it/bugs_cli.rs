@@ -221,39 +221,57 @@ fn mined_bugs_are_listed_and_an_lgtm_reviewer_scores_zero_on_them() {
 }
 
 #[test]
-fn ctrl_c_while_mining_exits_130_and_removes_the_scratch_clones() {
+fn ctrl_c_while_mining_exits_130_keeps_the_bugs_verified_before_it_and_removes_the_scratch_clones() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("slow");
     let tmp = dir.path().join("tmp");
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::create_dir_all(&tmp).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
-    commit(&repo, &[("setup.py", "\n"), ("slow.py", "X = 1\n")], "Start");
-    let test = "import time, unittest\nimport slow\n\n\nclass SlowTest(unittest.TestCase):\n    def test_x(self):\n        time.sleep(60)\n        self.assertEqual(slow.X, 2)\n";
-    commit(&repo, &[("slow.py", "X = 2\n"), ("test_slow.py", test)], "Fix X");
+    commit(&repo, &[("setup.py", "\n"), ("slow.py", "X = 1\n"), ("quick.py", "Y = 1\n")], "Start");
+    // With its bug, the older fix's test says it started, sleeps a minute, then says it ended.
+    let slow_test = "import os, time, unittest\nimport slow\n\n\nclass SlowTest(unittest.TestCase):\n    def test_x(self):\n        if slow.X != 2:\n            open(os.environ['SLOW_STARTED'], 'w').close()\n            time.sleep(60)\n            open(os.environ['SLOW_ENDED'], 'w').close()\n        self.assertEqual(slow.X, 2)\n";
+    commit(&repo, &[("slow.py", "X = 2\n"), ("test_slow.py", slow_test)], "Fix X");
+    let quick_test = "import unittest\nimport quick\n\n\nclass QuickTest(unittest.TestCase):\n    def test_y(self):\n        self.assertEqual(quick.Y, 2)\n";
+    commit(&repo, &[("quick.py", "Y = 2\n"), ("test_quick.py", quick_test)], "Fix Y");
+    let fix_y = git(&repo, &["rev-parse", "HEAD"]);
+    let (started, ended) = (dir.path().join("started"), dir.path().join("ended"));
+    let test_cmd =
+        format!("SLOW_STARTED={} SLOW_ENDED={} python3 -m unittest", started.display(), ended.display());
+    // Newest fix first: Y is verified, then X's test sleeps with its bug.
     let child = Command::new(env!("CARGO_BIN_EXE_revcal"))
-        .args(["bugs", "mine", "--test-cmd", "python3 -m unittest"])
+        .args(["bugs", "mine", "--test-cmd", &test_cmd, "-o", "../bugs.yaml", "--json"])
         .current_dir(&repo)
         .env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the scratch clone exists and the tests run in it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::fs::read_dir(&tmp).unwrap().count() == 0 && std::time::Instant::now() < deadline {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !started.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let started = std::time::Instant::now();
+    assert!(started.exists(), "the slow test never started");
     // SAFETY: kill only sends a signal to the child we started.
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
     }
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the 60 s test was not waited for");
-    assert!(stderr(&output).contains("stopped by SIGINT"), "{}", stderr(&output));
+    assert!(!ended.exists(), "the test that sleeps a minute was waited for");
+    let log = stderr(&output);
+    assert!(log.contains("stopped by SIGINT: 1 bug verified before it (written to ../bugs.yaml)"), "{log}");
+    // The report and the bugs file hold the bug verified before the signal.
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["stopped"]["reason"], "signal", "{report:#}");
+    assert_eq!(report["stopped"]["name"], "SIGINT", "{report:#}");
+    assert_eq!((report["candidates"].as_u64(), report["unverified"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(report["cutShort"], 1);
+    assert_eq!(report["verified"][0]["fix_commit"], fix_y.as_str(), "{report:#}");
+    let listed = revcal(dir.path(), &["bugs", "list", "bugs.yaml", "--json"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let bugs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(bugs.as_array().map(Vec::len), Some(1), "{bugs:#}");
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "scratch clones left behind: {left:?}");
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
