@@ -529,6 +529,10 @@ fn render(
     comparison: Option<&(String, String, String)>,
 ) -> String {
     let manifest = &benchmark.manifest;
+    // The whole benchmark's hash, as a report of every language names it.
+    let whole = benchmark
+        .suite_for(&[], Path::new(""))
+        .map_or_else(|error| format!("unreadable: {error}"), |suite| suite.hash);
     let mut text = String::new();
     text.push_str(&format!(
         "Benchmark `{}`: {} repositories, {} bugs, languages {}; suite `{}`. Recall is over valid plants (bugs and mutants), with its Wilson 95% interval; *real* is the mined bugs, *mutants* the planted ones; precision counts findings; false alarms are clean changes flagged; time is the command's wall time on the machine that ran it (`jobs` reviews at once).\n\n",
@@ -536,7 +540,7 @@ fn render(
         manifest.repositories.len(),
         manifest.bugs.len(),
         benchmark.languages().join(", "),
-        benchmark.suite.hash
+        whole
     ));
     text.push_str("| reviewer | languages | scorer | recall | 95% CI | real | mutants | precision | false alarms | time |\n");
     text.push_str("|---|---|---|---|---|---|---|---|---|---|\n");

@@ -29,6 +29,14 @@ pub trait History {
     /// The first parent of `commit` of `repository`, or the empty tree's id for a root
     /// commit (what a reviewer is told as the base).
     fn first_parent(&mut self, repository: &RepositorySpec, commit: &str) -> Result<String, BenchError>;
+    /// Whether `ancestor` is in the history of `commit` (`commit` itself included) of
+    /// `repository`; never, when `commit` is the empty tree.
+    fn has_ancestor(
+        &mut self,
+        repository: &RepositorySpec,
+        commit: &str,
+        ancestor: &str,
+    ) -> Result<bool, BenchError>;
 }
 
 /// The generated files' texts.
@@ -111,11 +119,21 @@ pub fn generate(
                 Some(known) => known.fix_date.clone(),
                 None => date::utc_timestamp(history.commit_time(spec, &bug.fix_commit)?),
             };
-            let unchanged = |known: &&ManifestBug| {
-                known.patch == patch
-                    && known.witness == witness
-                    && before.is_some_and(|repo| repo.target == spec.target)
-            };
+            let same_target = before.is_some_and(|repo| repo.target == spec.target);
+            // The review shows the target's change (base..target): a fix that is not in the
+            // base's history is part of that change (the target merges it), so the plant
+            // undoes what is under review and the diff shows nothing of the bug. Asked of git
+            // once per bug and target; a bug in the manifest for this target was asked before.
+            if (known.is_none() || !same_target) && !history.has_ancestor(spec, &base, &bug.fix_commit)? {
+                return Err(BenchError::Data {
+                    message: format!(
+                        "bugs/{}.yaml: the bug fixed by {} ({}): its fix is not in the history of the base {base} (the target's first parent): the target brings it in (a merge of the fix), so planted, the bug undoes part of the change under review and the diff shows nothing of it (drop the bug, or move the target past the merge)",
+                        spec.name, bug.fix_commit, bug.file
+                    ),
+                });
+            }
+            let unchanged =
+                |known: &&ManifestBug| known.patch == patch && known.witness == witness && same_target;
             let verified =
                 stamps.get(&id).cloned().or_else(|| known.filter(unchanged).and_then(|k| k.verified.clone()));
             let bug_files = patch_files(bug);
@@ -198,6 +216,11 @@ mod tests {
             self.asked += 1;
             Ok("f".repeat(40))
         }
+        /// Every fix but `e...` (merged by the target) is in the base's history.
+        fn has_ancestor(&mut self, _: &RepositorySpec, _: &str, ancestor: &str) -> Result<bool, BenchError> {
+            self.asked += 1;
+            Ok(!ancestor.starts_with('e'))
+        }
     }
 
     fn sources() -> Sources {
@@ -237,7 +260,7 @@ mod tests {
         let sources = sources();
         let mut history = Known { asked: 0 };
         let first = generate("standard", &sources, None, &mut history, &BTreeMap::new()).unwrap();
-        assert_eq!(history.asked, 3, "each fix's date and the target's parent");
+        assert_eq!(history.asked, 5, "each fix's date and ancestry, and the target's parent");
         let ids: Vec<&str> = first.record.bugs.iter().map(|b| b.id.as_str()).collect();
         assert_eq!(ids, ["calc-aaaaaaaaaaaa", "calc-bbbbbbbbbbbb"], "by the date of the fix");
         assert_eq!(first.record.bugs[0].fix_date, "2020-09-13T12:26:40Z");
@@ -269,6 +292,19 @@ mod tests {
         let changed =
             generate("standard", &sources, Some(&kept), &mut history, &BTreeMap::new()).unwrap().record;
         assert_eq!(changed.bugs[0].verified, None, "the witness of calc-aaaaaaaaaaaa changed");
+    }
+
+    #[test]
+    fn a_bug_whose_fix_the_target_merges_in_is_refused() {
+        let mut sources = sources();
+        let mut merged = sources.bugs["calc"][0].clone();
+        merged.fix_commit = "e".repeat(40);
+        sources.bugs.get_mut("calc").unwrap().push(merged);
+        let error = generate("standard", &sources, None, &mut Known { asked: 0 }, &BTreeMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("bugs/calc.yaml: the bug fixed by eeeeeeeeee"), "{error}");
+        assert!(error.contains("is not in the history of the base ffffffffff"), "{error}");
     }
 
     /// A repository's build check reaches its suite entry, and the suite reads it back.

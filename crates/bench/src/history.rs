@@ -61,4 +61,21 @@ impl History for GitHistory {
         let line = git(&repo, &["rev-list", "--parents", "-n", "1", commit, "--"]).map_err(fail)?;
         Ok(line.split_whitespace().nth(1).unwrap_or(EMPTY_TREE).to_owned())
     }
+
+    fn has_ancestor(
+        &mut self,
+        spec: &RepositorySpec,
+        commit: &str,
+        ancestor: &str,
+    ) -> Result<bool, BenchError> {
+        if commit == EMPTY_TREE {
+            return Ok(false);
+        }
+        let repo = self.repository(spec, commit)?;
+        let fail = |message: String| BenchError::Repository { name: spec.name.clone(), message };
+        // What of `ancestor`'s history `commit`'s lacks: nothing when it is an ancestor.
+        let missing =
+            git(&repo, &["rev-list", "-n", "1", ancestor, &format!("^{commit}"), "--"]).map_err(fail)?;
+        Ok(missing.is_empty())
+    }
 }

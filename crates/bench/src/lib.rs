@@ -47,7 +47,8 @@ pub use verify::{BugCheck, verify};
 use std::path::{Path, PathBuf};
 
 use revcal_calibrate::input;
-use revcal_suite::{RepoSource, Suite, SuiteError};
+use revcal_suite::{RepoSource, Suite, SuiteEntry, SuiteError};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 /// The variable naming the directory of the repositories' environment directories; witnesses
@@ -178,31 +179,91 @@ impl Benchmark {
     }
 
     /// The suite to run: the entries of the repositories in `languages` (all when empty), each
-    /// read from `repos_dir/<name>` when that is a directory. The whole suite keeps its hash;
-    /// a selection has a hash of its own (the suite's and the languages'), so that reports of
-    /// different selections are never compared as if they were of the same suite.
+    /// read from `repos_dir/<name>` when that is a directory. Its hash is the selection's
+    /// ([`selection_hash`](Self::selection_hash)): what its reports were measured on, and
+    /// nothing else, so that reports of different selections are never compared as if they
+    /// were of the same suite, and a change to one language's repositories leaves the reports
+    /// of the others current.
     pub fn suite_for(&self, languages: &[String], repos_dir: &Path) -> Result<Suite, BenchError> {
         let names = self.repositories_in(languages)?;
-        let known = self.languages();
-        let mut chosen: Vec<String> = languages.to_vec();
-        chosen.sort();
-        chosen.dedup();
         let mut suite = self.suite.clone();
         suite.entries.retain(|entry| names.contains(&entry.name));
+        suite.hash = self.selection_hash(&suite.entries, languages)?;
         for entry in &mut suite.entries {
             if let RepoSource::Url(url) = &entry.repo {
                 entry.repo = repository_source(&entry.name, url, repos_dir);
             }
         }
-        if !chosen.is_empty() && chosen != known {
-            let mut hasher = Sha256::new();
-            hasher.update(suite.hash.as_bytes());
-            hasher.update(b"\nlanguages:");
-            hasher.update(chosen.join(",").as_bytes());
-            let hash = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect::<String>();
-            suite.hash = format!("sha256:{hash}");
-        }
         Ok(suite)
+    }
+
+    /// The hash of a selection: the languages asked for (none: every one), and of each entry
+    /// (in the suite's order) what decides its plants and their outcome: its suite fields and
+    /// plants file's bytes, and its repository's record in the manifest (URL, target, base,
+    /// setup, test command), which the witnesses and the test-suite reviewer run with.
+    pub fn selection_hash(&self, entries: &[SuiteEntry], languages: &[String]) -> Result<String, BenchError> {
+        #[derive(Serialize)]
+        struct Hashed<'a> {
+            name: &'a str,
+            url: &'a str,
+            language: &'a str,
+            target: &'a str,
+            base: &'a str,
+            setup: &'a str,
+            test_cmd: &'a str,
+            files: &'a [String],
+            plants: Option<usize>,
+            trials: usize,
+            seed: u64,
+            one_at_a_time: bool,
+            clean_rounds: usize,
+            build_cmd: Option<&'a str>,
+        }
+        let mut chosen: Vec<&str> = languages.iter().map(String::as_str).collect();
+        chosen.sort_unstable();
+        chosen.dedup();
+        // Every language named is the whole benchmark, as none named is.
+        if chosen == self.languages() {
+            chosen.clear();
+        }
+        let mut hasher = Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        field(b"revcal benchmark selection 1");
+        field(chosen.join(",").as_bytes());
+        for entry in entries {
+            let repository = self.manifest.repository(&entry.name).ok_or_else(|| BenchError::Data {
+                message: format!("entry {} has no repository in the manifest", entry.name),
+            })?;
+            let hashed = Hashed {
+                name: &entry.name,
+                url: &repository.url,
+                language: &repository.language,
+                target: &entry.commit,
+                base: &repository.base,
+                setup: &repository.setup,
+                test_cmd: &repository.test_cmd,
+                files: &entry.files,
+                plants: entry.plants,
+                trials: entry.trials,
+                seed: entry.seed,
+                one_at_a_time: entry.one_at_a_time,
+                clean_rounds: entry.clean_rounds,
+                build_cmd: entry.build_cmd.as_deref(),
+            };
+            let text = serde_yaml::to_string(&hashed)
+                .map_err(|error| BenchError::Data { message: format!("entry {}: {error}", entry.name) })?;
+            field(text.as_bytes());
+            if let Some(path) = &entry.plants_file {
+                let bytes =
+                    std::fs::read(path).map_err(|source| BenchError::Read { path: path.clone(), source })?;
+                field(&bytes);
+            }
+        }
+        let hash = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect::<String>();
+        Ok(format!("sha256:{hash}"))
     }
 
     /// The names of the repositories in `languages` (every one when empty), in the suite's
@@ -242,5 +303,98 @@ impl Benchmark {
         languages.sort();
         languages.dedup();
         languages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use revcal_calibrate::bugs::{Bug, write_bugs_yaml};
+    use std::collections::BTreeMap;
+
+    /// Git's facts, fixed.
+    struct Fixed;
+
+    impl History for Fixed {
+        fn commit_time(&mut self, _: &RepositorySpec, _: &str) -> Result<i64, BenchError> {
+            Ok(1_600_000_000)
+        }
+        fn first_parent(&mut self, _: &RepositorySpec, _: &str) -> Result<String, BenchError> {
+            Ok("f".repeat(40))
+        }
+        fn has_ancestor(&mut self, _: &RepositorySpec, _: &str, _: &str) -> Result<bool, BenchError> {
+            Ok(true)
+        }
+    }
+
+    /// A benchmark of a Python and a Go repository, one bug each, written into `dir`.
+    fn benchmark(dir: &Path, shop_test_cmd: &str, calc_line: &str) -> Benchmark {
+        let repository = |name: &str, language: &str, test_cmd: &str| RepositorySpec {
+            name: name.into(),
+            url: format!("https://example.org/{name}.git"),
+            language: language.into(),
+            target: "1".repeat(40),
+            setup: String::new(),
+            test_cmd: test_cmd.into(),
+            build_cmd: None,
+            mined: None,
+            notes: None,
+        };
+        let bug = |file: &str, line: &str, fix: char| Bug {
+            file: file.into(),
+            line: 2,
+            category: "off-by-one".into(),
+            defect: "It is off by one.".into(),
+            witness: Some("run the test".into()),
+            patch: format!("--- a/{file}\n+++ b/{file}\n@@ -2 +2 @@\n-    return n\n+{line}\n"),
+            fix_commit: fix.to_string().repeat(40),
+            fix_subject: "Fix it".into(),
+        };
+        let sources = Sources {
+            repositories: vec![
+                repository("calc", "python", "python3 -m pytest -q"),
+                repository("shop", "go", shop_test_cmd),
+            ],
+            bugs: [
+                ("calc".to_owned(), vec![bug("calc.py", calc_line, 'a')]),
+                ("shop".to_owned(), vec![bug("price.go", "\treturn n - 1", 'b')]),
+            ]
+            .into(),
+        };
+        let generated = generate("standard", &sources, None, &mut Fixed, &BTreeMap::new()).unwrap();
+        std::fs::create_dir_all(dir.join("bugs")).unwrap();
+        for (name, bugs) in &sources.bugs {
+            std::fs::write(dir.join(format!("bugs/{name}.yaml")), write_bugs_yaml(bugs, "test").unwrap())
+                .unwrap();
+        }
+        std::fs::write(dir.join("suite.yaml"), &generated.suite).unwrap();
+        std::fs::write(dir.join("manifest.yaml"), &generated.manifest).unwrap();
+        Benchmark::open(dir).unwrap()
+    }
+
+    fn hash(benchmark: &Benchmark, languages: &[&str]) -> String {
+        let languages: Vec<String> = languages.iter().map(|l| (*l).to_owned()).collect();
+        benchmark.suite_for(&languages, Path::new("/nowhere")).unwrap().hash
+    }
+
+    #[test]
+    fn a_selections_hash_moves_with_its_own_repositories_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let before = benchmark(dir.path(), "go test ./...", "    return n - 1");
+        let (python, go, all) = (hash(&before, &["python"]), hash(&before, &["go"]), hash(&before, &[]));
+        assert_eq!(hash(&before, &["python", "go"]), all, "every language named is the whole benchmark");
+        assert!(python != go && go != all && python != all);
+        assert_eq!(hash(&before, &["python"]), python, "the same files, the same hash");
+
+        // Go's test command changes: the Go selection and the whole change, Python's does not.
+        let test_cmd = benchmark(dir.path(), "go test -count=1 ./...", "    return n - 1");
+        assert_eq!(hash(&test_cmd, &["python"]), python);
+        assert_ne!(hash(&test_cmd, &["go"]), go);
+        assert_ne!(hash(&test_cmd, &[]), all);
+
+        // A Python bug's patch changes: Python's selection changes, Go's does not.
+        let patch = benchmark(dir.path(), "go test ./...", "    return n + 1");
+        assert_ne!(hash(&patch, &["python"]), python);
+        assert_eq!(hash(&patch, &["go"]), go);
     }
 }

@@ -3,7 +3,9 @@
 //! repository by the base it is told (`REVCAL_BASE`, the target's first parent, which the
 //! manifest records), runs the repository's test command there, and when the tests fail,
 //! reports the hunks of the change whose reversal alone makes them pass (every hunk when no
-//! single one does), each with the test command as its repro. It reports nothing when the
+//! single one does), each with the test command as its repro. Only hunks of code are tried
+//! and reported: a test the change adds or changes fails because of the code it tests, and
+//! undoing the test would hide the failure, not explain it. It reports nothing when the
 //! tests pass: a clean change is never flagged.
 
 use std::path::{Path, PathBuf};
@@ -105,7 +107,10 @@ pub(crate) fn run(args: &TestReviewerArgs) -> anyhow::Result<ExitCode> {
     if !passed {
         let diff = revcal_process::git(&dir, &["diff", "-U0", "--no-color", "--no-ext-diff", &base, "--"])
             .map_err(|error| anyhow::anyhow!("git {}: {}", error.args, error.message))?;
-        let changed = hunks(&String::from_utf8_lossy(&diff));
+        let changed: Vec<Hunk> = hunks(&String::from_utf8_lossy(&diff))
+            .into_iter()
+            .filter(|hunk| !revcal_mutate::is_test_path(Path::new(&hunk.file)))
+            .collect();
         let mut culprits: Vec<&Hunk> = Vec::new();
         if changed.len() <= args.max_hunks {
             for hunk in &changed {

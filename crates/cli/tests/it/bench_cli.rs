@@ -834,3 +834,51 @@ fn verify_lists_the_bugs_that_no_longer_reproduce_and_write_records_the_others()
     let check = verify(&[]);
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
 }
+
+/// The repositories' test suites as a reviewer blame the code a failing test checks, never the
+/// test: undoing a test the change adds makes the suite pass too, and would hide the bug.
+#[test]
+fn the_test_reviewer_blames_the_code_and_never_a_test_the_change_adds() {
+    let standin = Standin::new();
+    let generated = standin.generate("repos", &[]);
+    assert_eq!(generated.status.code(), Some(0), "{}", stderr(&generated));
+    // calc at its target, changed as a target commit may be: a new test of `is_adult`, and a
+    // bug in `is_adult` that only that test sees.
+    let scratch = tempfile::tempdir().unwrap();
+    run_git(scratch.path(), &["clone", "-q", standin.path("origin/calc").to_str().unwrap(), "tree"], None);
+    let tree = scratch.path().join("tree");
+    run_git(&tree, &["checkout", "-q", &standin.targets[0]], None);
+    let base = run_git(&tree, &["rev-parse", "HEAD^"], None);
+    let tests = format!(
+        "{}\n    def test_adult_at_18(self):\n        self.assertTrue(is_adult(18))\n",
+        std::fs::read_to_string(tree.join("tests/test_ops.py"))
+            .unwrap()
+            .replace("import clamp, mean, total", "import clamp, is_adult, mean, total")
+    );
+    write(&tree.join("tests/test_ops.py"), &tests);
+    write(&tree.join("calc/ops.py"), &CALC.replace("return age >= 18", "return age > 18"));
+    // The environment the test command names: this machine's python3.
+    let python = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().unwrap();
+    let envs = scratch.path().join("envs");
+    std::fs::create_dir_all(envs.join("calc/bin")).unwrap();
+    std::os::unix::fs::symlink(String::from_utf8_lossy(&python.stdout).trim(), envs.join("calc/bin/python"))
+        .unwrap();
+    let output = Command::new(REVCAL)
+        .args(["bench", "test-reviewer", "--suite", standin.bench().to_str().unwrap()])
+        .current_dir(&tree)
+        .env("REVCAL_BASE", &base)
+        .env("REVCAL_BENCH_ENVS", &envs)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let findings: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let located: Vec<(&str, u64)> = findings["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|finding| (finding["file"].as_str().unwrap(), finding["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(located, vec![("calc/ops.py", 23)], "{findings:#}");
+    assert_eq!(findings["findings"][0]["repro"], CALC_TEST_CMD);
+}
