@@ -205,7 +205,7 @@ pub struct RejectedFix {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MineReport {
-    /// The repository's root.
+    /// The repository's root (a bare repository's own directory).
     pub repo: PathBuf,
     /// The commit the patches apply to.
     pub target: String,
@@ -528,8 +528,14 @@ impl BugMiner {
         let started = Instant::now();
         let signals = SignalWatch::install()
             .map_err(|cause| BugsError::Io { what: "install the signal handlers".into(), cause })?;
-        // The clones are made from elsewhere: they need the work tree's root, absolute.
-        let root = git(&self.repo, &["rev-parse", "--show-toplevel"])?;
+        // The clones are made from elsewhere: they need the work tree's root, absolute, or a
+        // bare repository's own directory (a mirror has no work tree).
+        let bare = git(&self.repo, &["rev-parse", "--is-bare-repository"])?;
+        let root = if String::from_utf8_lossy(&bare).trim() == "true" {
+            git(&self.repo, &["rev-parse", "--absolute-git-dir"])?
+        } else {
+            git(&self.repo, &["rev-parse", "--show-toplevel"])?
+        };
         let repo = PathBuf::from(String::from_utf8_lossy(&root).trim());
         let target = String::from_utf8_lossy(&git(
             &repo,

@@ -39,14 +39,18 @@ enum BugsCommand {
     /// tree, index and refs are never touched): at the fix the tests run, the fix's source
     /// hunks are reversed, the build is checked, the tests run again; the tests that fail with
     /// the bug and passed at the fix make the witness, which is rerun both ways to rule out a
-    /// flaky test. The reversal must apply to --target (the bugs file's patches are against
-    /// it): that is checked first, before any test runs.
+    /// flaky test, then run at --target without and with the bugs file's patch (a later change
+    /// may hide the bug or rename its test: not-at-target). The reversal must apply to
+    /// --target (the bugs file's patches are against it): that is checked first, before any
+    /// test runs.
     ///
     /// Each candidate's long phases (a build, the tests at the fix, the tests with the bug,
-    /// the witness reruns) are progress lines on stderr, at most one a second per candidate.
+    /// the witness runs) are progress lines on stderr, at most one a second per candidate.
     /// When the tests already fail at the fix and none flips, the test command most likely
     /// does not work there: the first such candidate is named with its first failure, and
-    /// mining stops after 3 in a row (exit 1) unless --keep-going.
+    /// mining stops after 3 in a row (exit 1) unless --keep-going. Ctrl-C (or SIGTERM) ends
+    /// the verifications under way and keeps the bugs verified before it, written as a
+    /// finished run's are; the exit code is then 128 + the signal's number.
     #[command(
         after_help = "Examples:\n  revcal bugs mine --max 10 -o bugs.yaml\n  revcal bugs mine ../markupsafe --test-cmd 'python3 -m pytest -q -x' -o bugs.yaml\n  revcal bugs mine --rev v1.0..v2.0 --target v2.0 --jobs 2 --json > mined.json\n  revcal bugs mine --test-cmd 'PYTHONPATH=src python3 -m pytest -q' --keep-going -o bugs.yaml\n\nDefault test commands: cargo test; python3 -m pytest -q (python3 -m unittest without\npytest); npm test. Default build checks: cargo test --no-run; python3 -m py_compile; node --check.\nA project whose configuration turns warnings into errors may need the runner's warning\nflags in --test-cmd (pytest: -W ignore::pytest.PytestRemovedIn10Warning); see docs/real-bugs.md."
     )]
@@ -65,7 +69,7 @@ enum BugsCommand {
 
 #[derive(Debug, Args)]
 struct MineArgs {
-    /// The repository.
+    /// The repository: a work tree (any directory in it) or a bare repository (a mirror).
     #[arg(value_name = "REPO", default_value = ".")]
     repo: PathBuf,
     /// A `git log` range to read (`v1.0..HEAD`) [default: the last 2,000 commits of --target].

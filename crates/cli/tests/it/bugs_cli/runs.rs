@@ -186,3 +186,47 @@ fn a_test_command_broken_at_the_fixes_is_named_after_the_first_candidate_and_sto
     let report: Value = serde_json::from_slice(&mined.stdout).unwrap();
     assert_eq!((report["rejected"].as_array().unwrap().len(), report["stopped"].is_null()), (4, true));
 }
+
+#[test]
+fn a_bare_mirror_is_mined_as_its_work_tree_is_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("calc");
+    std::fs::create_dir_all(&repo).unwrap();
+    let fix = one_fix(&repo);
+    git(dir.path(), &["clone", "-q", "--mirror", repo.to_str().unwrap(), "calc.git"]);
+    let mirror = dir.path().join("calc.git");
+    let listing = |dir: &Path| {
+        let mut names: Vec<String> = walk(dir);
+        names.sort();
+        names
+    };
+    let (refs, files) = (git(&mirror, &["for-each-ref"]), listing(&mirror));
+    let args = ["bugs", "mine", "--test-cmd", "python3 -m unittest", "--json"];
+    let from_tree = revcal(&repo, &args);
+    let from_mirror = revcal(dir.path(), &[&["bugs", "mine", "calc.git"], &args[2..]].concat());
+    assert_eq!(from_tree.status.code(), Some(0), "{}", stderr(&from_tree));
+    assert_eq!(from_mirror.status.code(), Some(0), "{}", stderr(&from_mirror));
+    let verified = |output: &std::process::Output| {
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["verified"].clone()
+    };
+    assert_eq!(verified(&from_mirror)[0]["fix_commit"], fix.as_str());
+    assert_eq!(verified(&from_mirror), verified(&from_tree), "the same bugs, patches and witnesses");
+    assert_eq!((git(&mirror, &["for-each-ref"]), listing(&mirror)), (refs, files), "the mirror is untouched");
+}
+
+/// Every path under `dir`, relative to it.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            found.push(path.strip_prefix(dir).unwrap().display().to_string());
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    found
+}
