@@ -332,7 +332,9 @@ pub(crate) fn witness(test_cmd: &str, tests: &BTreeSet<TestName>, go_module: Opt
     }
     let names = || tests.iter().map(|test| shell_quote(&test.name)).collect::<Vec<_>>().join(" ");
     match first.runner {
-        Runner::Pytest if trimmed.contains("pytest") => format!("{trimmed} {}", names()),
+        Runner::Pytest if trimmed.contains("pytest") => {
+            format!("{} {}", pytest_without_paths(trimmed), names())
+        }
         Runner::Unittest if trimmed.ends_with("-m unittest") => format!("{trimmed} {}", names()),
         Runner::Libtest if trimmed.starts_with("cargo test") && !trimmed.contains(" -- ") => {
             format!("{trimmed} -- --exact {}", names())
@@ -359,6 +361,68 @@ pub(crate) fn witness(test_cmd: &str, tests: &BTreeSet<TestName>, go_module: Opt
         }
         _ => trimmed.to_owned(),
     }
+}
+
+/// pytest's options that take their value as the next word (`-k EXPR`, `-p no:cacheprovider`);
+/// written `--opt=value` they are one word.
+const PYTEST_VALUED: &[&str] = &[
+    "-k",
+    "-m",
+    "-c",
+    "-p",
+    "-o",
+    "-W",
+    "-r",
+    "-n",
+    "--rootdir",
+    "--ignore",
+    "--ignore-glob",
+    "--deselect",
+    "--maxfail",
+    "--tb",
+    "--junitxml",
+    "--junit-xml",
+    "--confcutdir",
+    "--basetemp",
+    "--import-mode",
+    "--durations",
+    "--log-level",
+    "--override-ini",
+    "--config-file",
+    "--timeout",
+    "--cov",
+    "--cov-report",
+];
+
+/// The pytest command without the paths it names (`pytest -q tests` -> `pytest -q`): a witness
+/// adds the flipped tests' node ids, and with a directory still named, pytest would run every
+/// test under it besides them. Left whole when a word after `pytest` is more than a plain word
+/// (quotes, variables, redirections, a second command): only what is plainly a path is dropped.
+fn pytest_without_paths(test_cmd: &str) -> String {
+    let words: Vec<&str> = test_cmd.split_whitespace().collect();
+    let Some(at) =
+        words.iter().position(|word| *word == "pytest" || word.ends_with("/pytest") || *word == "py.test")
+    else {
+        return test_cmd.to_owned();
+    };
+    let plain = |word: &&str| !word.contains(['\'', '"', '$', '`', ';', '&', '|', '<', '>', '(', ')', '\\']);
+    if !words[at + 1..].iter().all(plain) {
+        return test_cmd.to_owned();
+    }
+    let mut kept: Vec<&str> = words[..=at].to_vec();
+    let mut rest = words[at + 1..].iter();
+    while let Some(word) = rest.next() {
+        if word.starts_with('-') {
+            kept.push(word);
+            if PYTEST_VALUED.contains(word)
+                && let Some(value) = rest.next()
+            {
+                kept.push(value);
+            }
+        }
+        // Else a path (or node id) the command narrows to: dropped.
+    }
+    if kept.len() == words.len() { test_cmd.to_owned() } else { kept.join(" ") }
 }
 
 /// `go test ... -run '^(TestA|TestB)$' ./pkg ./other`: the command's package patterns
@@ -631,6 +695,25 @@ mod tests {
         assert_eq!(
             witness("python3 -m pytest -q", &set(Runner::Pytest, &["tests/test_a.py::test_x[a b]"]), None),
             "python3 -m pytest -q 'tests/test_a.py::test_x[a b]'"
+        );
+        // The paths the test command narrows to are left out: the witness runs its tests only.
+        let flipped = set(Runner::Pytest, &["tests/unit/test_a.py::test_x"]);
+        assert_eq!(
+            witness(
+                "PYTHONPATH=src python3 -m pytest -q tests -p no:cacheprovider tests/unit",
+                &flipped,
+                None
+            ),
+            "PYTHONPATH=src python3 -m pytest -q -p no:cacheprovider tests/unit/test_a.py::test_x"
+        );
+        assert_eq!(
+            witness("pytest -W ignore::DeprecationWarning -k 'not slow' tests", &flipped, None),
+            "pytest -W ignore::DeprecationWarning -k 'not slow' tests tests/unit/test_a.py::test_x",
+            "quoted words: left whole"
+        );
+        assert_eq!(
+            witness(".venv/bin/pytest --maxfail 1 -x --tb=short tests", &flipped, None),
+            ".venv/bin/pytest --maxfail 1 -x --tb=short tests/unit/test_a.py::test_x"
         );
         assert_eq!(
             witness("python3 -m unittest", &set(Runner::Unittest, &["t.T.test"]), None),
