@@ -262,13 +262,30 @@ fn reversal_onto_target(
     workspace: &Workspace,
 ) -> Result<Result<String, RejectReason>, BugsError> {
     workspace.checkout(settings.target)?;
+    let mut sources = candidate.sources.clone();
     if let Err(detail) = workspace.reverse(fix_diff, true) {
         workspace.checkout(settings.target)?;
-        return Ok(Err(RejectReason::ReversalDoesNotApply { detail }));
+        // A source file the fix changed may have been renamed since: follow it to its name
+        // at the target, the patch then names the file as it is there.
+        let renames = renamed_since(workspace, candidate, settings.target)?;
+        let moved = (!renames.is_empty()).then(|| renamed_diff(fix_diff, &renames));
+        let followed = match &moved {
+            Some(diff) => workspace.reverse(diff, true).is_ok(),
+            None => false,
+        };
+        if !followed {
+            workspace.checkout(settings.target)?;
+            return Ok(Err(RejectReason::ReversalDoesNotApply { detail }));
+        }
+        for source in &mut sources {
+            if let Some((_, new)) = renames.iter().find(|(old, _)| old == source) {
+                source.clone_from(new);
+            }
+        }
     }
     // Against the target's tree (a three-way merge also updates the index).
     let mut args = vec!["diff", "--no-ext-diff", "--no-color", "HEAD", "--"];
-    args.extend(candidate.sources.iter().map(String::as_str));
+    args.extend(sources.iter().map(String::as_str));
     let patch_text = String::from_utf8_lossy(&git(&workspace.tree, &args)?).into_owned();
     workspace.checkout(settings.target)?;
     if patch::hunks(&patch_text).is_empty() {
@@ -327,6 +344,59 @@ fn reproduces_at_target(
         }));
     }
     Ok(Ok(()))
+}
+
+/// The fix's source files renamed between the fix and `target`: (name at the fix, name at
+/// the target), as git's rename detection finds them.
+fn renamed_since(
+    workspace: &Workspace,
+    candidate: &Candidate,
+    target: &str,
+) -> Result<Vec<(String, String)>, BugsError> {
+    let out = git(
+        &workspace.tree,
+        &[
+            "diff",
+            "--no-ext-diff",
+            "--name-status",
+            "-z",
+            "--find-renames",
+            "--diff-filter=R",
+            &candidate.id,
+            target,
+        ],
+    )?;
+    // `-z`: each record is `R<score>`, the old name and the new one, NUL-separated.
+    let fields: Vec<String> =
+        out.split(|byte| *byte == 0).map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+    let mut renames = Vec::new();
+    let mut rest = fields.iter();
+    while let Some(status) = rest.next() {
+        let (Some(old), Some(new)) = (rest.next(), rest.next()) else { break };
+        if status.starts_with('R') && candidate.sources.contains(old) {
+            renames.push((old.clone(), new.clone()));
+        }
+    }
+    Ok(renames)
+}
+
+/// `diff` with the files of `renames` named by their new names.
+fn renamed_diff(diff: &str, renames: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(diff.len());
+    for line in diff.split_inclusive('\n') {
+        let mut line = line.to_owned();
+        for (old, new) in renames {
+            if line.starts_with("diff --git ") {
+                line = line.replace(&format!(" a/{old} b/{old}"), &format!(" a/{new} b/{new}"));
+            } else if let Some(rest) = line.strip_prefix("--- a/").or_else(|| line.strip_prefix("+++ b/"))
+                && rest.trim_end_matches('\n') == old
+            {
+                line = format!("{}{new}\n", &line[..6]);
+            }
+        }
+        out.push_str(&line);
+    }
+    out
 }
 
 /// Verifies one candidate: `Ok(Ok(bug))` kept, `Ok(Err(reason))` rejected, `Err` when the
@@ -444,10 +514,25 @@ pub(crate) fn verify(
         }));
     }
 
+    // The build check at the target names the files as they are there (renamed, perhaps).
+    let build_at_target = match (settings.build_cmd, ecosystem) {
+        (Some(cmd), _) => Some(cmd.to_owned()),
+        (None, Some(ecosystem)) => {
+            let mut files: Vec<String> = Vec::new();
+            for hunk in patch::hunks(&patch_text) {
+                let quoted = runner::shell_quote(&hunk.file);
+                if !files.contains(&quoted) {
+                    files.push(quoted);
+                }
+            }
+            Some(ecosystem.default_build_cmd(&files.join(" "), &test_cmd, &workspace.tree))
+        }
+        (None, None) => None,
+    };
     if let Err(reason) = reproduces_at_target(
         &patch_text,
         &witness,
-        build_cmd.as_deref(),
+        build_at_target.as_deref(),
         bug_timeout,
         settings,
         workspace,

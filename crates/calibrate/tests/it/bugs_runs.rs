@@ -274,3 +274,38 @@ fn a_bug_whose_witness_does_not_reproduce_at_the_target_is_not_kept() {
     }
     assert_eq!(git(&renamed, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_fix_whose_file_was_renamed_since_is_followed_to_its_name_at_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let test = "import unittest\nimport pkg\n\n\nclass PkgTest(unittest.TestCase):\n    def test_int(self):\n        self.assertIsInstance(pkg.double(1), int)\n";
+    commit(
+        &repo,
+        &[
+            ("setup.cfg", "[metadata]\nname = pkg\n"),
+            ("pkg/__init__.py", "from .impl import double\n"),
+            ("pkg/impl.py", "def double(x):\n    return x + x + 1\n"),
+            ("test_pkg.py", test),
+        ],
+        "Start",
+    );
+    let test_double =
+        format!("{test}\n    def test_double(self):\n        self.assertEqual(pkg.double(2), 4)\n");
+    let fix = commit(
+        &repo,
+        &[("pkg/impl.py", "def double(x):\n    return x + x\n"), ("test_pkg.py", &test_double)],
+        "Double without the extra one",
+    );
+    git(&repo, &["mv", "pkg/impl.py", "pkg/core.py"]);
+    commit(&repo, &[("pkg/__init__.py", "from .core import double\n")], "Call the module core");
+
+    let report = BugMiner::new(&repo).test_cmd("python3 -m unittest").mine(&mut |_| {}).unwrap();
+    assert_eq!((report.candidates, report.verified.len()), (1, 1), "{report:#?}");
+    let bug = &report.verified[0];
+    assert_eq!((bug.fix_commit.as_str(), bug.file.as_str()), (fix.as_str(), "pkg/core.py"));
+    assert!(bug.patch.contains("--- a/pkg/core.py\n+++ b/pkg/core.py\n"), "{}", bug.patch);
+    assert!(bug.patch.contains("+    return x + x + 1\n"), "{}", bug.patch);
+}
