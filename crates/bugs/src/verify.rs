@@ -9,7 +9,7 @@ use super::runner::{self, Ecosystem};
 use super::{Bug, BugsError, RejectReason, git, patch, shape};
 use revcal_process::SignalWatch;
 use revcal_process::{self as process, Exit, Finished, ShellCommand};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -288,6 +288,9 @@ fn reversal_onto_target(
     args.extend(sources.iter().map(String::as_str));
     let patch_text = String::from_utf8_lossy(&git(&workspace.tree, &args)?).into_owned();
     workspace.checkout(settings.target)?;
+    if let Some(detail) = other_lines(fix_diff, &patch_text) {
+        return Ok(Err(RejectReason::ReversalDoesNotApply { detail }));
+    }
     if patch::hunks(&patch_text).is_empty() {
         return Ok(Err(RejectReason::ReversalDoesNotApply {
             detail: "the target already reads as the bug (the fix was undone later)".into(),
@@ -344,6 +347,42 @@ fn reproduces_at_target(
         }));
     }
     Ok(Ok(()))
+}
+
+/// Why `patch_text` (the fix reversed onto the target) is not the fix reversed, if it is not:
+/// every line it removes must be one the fix added, and every line it adds one the fix removed
+/// (as multisets, trailing blanks aside). Less than the whole reversal is fine: where a later
+/// change already undid part of the fix, the target reads as the bug there, and the merge
+/// leaves it. A three-way merge can report a clean merge and yet put the old lines beside the
+/// new ones (more-itertools' `iterate` fix, reversed onto a target that had rewritten the
+/// loop, appended the old loop after the new one): a file that is neither the bug nor the
+/// fix, which a witness may still fail on.
+fn other_lines(fix_diff: &str, patch_text: &str) -> Option<String> {
+    let changed = |diff: &str| {
+        let (mut removed, mut added) = (BTreeMap::<String, usize>::new(), BTreeMap::<String, usize>::new());
+        for hunk in patch::hunks(diff) {
+            let (gone, new) = hunk.changes();
+            for line in gone {
+                *removed.entry(line.trim_end().to_owned()).or_default() += 1;
+            }
+            for line in new {
+                *added.entry(line.trim_end().to_owned()).or_default() += 1;
+            }
+        }
+        (removed, added)
+    };
+    // How many of `lines` are not in `allowed`, counted with their multiplicity.
+    let beyond = |lines: &BTreeMap<String, usize>, allowed: &BTreeMap<String, usize>| -> usize {
+        lines.iter().map(|(line, n)| n.saturating_sub(allowed.get(line).copied().unwrap_or(0))).sum()
+    };
+    let (fix_removed, fix_added) = changed(fix_diff);
+    let (removed, added) = changed(patch_text);
+    let (stray_added, stray_removed) = (beyond(&added, &fix_removed), beyond(&removed, &fix_added));
+    (stray_added + stray_removed > 0).then(|| {
+        format!(
+            "the reversal merged into the target changes other lines than the fix did: it adds {stray_added} line(s) the fix did not remove and removes {stray_removed} it did not add"
+        )
+    })
 }
 
 /// The fix's source files renamed between the fix and `target`: (name at the fix, name at
@@ -558,4 +597,95 @@ pub(crate) fn verify(
         fix_commit: candidate.id.clone(),
         fix_subject: candidate.subject.clone(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// more-itertools' cd0a3a8 ("fix `iterate()` to enable `func` to raise StopIteration").
+    const ITERATE_FIX: &str = "diff --git a/more_itertools/more.py b/more_itertools/more.py
+index 41a2fd8..1facd8e 100755
+--- a/more_itertools/more.py
++++ b/more_itertools/more.py
+@@ -475,7 +475,10 @@ def iterate(func, start):
+     \"\"\"
+     while True:
+         yield start
+-        start = func(start)
++        try:
++            start = func(start)
++        except StopIteration:
++            break
+ 
+ 
+ def with_iter(context_manager):
+";
+
+    #[test]
+    fn a_reversal_that_is_the_fix_reversed_passes_and_a_garbled_merge_does_not() {
+        // Reversed where the code is as the fix left it (moved 85 lines down).
+        let faithful = "--- a/more_itertools/more.py
++++ b/more_itertools/more.py
+@@ -560,10 +560,7 @@ def iterate(func, start):
+     \"\"\"
+     while True:
+         yield start
+-        try:
+-            start = func(start)
+-        except StopIteration:
+-            break
++        start = func(start)
+ 
+ 
+ def with_iter(context_manager):
+";
+        assert_eq!(other_lines(ITERATE_FIX, faithful), None);
+        // What `git apply --reverse --3way` made of it at the target of the standard benchmark,
+        // where the loop had been rewritten into `with suppress(StopIteration):`: a clean merge
+        // that appends the old loop after the new one.
+        let garbled = "diff --git a/more_itertools/more.py b/more_itertools/more.py
+index f2dbe57..2845651 100755
+--- a/more_itertools/more.py
++++ b/more_itertools/more.py
+@@ -560,6 +560,9 @@ def iterate(func, start):
+         while True:
+             yield start
+             start = func(start)
++    while True:
++        yield start
++        start = func(start)
+ 
+ 
+ def with_iter(context_manager):
+";
+        let why = other_lines(ITERATE_FIX, garbled).unwrap();
+        assert!(
+            why.contains("it adds 2 line(s) the fix did not remove and removes 0 it did not add"),
+            "{why}"
+        );
+        // Part of the reversal, where a later change already undid the rest: fine.
+        let part = "--- a/more_itertools/more.py
++++ b/more_itertools/more.py
+@@ -560,4 +560,3 @@ def iterate(func, start):
+         yield start
+-        try:
+             start = func(start)
+-        except StopIteration:
+-            break
+";
+        assert_eq!(other_lines(ITERATE_FIX, part), None);
+        // The old line twice: once more than the fix removed it.
+        let twice = "--- a/more_itertools/more.py
++++ b/more_itertools/more.py
+@@ -560,6 +560,4 @@ def iterate(func, start):
+-        try:
+-            start = func(start)
+-        except StopIteration:
+-            break
++        start = func(start)
++        start = func(start)
+";
+        assert!(other_lines(ITERATE_FIX, twice).is_some_and(|why| why.contains("adds 1 line(s)")));
+    }
 }
