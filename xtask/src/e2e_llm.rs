@@ -352,8 +352,11 @@ impl Server {
                 .args(["-m", "llama_cpp.server", "--model"])
                 .arg(dir.join("models").join(MODEL_FILE))
                 .args(["--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", &port.to_string()])
-                // Room for the reviewer's prompt (about 3,000 tokens of rubric) and its answer.
-                .args(["--n_ctx", "8192", "--n_threads", threads])
+                // The model's own context (32,768 tokens): a review's prompt (rubric and diff,
+                // up to about 9,000 tokens on the benchmark's larger changes) plus the 8,192
+                // tokens of answer the built-in reviewer asks for. At 8,192 the server refused
+                // the larger prompts (HTTP 400) and their units went unmeasured.
+                .args(["--n_ctx", "32768", "--n_threads", threads])
                 .env("PYTHONUNBUFFERED", "1")
                 .stdin(Stdio::null())
                 .stdout(file.try_clone()?)
