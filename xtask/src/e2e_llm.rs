@@ -356,7 +356,9 @@ impl Server {
                 // up to about 9,000 tokens on the benchmark's larger changes) plus the 8,192
                 // tokens of answer the built-in reviewer asks for. At 8,192 the server refused
                 // the larger prompts (HTTP 400) and their units went unmeasured.
-                .args(["--n_ctx", "32768", "--n_threads", threads])
+                // Without `--logits_all false` the server keeps a score row per context token
+                // (32,768 x 262,144 floats: 32 GiB); the reviewer asks for no log-probabilities.
+                .args(["--n_ctx", "32768", "--logits_all", "false", "--n_threads", threads])
                 .env("PYTHONUNBUFFERED", "1")
                 .stdin(Stdio::null())
                 .stdout(file.try_clone()?)
