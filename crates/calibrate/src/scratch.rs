@@ -366,11 +366,16 @@ impl<'a> Scratch<'a> {
         if let Exit::Interrupted(signal) = finished.exit {
             return Err(CalibrateError::Interrupted { signal, name: revcal_process::signal_name(signal) });
         }
+        let ran = Ran { exit: finished.exit, tail: tail(&finished.stdout, &finished.stderr) };
         tracing::debug!(script, ?origin, plant = ?plant.map(Plant::location), exit = %finished.exit, elapsed = ?finished.elapsed, "scratch run");
         if plant.is_none() {
             self.baselines.insert((origin, script.to_owned()), finished.elapsed);
+            // A command that fails on the unplanted tree credits no finding: say why.
+            if !finished.exit.success() {
+                tracing::info!(script, ?origin, exit = %finished.exit, tail = %ran.tail, "fails on the unplanted tree, so it identifies no plant");
+            }
         }
-        Ok(Ran { exit: finished.exit, tail: tail(&finished.stdout, &finished.stderr) })
+        Ok(ran)
     }
 
     /// Runs `script` of `origin` on the original and with `plant` applied.
@@ -388,19 +393,30 @@ impl<'a> Scratch<'a> {
     }
 }
 
-/// The last [`TAIL_LINES`] non-blank lines of `stdout` then `stderr`, each at most 300
-/// characters, control characters shown as `?` (the text goes to a terminal).
+/// The last [`TAIL_LINES`] non-blank lines of `stdout`, then those of `stderr`, each line at
+/// most 300 characters, control characters shown as `?` (the text goes to a terminal). Each
+/// stream's own end: a test runner prints its failures on one and its progress on the other,
+/// and the last lines of both together would often be progress only.
 fn tail(stdout: &[u8], stderr: &[u8]) -> String {
-    let (stdout, stderr) = (String::from_utf8_lossy(stdout), String::from_utf8_lossy(stderr));
-    let lines: Vec<String> = stdout
-        .lines()
-        .chain(stderr.lines())
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            line.chars().take(300).map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect()
+    let ends: Vec<String> = [stdout, stderr]
+        .into_iter()
+        .map(|stream| {
+            let text = String::from_utf8_lossy(stream);
+            let lines: Vec<String> = text
+                .lines()
+                .filter(|line| !line.trim().is_empty())
+                .map(|line| {
+                    line.chars()
+                        .take(300)
+                        .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                        .collect()
+                })
+                .collect();
+            lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
         })
+        .filter(|end| !end.is_empty())
         .collect();
-    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    ends.join("\n")
 }
 
 /// A command's time limit with a plant applied, from its time on the original (see
@@ -442,5 +458,18 @@ mod tests {
             Duration::from_secs(3)
         );
         assert_eq!(plant_limit(None, timeout), timeout);
+    }
+
+    #[test]
+    fn a_tail_keeps_the_end_of_each_stream() {
+        // cargo test: the failures on stdout, then a dozen lines of progress on stderr.
+        let stdout = "running 3 tests\ntest a ... FAILED\n\nfailures:\n    a\ntest result: FAILED. 2 passed; 1 failed\n";
+        let stderr: String = (1..=12).map(|n| format!("     Running tests/t{n}.rs\n")).collect();
+        let end = tail(stdout.as_bytes(), stderr.as_bytes());
+        assert!(end.contains("test a ... FAILED"), "{end}");
+        assert!(end.contains("test result: FAILED"), "{end}");
+        assert!(end.contains("Running tests/t12.rs") && !end.contains("Running tests/t2.rs\n"), "{end}");
+        assert_eq!(end.lines().count(), 5 + TAIL_LINES, "{end}");
+        assert_eq!(tail(b"", b"\x1b[31merror\n"), "?[31merror");
     }
 }
