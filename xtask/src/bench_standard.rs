@@ -586,16 +586,17 @@ fn render(
         text.push_str(&format!("{}\n", row.command));
     }
     text.push_str("```\n");
-    let missing: Vec<&str> = rows
-        .iter()
-        .map(|row| row.name)
-        .chain([MODEL_ROW])
-        .filter(|name| !kept.iter().any(|k| k.name == *name))
-        .collect();
+    let missing = not_run(rows, kept, &benchmark.languages());
     if !missing.is_empty() {
-        text.push_str("\nNo report kept yet (`cargo xtask bench standard --row NAME` runs one):\n\n");
-        for name in missing {
-            text.push_str(&format!("- {name}\n"));
+        text.push_str(
+            "\nNo report kept yet (`cargo xtask bench standard --row NAME [--language LANG]` runs one):\n\n",
+        );
+        for (name, languages) in missing {
+            if languages.is_empty() {
+                text.push_str(&format!("- {name}\n"));
+            } else {
+                text.push_str(&format!("- {name}: {}\n", languages.join(", ")));
+            }
         }
     }
     if let Some((a, b, output)) = comparison {
@@ -604,6 +605,33 @@ fn render(
         ));
     }
     text
+}
+
+/// The rows (the model's last) that some of their languages have no kept report for, each
+/// with those languages; none when the row has no report at all. A row that runs per
+/// language (the test suites, the model) is listed until every language of the benchmark it
+/// applies to has one, so a table that leaves a language out says so.
+fn not_run(rows: &[Row], kept: &[Kept], every: &[String]) -> Vec<(&'static str, Vec<String>)> {
+    let model = [Row { name: MODEL_ROW, languages: &[], flags: Vec::new(), needs: String::new() }];
+    rows.iter()
+        .chain(&model)
+        .filter_map(|row| {
+            let covered: Vec<&String> =
+                kept.iter().filter(|k| k.name == row.name).flat_map(|k| &k.languages).collect();
+            let applies: Vec<String> = if row.languages.is_empty() {
+                every.to_vec()
+            } else {
+                row.languages.iter().map(|language| (*language).to_owned()).collect()
+            };
+            let left: Vec<String> =
+                applies.into_iter().filter(|language| !covered.contains(&language)).collect();
+            match (covered.is_empty(), left.is_empty()) {
+                (true, _) => Some((row.name, Vec::new())),
+                (false, true) => None,
+                (false, false) => Some((row.name, left)),
+            }
+        })
+        .collect()
 }
 
 /// Replaces the part of `docs` between the markers with `table`.
@@ -718,6 +746,37 @@ mod tests {
         assert_eq!(written, format!("# Title\n\nbefore\n\n{BEGIN}\n\n| new |\n\n{END}\n\nafter\n"));
         std::fs::write(&page, "no markers\n").unwrap();
         assert!(write_docs(&page, "x").is_err());
+    }
+
+    #[test]
+    fn a_row_missing_a_language_is_listed_with_it() {
+        let kept = |name: &str, languages: &[&str]| Kept {
+            name: name.to_owned(),
+            languages: languages.iter().map(|language| (*language).to_owned()).collect(),
+            command: String::new(),
+            seconds: 0.0,
+            report: Value::Null,
+            file: PathBuf::new(),
+        };
+        let every: Vec<String> = ["go", "python", "rust"].map(str::to_owned).to_vec();
+        let rows = rows(&root());
+        let kept = [
+            kept("test suites (oracle)", &["go"]),
+            kept("test suites (oracle)", &["rust"]),
+            kept("ruff", &["python"]),
+            kept("approve everything", &["go", "python", "rust"]),
+            kept(MODEL_ROW, &["rust"]),
+        ];
+        let missing = not_run(&rows, &kept, &every);
+        let of =
+            |name: &str| missing.iter().find(|(row, _)| *row == name).map(|(_, languages)| languages.clone());
+        assert_eq!(of("test suites (oracle)"), Some(vec!["python".to_owned()]));
+        assert_eq!(of(MODEL_ROW), Some(vec!["go".to_owned(), "python".to_owned()]));
+        // A row with no report at all is listed by name alone; a complete one not at all.
+        assert_eq!(of("pylint"), Some(Vec::new()));
+        assert_eq!(of("ruff"), None);
+        assert_eq!(of("approve everything"), None);
+        assert_eq!(missing.last().map(|(row, _)| *row), Some(MODEL_ROW));
     }
 
     #[test]
