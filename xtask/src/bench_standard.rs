@@ -612,23 +612,22 @@ fn render(
 /// language (the test suites, the model) is listed until every language of the benchmark it
 /// applies to has one, so a table that leaves a language out says so.
 fn not_run(rows: &[Row], kept: &[Kept], every: &[String]) -> Vec<(&'static str, Vec<String>)> {
-    let model = [Row { name: MODEL_ROW, languages: &[], flags: Vec::new(), needs: String::new() }];
-    rows.iter()
-        .chain(&model)
-        .filter_map(|row| {
+    let named = rows.iter().map(|row| (row.name, row.languages)).chain([(MODEL_ROW, &[][..])]);
+    named
+        .filter_map(|(name, languages)| {
             let covered: Vec<&String> =
-                kept.iter().filter(|k| k.name == row.name).flat_map(|k| &k.languages).collect();
-            let applies: Vec<String> = if row.languages.is_empty() {
-                every.to_vec()
-            } else {
-                row.languages.iter().map(|language| (*language).to_owned()).collect()
-            };
-            let left: Vec<String> =
-                applies.into_iter().filter(|language| !covered.contains(&language)).collect();
+                kept.iter().filter(|k| k.name == name).flat_map(|k| &k.languages).collect();
+            // The benchmark's languages the row applies to (a row of no language: all of them).
+            let left: Vec<String> = every
+                .iter()
+                .filter(|language| languages.is_empty() || languages.contains(&language.as_str()))
+                .filter(|language| !covered.contains(language))
+                .cloned()
+                .collect();
             match (covered.is_empty(), left.is_empty()) {
-                (true, _) => Some((row.name, Vec::new())),
+                (true, _) => Some((name, Vec::new())),
                 (false, true) => None,
-                (false, false) => Some((row.name, left)),
+                (false, false) => Some((name, left)),
             }
         })
         .collect()
